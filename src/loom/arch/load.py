@@ -1,0 +1,123 @@
+"""Read an architecture description (YAML) into a frozen :class:`Arch`, validating it once.
+
+The file mirrors the dataclasses of :mod:`loom.arch.spec`: nested mappings (``tile``,
+``matmul``, ``compute``, ``noc``, ``dram``, ``fixed``), tables as mappings
+(``cycles_per_tile: {LoFi: 16, ...}``), DRAM banks as a list of ``{noc_x, noc_y}`` and a
+top-level ``sources:`` mapping from dotted field path to where the number comes from.
+
+Validation runs in two passes so that one :class:`ArchError` can list every problem:
+:mod:`loom.arch.convert` converts each field to its declared type (collecting type, sign
+and unknown-key problems), then :mod:`loom.arch.rules` checks the rules that relate fields
+to each other and the ``sources`` keys, skipping a rule whose inputs were already reported.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from loom.arch.convert import Problems, build, clean
+from loom.arch.rules import check_rules, clean_sources
+from loom.arch.spec import Arch
+from loom.errors import ArchError
+
+
+def _data_dir() -> Path:
+    return Path(str(resources.files("loom.arch") / "data"))
+
+
+def builtin_names() -> list[str]:
+    """Sorted names of the built-in descriptions (the YAML files shipped in ``data/``)."""
+    return list(_builtin_names())
+
+
+@functools.cache
+def _builtin_names() -> tuple[str, ...]:
+    return tuple(sorted(p.stem for p in _data_dir().glob("*.yaml")))
+
+
+def builtin_path(name: str) -> Path:
+    """The YAML file of built-in description `name` (for copying and editing)."""
+    if name not in builtin_names():
+        raise ArchError(_unknown_message(name))
+    return _data_dir() / f"{name}.yaml"
+
+
+def _unknown_message(name: str) -> str:
+    return (
+        f"unknown architecture '{name}': it is neither a built-in name nor an existing "
+        f"file; use one of {', '.join(builtin_names())}, or the path of a YAML file"
+    )
+
+
+def parse_arch(raw: Any, where: str) -> Arch:
+    """Validate a parsed YAML document; `where` names it in the error message."""
+    out = Problems()
+    if not isinstance(raw, dict):
+        out.add(
+            "",
+            f"must be a mapping of fields at the top level (it is {type(raw).__name__})",
+            "start from a built-in description",
+        )
+        raise ArchError(_message(where, out.lines))
+    values = clean(Arch, raw, "", "", out)
+    check_rules(values, out)
+    sources = clean_sources(raw.get("sources"), values, out)
+    if out.lines:
+        raise ArchError(_message(where, out.lines))
+    return dataclasses.replace(build(Arch, values), sources=sources)
+
+
+def _message(where: str, lines: list[str]) -> str:
+    if len(lines) == 1:
+        return f"arch file '{where}': {lines[0]}"
+    numbered = " ".join(f"({i}) {line}." for i, line in enumerate(lines, 1))
+    return f"arch file '{where}' has {len(lines)} problems: {numbered}"
+
+
+def _read(path: Path, where: str) -> Any:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ArchError(f"arch file '{where}' cannot be read ({exc}); check the path") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ArchError(
+            f"arch file '{where}': YAML syntax error{at}: {problem}; fix the syntax"
+        ) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _load_builtin(name: str) -> Arch:
+    path = builtin_path(name)
+    return parse_arch(_read(path, str(path)), str(path))
+
+
+def load_arch(name_or_path: str | Path) -> Arch:
+    """A built-in description by name (cached), or a user's YAML file by path.
+
+    A built-in name wins over a file of the same name in the working directory. Raises
+    :class:`ArchError` listing every problem of the file at once."""
+    text = str(name_or_path)
+    if text in _builtin_names():
+        return _load_builtin(text)
+    path = Path(text)
+    if path.is_file():
+        return parse_arch(_read(path, text), text)
+    if path.exists():
+        raise ArchError(f"arch file '{text}' is not a file; give the path of a YAML file")
+    if path.suffix in (".yaml", ".yml") or "/" in text or "\\" in text:
+        raise ArchError(
+            f"arch file '{text}' not found; check the path, or use a built-in "
+            f"name: {', '.join(builtin_names())}"
+        )
+    raise ArchError(_unknown_message(text))

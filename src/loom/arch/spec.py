@@ -1,0 +1,195 @@
+"""The architecture description: every hardware number Loom uses, as frozen data.
+
+Built from a YAML file by :mod:`loom.arch.load`, which validates it. The latency model
+and the timing simulator both read an :class:`Arch`, independently. Units are part of
+the field names (``_bytes``, ``_cycles``, ``_bytes_per_cycle``, ``_ghz``, ``_us``).
+Cycles are AICLK cycles of the architecture's clock.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
+
+
+@dataclass(frozen=True)
+class Tile:
+    rows: int
+    cols: int
+    bytes_per_dtype: tuple[tuple[str, int], ...]
+    """Bytes of one tile per dtype (bf16 2048, fp32 4096, bfp8 1088)."""
+
+    def bytes(self, dtype: str) -> int:
+        for name, size in self.bytes_per_dtype:
+            if name == dtype:
+                return size
+        raise KeyError(dtype)
+
+    @property
+    def dtypes(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.bytes_per_dtype)
+
+
+@dataclass(frozen=True)
+class Matmul:
+    cycles_per_tile: tuple[tuple[str, int], ...]
+    """Cycles of one 32x32x32 tile matmul per math fidelity (LoFi..HiFi4)."""
+    row_granularity: int
+    """The FPU multiplies `row_granularity` rows of in0 at once: an in0 with fewer
+    rows costs as much as one with `row_granularity` rows (small-row efficiency)."""
+    default_fidelity: str
+
+    def cycles(self, fidelity: str) -> int:
+        for name, cycles in self.cycles_per_tile:
+            if name == fidelity:
+                return cycles
+        raise KeyError(fidelity)
+
+    def row_efficiency(self, rows: int) -> float:
+        """Fraction of the FPU's work that is useful when in0 has `rows` rows."""
+        g = self.row_granularity
+        return rows / (-(-rows // g) * g)
+
+
+@dataclass(frozen=True)
+class Compute:
+    """Per-tile costs of the non-matmul math, on the FPU and the SFPU."""
+
+    dst_tiles: tuple[tuple[str, int], ...]
+    """Dst register capacity in tiles per accumulation dtype (full sync)."""
+    eltwise_cycles_per_tile: tuple[tuple[str, int], ...]
+    """Cycles per 32x32 tile of each elementwise op (FPU add/sub/mul, SFPU exp/max/...)."""
+    reduce_cycles_per_tile: tuple[tuple[str, int], ...]
+    """Cycles per input tile of a row reduction (max, sum)."""
+    unpack_cycles_per_tile: int
+    pack_cycles_per_tile: int
+    op_overhead_cycles: int
+    """Fixed cost of starting one compute instruction sequence (init, dst acquire)."""
+
+    def eltwise(self, op: str) -> int:
+        return _lookup(self.eltwise_cycles_per_tile, op, "elementwise op")
+
+    def reduce(self, op: str) -> int:
+        return _lookup(self.reduce_cycles_per_tile, op, "reduction")
+
+    def dst_capacity(self, dtype: str) -> int:
+        return _lookup(self.dst_tiles, dtype, "dst dtype")
+
+
+@dataclass(frozen=True)
+class Noc:
+    count: int
+    """Number of independent NoCs (reader traffic on NoC0, writer on NoC1)."""
+    grid_x: int
+    grid_y: int
+    """Torus size in NoC coordinates (including DRAM, Ethernet and other tiles)."""
+    link_bytes_per_cycle: int
+    """Raw link width: one flit per cycle per direction."""
+    link_effective_bytes_per_cycle: float
+    """Sustained link bandwidth used for sharing among concurrent transfers."""
+    hop_cycles: int
+    niu_cycles: int
+    """Latency of router-to-router hops, and of entering or leaving the network."""
+    max_packet_bytes: int
+    transfer_size_bytes_per_cycle: tuple[tuple[int, float], ...]
+    """Peak bandwidth one transaction reaches at each transfer size (piecewise linear)."""
+    unicast_bytes_per_cycle: float
+    multicast_bytes_per_cycle: float
+    multicast_linked_bytes_per_cycle: float
+    """Measured per-sender throughputs of one-to-one writes and one-to-all multicast."""
+    issue_cycles: int
+    """Per-transaction issue cost of the data-movement RISC-V."""
+    read_latency_cycles: int
+    """Round-trip latency of one small L1-to-L1 read (different row and column)."""
+
+    def size_bandwidth(self, nbytes: int) -> float:
+        """Per-transaction bandwidth cap for a transfer of `nbytes` (interpolated)."""
+        table = self.transfer_size_bytes_per_cycle
+        if nbytes <= table[0][0]:
+            return table[0][1] * nbytes / table[0][0]
+        for (s0, b0), (s1, b1) in itertools.pairwise(table):
+            if nbytes <= s1:
+                return b0 + (b1 - b0) * (nbytes - s0) / (s1 - s0)
+        return table[-1][1]
+
+
+@dataclass(frozen=True)
+class DramBank:
+    noc_x: int
+    noc_y: int
+
+
+@dataclass(frozen=True)
+class Dram:
+    banks: tuple[DramBank, ...]
+    bank_bytes_per_cycle: float
+    """Peak bandwidth of one bank (channel share)."""
+    efficiency: float
+    """Achievable fraction of the peak with ideal placement (0 < efficiency <= 1)."""
+    read_latency_cycles: int
+    write_latency_cycles: int
+    reader_bytes_per_cycle: float
+    """Measured per-core DRAM read throughput of one reader (the ideal test)."""
+    page_bytes: int
+    """Interleaving granularity: consecutive pages go to consecutive banks."""
+
+    @property
+    def peak_bytes_per_cycle(self) -> float:
+        return self.bank_bytes_per_cycle * len(self.banks)
+
+
+@dataclass(frozen=True)
+class Fixed:
+    program_launch_us: float
+    """Device-side cost of launching one program (dispatch, kernel start)."""
+    semaphore_cycles: int
+    """Cost of one inter-core handshake (semaphore increment seen by the peer)."""
+
+
+@dataclass(frozen=True)
+class Arch:
+    name: str
+    description: str
+    grid_x: int
+    grid_y: int
+    """Compute grid: columns (x) and rows (y) of Tensix cores usable by a program."""
+    worker_noc_x: tuple[int, ...]
+    worker_noc_y: tuple[int, ...]
+    """NoC coordinates of each compute column and row (for routes and DRAM distance)."""
+    clock_ghz: float
+    l1_bytes: int
+    l1_usable_bytes: int
+    """Bytes of L1 per core, and the part available for buffers after firmware."""
+    tile: Tile
+    matmul: Matmul
+    compute: Compute
+    noc: Noc
+    dram: Dram
+    fixed: Fixed
+    sources: tuple[tuple[str, str], ...] = ()
+    """Field path -> where its number comes from."""
+
+    @property
+    def num_cores(self) -> int:
+        return self.grid_x * self.grid_y
+
+    def cycles_to_us(self, cycles: float) -> float:
+        return cycles / (self.clock_ghz * 1e3)
+
+    def us_to_cycles(self, us: float) -> float:
+        return us * self.clock_ghz * 1e3
+
+    def peak_tflops(self, fidelity: str, cores: int | None = None) -> float:
+        """Matmul peak of `cores` cores (default: the whole grid) at `fidelity`."""
+        n = self.num_cores if cores is None else cores
+        flops_per_cycle = 2 * self.tile.rows * self.tile.cols * self.tile.cols
+        return n * self.clock_ghz * 1e9 * flops_per_cycle / self.matmul.cycles(fidelity) / 1e12
+
+
+def _lookup(table: tuple[tuple[str, int], ...], key: str, what: str) -> int:
+    for name, value in table:
+        if name == key:
+            return value
+    raise KeyError(f"unknown {what} {key!r}")

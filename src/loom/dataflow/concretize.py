@@ -1,0 +1,64 @@
+"""Bind virtual buffers to physical L1 allocations (paper §2.4, Fig. 5b).
+
+Buffers whose lifetimes do not overlap may share storage when they are interchangeable
+for the hardware: the same block layout and dtype, the same producer and consumer
+engines (a circular buffer has one of each) and the same role and pipe node (so the
+pipeline knobs double them together). Sharing is a greedy first-fit colouring of the
+interference graph of each such bucket, visiting buffers in order of birth.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from loom.ir.buffers import Allocation, VirtualBuffer
+
+
+def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
+    lay = vb.layout
+    return (
+        str(lay.batch),
+        str(lay.rows),
+        str(lay.cols),
+        str(lay.vector),
+        vb.dtype,
+        vb.producer,
+        vb.consumer,
+        vb.role,
+        vb.scope,
+    )
+
+
+def _overlaps(a: VirtualBuffer, b: VirtualBuffer) -> bool:
+    return not (a.death < b.birth or b.death < a.birth)
+
+
+def concretize(buffers: tuple[VirtualBuffer, ...]) -> tuple[Allocation, ...]:
+    buckets: dict[tuple[str, ...], list[VirtualBuffer]] = defaultdict(list)
+    for vb in buffers:
+        buckets[_bucket(vb)].append(vb)
+    allocations: list[Allocation] = []
+    for members in buckets.values():
+        colours: list[list[VirtualBuffer]] = []
+        for vb in sorted(members, key=lambda v: (v.birth, v.name)):
+            for colour in colours:
+                if not any(_overlaps(vb, other) for other in colour):
+                    colour.append(vb)
+                    break
+            else:
+                colours.append([vb])
+        for colour in colours:
+            first = colour[0]
+            allocations.append(
+                Allocation(
+                    name=first.name if len(colour) == 1 else "_".join(v.name for v in colour),
+                    buffers=tuple(v.name for v in colour),
+                    layout=first.layout,
+                    dtype=first.dtype,
+                    role=first.role,
+                    scope=first.scope,
+                    base_depth=max(v.base_depth for v in colour),
+                )
+            )
+    order = {vb.name: i for i, vb in enumerate(buffers)}
+    return tuple(sorted(allocations, key=lambda a: order[a.buffers[0]]))

@@ -1,0 +1,226 @@
+"""Reify tile values into virtual buffers (paper §2.3).
+
+Which values get a buffer, and why:
+
+* a loaded tile (`load`: the reader produces it, compute consumes it);
+* a stored tile (`store`: compute produces it, the writer drains it);
+* a loop-carried value (`state`: its init, iteration argument and result share one
+  buffer; its next value joins them when nothing else in the iteration reads it);
+* a partial result sent to the owner of a split reduction (`gather_out`) and the
+  partials arriving there (`gather_in`); a reduction over the gathered axis folds the
+  partials one by one, so its accumulator is a `state` buffer;
+* any other computed value read by two or more operations, or read inside a loop it
+  was computed outside of (`compute`).
+
+Everything else is computed inside the expression of its single consumer and needs no
+storage (it lives in the compute engine's destination registers). `x[..., None]` is a
+view of its operand, not a new value.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from loom.dataflow.layout import ValueLayout, infer_layouts
+from loom.ir.buffers import VirtualBuffer
+from loom.ir.tile import (
+    ExpandDims,
+    ForLoop,
+    Full,
+    Gather,
+    If,
+    Load,
+    Op,
+    Reduce,
+    Store,
+    TileProgram,
+    Value,
+)
+
+
+@dataclass
+class _Site:
+    op: Op
+    position: int
+    scope: str
+    loops: tuple[ForLoop, ...]
+
+
+@dataclass
+class _Analysis:
+    sites: list[_Site] = field(default_factory=list)
+    defs: dict[str, _Site] = field(default_factory=dict)
+    uses: dict[str, list[_Site]] = field(default_factory=lambda: defaultdict(list))
+    loop_end: dict[int, int] = field(default_factory=dict)
+    root: dict[str, str] = field(default_factory=dict)
+    values: dict[str, Value] = field(default_factory=dict)
+
+
+READ = ("reader", "compute")
+WRITE = ("compute", "writer")
+RECEIVE = ("writer", "compute")
+COMPUTE = ("compute", "compute")
+
+
+def _scope_name(loops: tuple[ForLoop, ...]) -> str:
+    return f"loop:{loops[-1].tile.name}" if loops else "grid"
+
+
+class Reifier:
+    def __init__(self, program: TileProgram) -> None:
+        self.program = program
+        self.layouts: dict[str, ValueLayout] = infer_layouts(program)
+        self.a = _Analysis()
+        self.buffers: list[VirtualBuffer] = []
+        self.owned: dict[str, str] = {}  # value -> buffer name
+        self.yields: dict[str, _Site] = {}
+        self.sites_of: dict[str, _Site] = {}
+
+    # ----- analysis --------------------------------------------------------------
+    def _walk(self, ops: tuple[Op, ...], loops: tuple[ForLoop, ...]) -> None:
+        for op in ops:
+            site = _Site(op, len(self.a.sites), _scope_name(loops), loops)
+            self.a.sites.append(site)
+            for r in op.results():
+                self.a.defs[r.name] = site
+                self.a.values[r.name] = r
+            if isinstance(op, ExpandDims):
+                self.a.root[op.results()[0].name] = self._root(op.operands()[0].name)
+            elif not isinstance(op, ForLoop):
+                for o in op.operands():
+                    self.a.uses[self._root(o.name)].append(site)
+            if isinstance(op, ForLoop):
+                for c in op.carried:
+                    self.a.defs[c.arg.name] = site
+                    self.a.values[c.arg.name] = c.arg
+                self._walk(op.body, (*loops, op))
+                end = len(self.a.sites) - 1
+                self.a.loop_end[id(op)] = end
+                for c in op.carried:
+                    # the next value is copied into the state buffer at the iteration end
+                    self.yields[self._root(c.next.name)] = _Site(op, end, _scope_name((*loops, op)), (*loops, op))
+            elif isinstance(op, If):
+                self._walk(op.body, loops)
+
+    def _root(self, name: str) -> str:
+        return self.a.root.get(name, name)
+
+    def _aliases(self, root: str) -> tuple[str, ...]:
+        return (root, *sorted(v for v, r in self.a.root.items() if r == root and v != root))
+
+    def _read_sites(self, name: str) -> list[_Site]:
+        """Where `name` is really read: an inlined consumer reads it where its own
+        result is consumed."""
+        sites: list[_Site] = []
+        for use in self.a.uses.get(name, ()):
+            results = use.op.results() if not isinstance(use.op, ForLoop) else ()
+            if results and results[0].name not in self.owned:
+                sites.extend(self._read_sites(results[0].name))
+            else:
+                sites.append(use)
+        return sites
+
+    def _lifetime(self, vb: VirtualBuffer, site: _Site) -> VirtualBuffer:
+        if vb.role == "gather_out":  # a copy made and sent at the gather itself
+            return replace(vb, birth=site.position, death=site.position)
+        defs = [self.a.defs[v] for v in vb.values if v in self.a.defs]
+        birth = min([site.position] + [d.position for d in defs])
+        death = birth
+        for name in vb.values:
+            def_loops = self.a.defs[name].loops if name in self.a.defs else ()
+            for use in self._read_sites(name):
+                end = use.position
+                outer = [loop for loop in use.loops if loop not in def_loops]
+                if outer:  # read in every iteration of a loop it was defined outside
+                    end = max(end, self.a.loop_end[id(outer[0])])
+                death = max(death, end)
+        return replace(vb, birth=birth, death=death)
+
+    # ----- buffers -----------------------------------------------------------------
+    def _add(
+        self,
+        name: str,
+        values: tuple[str, ...],
+        role: str,
+        engines: tuple[str, str],
+        site: _Site,
+        tensor: str = "",
+        dtype: str = "",
+    ) -> None:
+        if name in {b.name for b in self.buffers}:
+            name = f"{name}_{role}"
+        producer, consumer = engines
+        layout = self.layouts[values[0]].layout
+        dtype = dtype or self.a.values[values[0]].dtype
+        vb = VirtualBuffer(
+            name=name,
+            values=values,
+            role=role,
+            producer=producer,
+            consumer=consumer,
+            layout=layout,
+            dtype=dtype,
+            scope=site.scope,
+            tensor=tensor,
+        )
+        self.buffers.append(vb)
+        self.sites_of[name] = site
+        for v in values:
+            self.owned.setdefault(v, name)
+
+    def run(self) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...]]:
+        self._walk(self.program.body, ())
+        for site in self.a.sites:
+            self._reify(site)
+        self._reify_shared_values()
+        self.buffers = [self._lifetime(vb, self.sites_of[vb.name]) for vb in self.buffers]
+        inlined = tuple(
+            name
+            for name, site in self.a.defs.items()
+            if name not in self.owned
+            and name not in self.a.root
+            and not isinstance(site.op, ForLoop)
+        )
+        return self.layouts, tuple(self.buffers), inlined
+
+    def _reify(self, site: _Site) -> None:
+        op = site.op
+        match op:
+            case Load(result=r, tensor=t):
+                self._add(r.name, self._aliases(r.name), "load", READ, site, t)
+            case ForLoop(carried=carried):
+                for c in carried:
+                    next_root = self._root(c.next.name)
+                    values = [c.init.name, c.arg.name, c.result.name]
+                    if not self.a.uses.get(next_root) and next_root not in self.owned:
+                        values.append(next_root)
+                    else:
+                        self.a.uses[next_root].append(self.yields[next_root])
+                    names = tuple(n for v in values for n in self._aliases(v))
+                    self._add(c.init.name, names, "state", COMPUTE, site)
+            case Gather(result=r, operand=x):
+                self._add(f"{x.name}_partial", (x.name,), "gather_out", WRITE, site)
+                self._add(r.name, self._aliases(r.name), "gather_in", RECEIVE, site)
+            case Reduce(result=r, operand=x, axis=0) if self.layouts[x.name].gathered:
+                self._add(r.name, self._aliases(r.name), "state", COMPUTE, site)
+            case Store(tensor=t, value=v):
+                root = self._root(v.name)
+                values = (v.name,) if root in self.owned or root not in self.a.defs else self._aliases(root)
+                self._add(f"{t}_out", values, "store", WRITE, site, t, v.dtype)
+            case _:
+                pass
+
+    def _reify_shared_values(self) -> None:
+        for name, site in self.a.defs.items():
+            if name in self.owned or name in self.a.root or isinstance(site.op, ForLoop | Full):
+                continue
+            uses = self.a.uses.get(name, [])
+            outside = any(loop not in site.loops for use in uses for loop in use.loops)
+            if len({id(u.op) for u in uses}) >= 2 or outside:
+                self._add(name, self._aliases(name), "compute", COMPUTE, site)
+
+
+def reify(program: TileProgram) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...]]:
+    """Virtual buffers of `program`, the layout of every value, and the inlined values."""
+    return Reifier(program).run()

@@ -1,0 +1,579 @@
+"""Convert a bound Helion kernel into a TileProgram (the only module reading Helion IR).
+
+Helion is used as the parser and type checker: `kernel.bind(args)` traces the device code
+into FX graphs (one per loop body) whose nodes carry fake tensors with symbolic tile
+shapes. This module walks those graphs and rebuilds the block program with Loom's own
+symbols, named after the Helion loop variables (`tile_m`, `tile_n`, ...).
+
+Loom compiles whole tiles only: every tile size must divide its extent (the model adds
+that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from helion._compiler.compile_environment import FixedBlockSizeSource
+from helion._compiler.device_ir import ForLoopGraphInfo, GraphInfo, IfGraphInfo, RootGraphInfo
+from helion.language import _tracing_ops, creation_ops, matmul_ops, memory_ops, tile_ops, view_ops
+from helion.runtime.kernel import BoundKernel
+
+from loom.errors import FrontendError
+from loom.frontend.language import gather
+from loom.ir.tile import (
+    Carried,
+    Convert,
+    Elementwise,
+    ExpandDims,
+    ForLoop,
+    Full,
+    Gather,
+    GridAxis,
+    If,
+    Load,
+    Matmul,
+    Op,
+    Reduce,
+    Store,
+    TensorArg,
+    TileProgram,
+    Value,
+    Window,
+)
+from loom.symbolic import Cond, Const, Expr, Sym, as_expr, ceildiv, cmp
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+TILE_ALIGN = 32
+
+_UNARY = {
+    aten.exp.default: "exp",
+    aten.exp2.default: "exp2",
+    aten.log.default: "log",
+    aten.neg.default: "neg",
+    aten.reciprocal.default: "recip",
+    aten.sqrt.default: "sqrt",
+    aten.rsqrt.default: "rsqrt",
+}
+_BINARY = {
+    aten.add.Tensor: "add",
+    aten.sub.Tensor: "sub",
+    aten.mul.Tensor: "mul",
+    aten.div.Tensor: "div",
+    aten.maximum.default: "maximum",
+    aten.minimum.default: "minimum",
+}
+_REDUCE = {aten.amax.default: "max", aten.sum.dim_IntList: "sum"}
+_PASS_THROUGH = {_tracing_ops._new_var, _tracing_ops._mask_to}
+
+
+@dataclass(frozen=True)
+class _Transposed:
+    """`x.transpose(-1, -2)` waiting to be folded into a matmul's right operand."""
+
+    value: Value
+
+
+@dataclass
+class _Scope:
+    """Values of one FX graph being converted, and the ops emitted so far."""
+
+    values: dict[torch.fx.Node, object] = field(default_factory=dict)
+    ops: list[Op] = field(default_factory=list)
+
+
+def _line(node: torch.fx.Node) -> int:
+    match = re.search(r":(\d+)$", str(node.meta.get("location", "")))
+    return int(match.group(1)) if match else 0
+
+
+class HelionImporter:
+    """One-shot converter; call :meth:`run` inside the bound kernel's environment."""
+
+    def __init__(self, bound: BoundKernel, name: str, source_file: str) -> None:
+        self.bound = bound
+        self.env = bound.env
+        self.device_ir = bound.host_function.device_ir
+        self.name = name
+        self.source_file = source_file
+        self.tensors: dict[str, TensorArg] = {}
+        self.stored: set[str] = set()
+        self.used_names: set[str] = set()
+        self.block_exprs: dict[int, Expr] = {}
+        self.block_begin: dict[int, Expr] = {}
+        self.block_index: dict[int, Sym] = {}
+        self.gather_counts: dict[int, int] = {}  # reduction block id -> gathered block id
+        self.handlers: dict[object, Callable[[torch.fx.Node, _Scope], object]] = {
+            _tracing_ops._host_tensor: self._host_tensor,
+            _tracing_ops._get_symnode: self._symnode,
+            _tracing_ops._for_loop: self._for_loop,
+            _tracing_ops._phi: self._phi,
+            _tracing_ops._if: self._if,
+            memory_ops.load: self._load,
+            memory_ops.store: self._store,
+            creation_ops.full: self._full,
+            matmul_ops.dot: self._dot,
+            view_ops.subscript: self._subscript,
+            tile_ops.tile_begin: self._tile_begin,
+            tile_ops.tile_end: self._tile_end,
+            tile_ops.tile_id: self._tile_id,
+            gather: self._gather,
+            operator.getitem: self._getitem,
+            operator.eq: self._eq,
+            aten.sym_size.int: self._sym_size,
+            aten.addmm.default: self._addmm,
+            aten.baddbmm.default: self._addmm,
+            aten.mm.default: self._mm,
+            aten.bmm.default: self._mm,
+            aten.permute.default: self._permute,
+            aten.transpose.int: self._transpose,
+            prims.convert_element_type.default: self._convert,
+            aten._to_copy.default: self._convert,
+        }
+
+    # ----- entry -------------------------------------------------------------------
+    def run(self) -> TileProgram:
+        self._scan_gathers()
+        self._make_symbols()
+        grid_ids = self.device_ir.grid_block_ids
+        if len(grid_ids) != 1:
+            raise FrontendError(
+                f"kernel {self.name!r} has {len(grid_ids)} top-level hl.tile loops; Loom "
+                "compiles kernels with exactly one grid loop (one hl.tile([...]) over the "
+                "parallel axes). Fuse the phases into one grid loop."
+            )
+        grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
+        roots = [g for g in self.device_ir.graphs if isinstance(g, RootGraphInfo)]
+        scope = _Scope()
+        for root in roots:
+            self._convert_graph(root, scope, inputs=())
+        args = tuple(
+            TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
+            for t in self.tensors.values()
+        )
+        return TileProgram(
+            name=self.name,
+            args=args,
+            grid=grid,
+            body=tuple(scope.ops),
+            source_file=self.source_file,
+        )
+
+    # ----- symbols ---------------------------------------------------------------
+    def _scan_gathers(self) -> None:
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op == "call_function" and node.target is gather:
+                    rows = node.meta["val"].shape[0]
+                    count_id = self.env.get_block_id(rows)
+                    tile_id = self.env.get_block_id(node.args[0].meta["val"])
+                    if count_id is not None and tile_id is not None:
+                        self.gather_counts[count_id] = tile_id
+
+    def _tile_positions(self) -> dict[int, bool]:
+        """Block ids used in one of the last two dims of some load or store."""
+        in_tile_dims: dict[int, bool] = {}
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op != "call_function" or node.target not in (
+                    memory_ops.load,
+                    memory_ops.store,
+                ):
+                    continue
+                index = node.args[1]
+                for pos, entry in enumerate(index):
+                    bid = self._block_of(entry)
+                    if bid is not None:
+                        tiled = pos >= len(index) - 2
+                        in_tile_dims[bid] = in_tile_dims.get(bid, False) or tiled
+        return in_tile_dims
+
+    def _block_of(self, entry: object) -> int | None:
+        if isinstance(entry, torch.fx.Node) and isinstance(entry.meta.get("val"), torch.SymInt):
+            return self.env.get_block_id(entry.meta["val"])
+        return None
+
+    def _make_symbols(self) -> None:
+        tiled = self._tile_positions()
+        by_name: dict[str, Sym] = {}
+        for info in self.env.block_sizes:
+            bid = info.block_id
+            if not info.debug_names:
+                if isinstance(info.var, int):
+                    self.block_exprs[bid] = Const(info.var)
+                continue
+            name = sorted(info.debug_names)[0]
+            if name in by_name:
+                self.block_exprs[bid] = by_name[name]
+                continue
+            upper = info.size if isinstance(info.size, int) else None
+            if upper is None:
+                upper = self._enclosing_extent(bid)
+            if isinstance(info.block_size_source, FixedBlockSizeSource):
+                fixed = int(info.block_size_source.value)
+                sym = Sym(name, fixed, fixed, 1, "tile")
+            else:
+                align = TILE_ALIGN if tiled.get(bid, True) else 1
+                if upper < align:
+                    align = 1
+                sym = Sym(name, align, upper, align, "tile")
+            by_name[name] = sym
+            self.block_exprs[bid] = sym
+        for count_id, tile_id in self.gather_counts.items():
+            self.block_exprs[count_id] = self._num_tiles(tile_id)
+
+    def _enclosing_extent(self, bid: int) -> int:
+        """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`)."""
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op == "call_function" and node.target is tile_ops.tile_begin:
+                    outer = self.env.block_sizes[self.env.get_block_id(node.args[0].meta["val"])]
+                    if isinstance(outer.size, int):
+                        return outer.size
+        raise FrontendError(
+            f"kernel {self.name!r}: cannot bound the extent of loop block {bid}; use "
+            "static shapes (@helion.kernel(static_shapes=True))."
+        )
+
+    def _num_tiles(self, tile_block: int) -> Expr:
+        info = self.env.block_sizes[tile_block]
+        return ceildiv(int(info.size), self.block_exprs[tile_block])
+
+    def _grid_axis(self, bid: int) -> GridAxis:
+        info = self.env.block_sizes[bid]
+        sym = self.block_exprs[bid]
+        if not isinstance(sym, Sym) or not isinstance(info.size, int):
+            raise FrontendError(
+                f"kernel {self.name!r}: grid axis {bid} has no named tile; write the grid as "
+                "`for tile_x, tile_y in hl.tile([...])`."
+            )
+        index = Sym(f"{sym.name}_id", 0, max(info.size - 1, 0), 1, "index")
+        self.block_index[bid] = index
+        self.block_begin[bid] = index * sym
+        return GridAxis(tile=sym, index=index, extent=info.size)
+
+    # ----- graph walking -----------------------------------------------------------
+    def _convert_graph(self, graph: GraphInfo, scope: _Scope, inputs: Sequence[object]) -> object:
+        placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
+        for node, value in zip(placeholders, inputs, strict=True):
+            scope.values[node] = value
+        result: object = None
+        for node in graph.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                result = [scope.values.get(n) for n in node.args[0]] if node.args[0] else []
+                continue
+            scope.values[node] = self._convert_node(node, scope)
+        return result
+
+    def _convert_node(self, node: torch.fx.Node, scope: _Scope) -> object:
+        target = node.target
+        if target in _PASS_THROUGH:
+            return scope.values[node.args[0]]
+        handler = self.handlers.get(target)
+        if handler is not None:
+            return handler(node, scope)
+        if target in _UNARY:
+            return self._elementwise(node, scope, _UNARY[target], node.args[:1])
+        if target in _BINARY:
+            if node.kwargs.get("alpha", 1) != 1:
+                self._unsupported(node, "add/sub with alpha")
+            return self._elementwise(node, scope, _BINARY[target], node.args[:2])
+        if target in _REDUCE:
+            return self._reduce(node, scope, _REDUCE[target])
+        self._unsupported(node, getattr(target, "__name__", str(target)))
+        return None
+
+    def _unsupported(self, node: torch.fx.Node, what: str) -> None:
+        raise FrontendError(
+            f"{self.source_file}:{_line(node)}: Loom cannot compile `{what}` in kernel "
+            f"{self.name!r}. Supported inside hl.tile loops: loads/stores indexed by tiles "
+            "or `:`, hl.zeros/hl.full, matmul (addmm, mm, bmm, baddbmm, @, hl.dot), "
+            "elementwise add/sub/mul/div/maximum/minimum/exp/exp2/log/reciprocal/sqrt/rsqrt, "
+            "amax/sum over one axis, `x[:, None]`, `.to(dtype)` and `.transpose(-1, -2)` "
+            "into a matmul. Rewrite the kernel with these operations."
+        )
+
+    # ----- values ------------------------------------------------------------------
+    def _new_value(self, node: torch.fx.Node, name: str | None = None) -> Value:
+        val = node.meta["val"]
+        base = re.sub(r"\W", "_", name or node.name).strip("_") or "v"
+        unique, k = base, 0
+        while unique in self.used_names:
+            k += 1
+            unique = f"{base}_{k}"
+        self.used_names.add(unique)
+        return Value(unique, tuple(self._dim(d, node) for d in val.shape), self._dtype(val, node))
+
+    def _dim(self, dim: object, node: torch.fx.Node) -> Expr:
+        if isinstance(dim, int):
+            return Const(dim)
+        bid = self.env.get_block_id(dim)
+        if bid is not None and bid in self.block_exprs:
+            return self.block_exprs[bid]
+        raise FrontendError(
+            f"{self.source_file}:{_line(node)}: a tensor dimension ({dim}) is neither a "
+            "constant nor a tile size; Loom needs static shapes "
+            "(@helion.kernel(static_shapes=True)) and tiles from hl.tile."
+        )
+
+    def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
+        if val.dtype not in _DTYPES:
+            self._unsupported(node, f"dtype {val.dtype}")
+        return _DTYPES[val.dtype]
+
+    def _value(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value:
+        value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if not isinstance(value, Value):
+            self._unsupported(node, f"operand {arg}")
+        return value  # type: ignore[return-value]
+
+    def _emit(self, scope: _Scope, op: Op) -> Value | None:
+        scope.ops.append(op)
+        results = op.results()
+        return results[0] if results else None
+
+    # ----- handlers ----------------------------------------------------------------
+    def _host_tensor(self, node: torch.fx.Node, scope: _Scope) -> str:
+        name = node.args[0]
+        val = node.meta["val"]
+        if name not in self.tensors:
+            if val.dtype not in _DTYPES:
+                self._unsupported(node, f"tensor {name} of dtype {val.dtype}")
+            shape = tuple(int(d) for d in val.shape)
+            self.tensors[name] = TensorArg(name, shape, _DTYPES[val.dtype], "input")
+        return name
+
+    def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr:
+        return self._dim(node.meta["val"], node)
+
+    def _sym_size(self, node: torch.fx.Node, scope: _Scope) -> Expr:
+        return self._dim(node.meta["val"], node)
+
+    def _window(self, node: torch.fx.Node, tensor: str, index: Sequence[object]) -> tuple[Window, ...]:
+        shape = self.tensors[tensor].shape
+        if len(index) != len(shape):
+            self._unsupported(node, f"indexing {tensor} with {len(index)} of {len(shape)} dims")
+        windows = []
+        for dim, entry in zip(shape, index, strict=True):
+            if isinstance(entry, slice) and entry == slice(None):
+                windows.append(Window(Const(0), Const(dim)))
+                continue
+            bid = self._block_of(entry)
+            if bid is None or bid not in self.block_begin:
+                self._unsupported(node, f"index {entry} of {tensor}")
+            windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
+        return tuple(windows)
+
+    def _load(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        tensor = scope.values[node.args[0]]
+        window = self._window(node, tensor, node.args[1])
+        result = self._new_value(node, f"{tensor}_tile")
+        return self._emit(scope, Load(result, tensor, window, _line(node)))
+
+    def _store(self, node: torch.fx.Node, scope: _Scope) -> None:
+        tensor = scope.values[node.args[0]]
+        self.stored.add(tensor)
+        window = self._window(node, tensor, node.args[1])
+        value = self._value(scope, node.args[2], node)
+        self._emit(scope, Store(tensor, window, value, _line(node)))
+
+    def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        return self._emit(scope, Full(self._new_value(node), float(node.args[1]), _line(node)))
+
+    def _matmul(self, node: torch.fx.Node, scope: _Scope, acc: object, a: object, b: object) -> Value | None:
+        rhs = scope.values.get(b) if isinstance(b, torch.fx.Node) else None
+        transposed = isinstance(rhs, _Transposed)
+        rhs_value = rhs.value if isinstance(rhs, _Transposed) else self._value(scope, b, node)
+        acc_value = self._value(scope, acc, node) if acc is not None else None
+        op = Matmul(
+            self._new_value(node),
+            self._value(scope, a, node),
+            rhs_value,
+            acc_value,
+            transposed,
+            _line(node),
+        )
+        return self._emit(scope, op)
+
+    def _addmm(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        if node.kwargs.get("alpha", 1) != 1 or node.kwargs.get("beta", 1) != 1:
+            self._unsupported(node, "addmm with alpha/beta")
+        return self._matmul(node, scope, node.args[0], node.args[1], node.args[2])
+
+    def _mm(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        return self._matmul(node, scope, None, node.args[0], node.args[1])
+
+    def _dot(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        acc = node.args[2] if len(node.args) > 2 else node.kwargs.get("acc")
+        return self._matmul(node, scope, acc, node.args[0], node.args[1])
+
+    def _permute(self, node: torch.fx.Node, scope: _Scope) -> _Transposed:
+        perm = list(node.args[1])
+        value = self._value(scope, node.args[0], node)
+        swapped = list(range(len(perm)))
+        swapped[-2:] = swapped[-1], swapped[-2]
+        if perm != swapped:
+            self._unsupported(node, f"permute {perm} (only a swap of the last two dims)")
+        return _Transposed(value)
+
+    def _transpose(self, node: torch.fx.Node, scope: _Scope) -> _Transposed:
+        value = self._value(scope, node.args[0], node)
+        dims = sorted(d % value.rank for d in node.args[1:3])
+        if dims != [value.rank - 2, value.rank - 1]:
+            self._unsupported(node, "transpose of dims other than the last two")
+        return _Transposed(value)
+
+    def _convert(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        operand = self._value(scope, node.args[0], node)
+        result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
+        return self._emit(scope, Convert(result, operand, _line(node)))
+
+    def _elementwise(self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]) -> Value | None:
+        operands: list[Value | float] = []
+        for arg in args:
+            if isinstance(arg, int | float) and not isinstance(arg, bool):
+                operands.append(float(arg))
+            else:
+                operands.append(self._value(scope, arg, node))
+        return self._emit(scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node)))
+
+    def _reduce(self, node: torch.fx.Node, scope: _Scope, op: str) -> Value | None:
+        operand = self._value(scope, node.args[0], node)
+        dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        keepdim = (node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)) or False
+        if not isinstance(dims, list | tuple) or len(dims) != 1 or keepdim:
+            self._unsupported(node, f"{op} over {dims} (one axis, keepdim=False)")
+        axis = int(dims[0]) % operand.rank
+        return self._emit(scope, Reduce(self._new_value(node), op, operand, axis, _line(node)))
+
+    def _subscript(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        operand = self._value(scope, node.args[0], node)
+        index = list(node.args[1])
+        if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
+            self._unsupported(node, "subscript other than inserting one axis with None")
+        axis = index.index(None)
+        result = self._new_value(node)
+        return self._emit(scope, ExpandDims(result, operand, axis, _line(node)))
+
+    def _tile_begin(self, node: torch.fx.Node, scope: _Scope) -> Expr:
+        return self.block_begin[self._block_of(node.args[0])]
+
+    def _tile_end(self, node: torch.fx.Node, scope: _Scope) -> Expr:
+        bid = self._block_of(node.args[0])
+        return self.block_begin[bid] + self.block_exprs[bid]
+
+    def _tile_id(self, node: torch.fx.Node, scope: _Scope) -> Expr:
+        bid = self._block_of(node.args[0])
+        if bid not in self.block_index:
+            self._unsupported(node, "tile.id of an inner loop")
+        return self.block_index[bid]
+
+    def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
+        lhs, rhs = (scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args)
+        return cmp("==", as_expr(lhs), as_expr(rhs))
+
+    def _gather(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        bid = self._block_of(node.args[0])
+        sym = self.block_exprs.get(bid) if bid is not None else None
+        if bid not in self.block_index or not isinstance(sym, Sym):
+            self._unsupported(node, "gather over a tile that is not a grid axis")
+        operand = self._value(scope, node.args[1], node)
+        op = Gather(self._new_value(node), operand, sym.name, _line(node))
+        return self._emit(scope, op)
+
+    def _getitem(self, node: torch.fx.Node, scope: _Scope) -> object:
+        container = scope.values[node.args[0]]
+        if not isinstance(container, list | tuple):
+            self._unsupported(node, "indexing a non-loop result")
+        return container[node.args[1]]
+
+    def _phi(self, node: torch.fx.Node, scope: _Scope) -> object:
+        return scope.values[node.args[1]]
+
+    def _for_loop(self, node: torch.fx.Node, scope: _Scope) -> list[Value]:
+        graph_id, begins, ends, args = node.args[:4]
+        info = self.device_ir.graphs[graph_id]
+        assert isinstance(info, ForLoopGraphInfo)
+        if len(info.block_ids) != 1:
+            self._unsupported(node, "a multi-dimensional inner hl.tile loop")
+        bid = info.block_ids[0]
+        tile = self.block_exprs.get(bid)
+        if not isinstance(tile, Sym):
+            self._unsupported(node, "an inner loop without a named tile")
+        begin = self._bound(scope, begins[0])
+        end = self._bound(scope, ends[0])
+        index = Sym(f"{tile.name}_id", 0, max(tile.upper - 1, 0), 1, "index")
+        self.block_index[bid] = index
+        self.block_begin[bid] = begin + index * tile
+        carried_pos = self._carried_positions(node)
+        inputs: list[object] = []
+        iter_args: dict[int, Value] = {}
+        for pos, arg in enumerate(args):
+            init = scope.values[arg]
+            if pos in carried_pos:
+                assert isinstance(init, Value)
+                iter_args[pos] = self._renamed(init, f"{init.name}_iter")
+                inputs.append(iter_args[pos])
+            else:
+                inputs.append(init)
+        body = _Scope()
+        outputs = self._convert_graph(info, body, inputs)
+        assert isinstance(outputs, list)
+        carried: list[Carried] = []
+        results: list[Value] = [None] * len(outputs)  # type: ignore[list-item]
+        for pos, out_index in sorted(carried_pos.items(), key=lambda kv: kv[1]):
+            init = scope.values[args[pos]]
+            result = self._renamed(init, f"{init.name}_final")
+            carried.append(Carried(init, iter_args[pos], outputs[out_index], result))
+            results[out_index] = result
+        loop_op = ForLoop(tile, index, begin, end, tuple(body.ops), tuple(carried), _line(node))
+        scope.ops.append(loop_op)
+        return results
+
+    def _carried_positions(self, loop_node: torch.fx.Node) -> dict[int, int]:
+        """Input position of each carried value -> its output index (read from `_phi`)."""
+        args = list(loop_node.args[3])
+        found: dict[int, int] = {}
+        for user in loop_node.users:
+            if user.target is not operator.getitem:
+                continue
+            for phi in user.users:
+                if phi.target is _tracing_ops._phi:
+                    found[args.index(phi.args[0])] = user.args[1]
+        return found
+
+    def _renamed(self, value: Value, name: str) -> Value:
+        unique, k = name, 0
+        while unique in self.used_names:
+            k += 1
+            unique = f"{name}_{k}"
+        self.used_names.add(unique)
+        return Value(unique, value.shape, value.dtype)
+
+    def _bound(self, scope: _Scope, arg: object) -> Expr:
+        if isinstance(arg, torch.fx.Node):
+            value = scope.values.get(arg)
+            if isinstance(value, Expr):
+                return value
+            return self._dim(arg.meta["val"], arg)
+        return as_expr(int(arg))
+
+    def _if(self, node: torch.fx.Node, scope: _Scope) -> None:
+        cond = scope.values[node.args[0]]
+        info = self.device_ir.graphs[node.args[1]]
+        assert isinstance(info, IfGraphInfo)
+        if not isinstance(cond, Cond):
+            self._unsupported(node, "an `if` on a tensor value")
+        inputs = [scope.values[a] for a in node.args[3]]
+        body = _Scope()
+        self._convert_graph(info, body, inputs)
+        scope.ops.append(If(cond, tuple(body.ops), _line(node)))
+

@@ -1,0 +1,1 @@
+"""The contracts handed between stages: every stage imports these and nothing upstream."""

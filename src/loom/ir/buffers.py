@@ -1,0 +1,126 @@
+"""Virtual buffers and their physical allocations (paper §2.3–2.4, stages 01–02).
+
+Reification turns every tile value handed from one engine to another (or kept across
+loop iterations, or read by several operations) into a *virtual buffer* with explicit
+producer/consumer protocol: the producer reserves writable space and commits readable
+data; the consumer acquires readable data and releases it. Concretization then binds
+virtual buffers to physical L1 allocations, letting buffers with disjoint lifetimes,
+the same block shape and the same producer and consumer engines share storage.
+
+Sizes stay symbolic: a block holds `layout.tiles` tiles, an expression of the tile
+symbols, so the model can charge the L1 footprint as a function of the block sizes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom.ir.tile import TileProgram
+from loom.symbolic import Const, Expr, ceildiv, mul
+
+TILE_DIM = 32
+
+ROLES = ("load", "store", "state", "compute", "gather_out", "gather_in")
+"""Buffer roles. `load`/`store` move DRAM data in/out and are doubled by the pipeline
+knobs; `state` holds a loop-carried value (read from one block, written to the next, so
+it always has two blocks); `compute` holds a value read by several operations;
+`gather_out`/`gather_in` carry partial results of a split reduction."""
+
+
+@dataclass(frozen=True)
+class TileLayout:
+    """How a value's elements sit in 32x32 tiles.
+
+    The last two dims of a value are the tile rows and columns, the leading dims form a
+    batch. A *row vector* (the result of a row reduction, or `x[..., None]` of one) has
+    one column of tiles with its values in column 0 of each tile.
+    """
+
+    batch: Expr
+    rows: Expr
+    cols: Expr
+    vector: bool = False
+
+    @property
+    def tile_rows(self) -> Expr:
+        return mul(self.batch, ceildiv(self.rows, TILE_DIM))
+
+    @property
+    def tile_cols(self) -> Expr:
+        return ceildiv(self.cols, TILE_DIM)
+
+    @property
+    def tiles(self) -> Expr:
+        return mul(self.tile_rows, self.tile_cols)
+
+    def __str__(self) -> str:
+        kind = "vector " if self.vector else ""
+        return f"{kind}[{self.batch}] x {self.rows} x {self.cols}"
+
+
+@dataclass(frozen=True)
+class VirtualBuffer:
+    name: str
+    values: tuple[str, ...]
+    """SSA values living in this buffer (a carried value's init, iter, next, result)."""
+    role: str
+    producer: str  # engine: "reader" | "compute" | "writer"
+    consumer: str
+    layout: TileLayout
+    dtype: str
+    scope: str
+    """Pipe node whose knobs may double it: `grid` or `loop:<tile>`."""
+    tensor: str = ""
+    birth: int = 0
+    death: int = 0
+
+    @property
+    def base_depth(self) -> int:
+        return 2 if self.role == "state" else 1
+
+
+@dataclass(frozen=True)
+class Allocation:
+    """Physical L1 storage shared by one or more virtual buffers."""
+
+    name: str
+    buffers: tuple[str, ...]
+    layout: TileLayout
+    dtype: str
+    role: str
+    scope: str
+    base_depth: int
+
+    @property
+    def tiles(self) -> Expr:
+        return self.layout.tiles
+
+
+@dataclass(frozen=True)
+class BufferedProgram:
+    program: TileProgram
+    layouts: dict[str, TileLayout]
+    """Tile layout of every SSA value, by name."""
+    buffers: tuple[VirtualBuffer, ...]
+    allocations: tuple[Allocation, ...]
+    inlined: tuple[str, ...]
+    """Values computed inside the expression of their single consumer (no buffer)."""
+
+    def buffer_of(self, value: str) -> VirtualBuffer | None:
+        for vb in self.buffers:
+            if value in vb.values:
+                return vb
+        return None
+
+    def allocation_of(self, buffer: str) -> Allocation:
+        for alloc in self.allocations:
+            if buffer in alloc.buffers:
+                return alloc
+        raise KeyError(buffer)
+
+    def l1_terms(self) -> tuple[tuple[Allocation, Expr], ...]:
+        """(allocation, tiles per block) pairs; bytes = tiles x tile bytes x depth."""
+        return tuple((a, a.tiles) for a in self.allocations)
+
+
+ONE = Const(1)

@@ -1,0 +1,189 @@
+"""Schedule: the contract between the compiler and everything after it.
+
+Plain, JSON-serialisable data in which every solved value is named by its source
+symbol. Lowering reads the mapping, copies, block sizes and pipeline knobs; reports read
+the modeled figures. A hand-written schedule (e.g. TTNN's configuration for a published
+matmul row) is a Schedule too, with the model fields left at zero.
+
+Mesh conventions: the compute grid has columns `x` and rows `y`; a core is (y, x). A
+*view* splits each physical dimension into levels, innermost (level 0) first; the core
+coordinate along a dimension is the mixed-radix number of its level indices. Every level
+is assigned to one grid axis; an axis's spatial index is the mixed-radix number of its
+levels taken in (level, dim) order, least significant first. The rest of the axis runs
+temporally: ``logical tile = spatial index + wave * spatial factor``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from typing import Any
+
+SCHEDULE_VERSION = 1
+
+
+@dataclass(frozen=True)
+class MeshLevel:
+    dim: str  # "x" | "y"
+    level: int  # 0 = innermost
+    size: int
+    axis: str  # tile symbol of the grid axis this level serves
+
+
+@dataclass(frozen=True)
+class Mapping:
+    levels: tuple[MeshLevel, ...]
+    """All levels, sorted by (level, dim); sizes multiply to the cores used per dim."""
+
+    def cores(self, dim: str) -> int:
+        n = 1
+        for lv in self.levels:
+            if lv.dim == dim:
+                n *= lv.size
+        return n
+
+    @property
+    def cores_x(self) -> int:
+        return self.cores("x")
+
+    @property
+    def cores_y(self) -> int:
+        return self.cores("y")
+
+    @property
+    def num_cores(self) -> int:
+        return self.cores_x * self.cores_y
+
+    def spatial_factor(self, axis: str) -> int:
+        n = 1
+        for lv in self.levels:
+            if lv.axis == axis:
+                n *= lv.size
+        return n
+
+    def levels_of(self, dim: str) -> tuple[MeshLevel, ...]:
+        return tuple(sorted((lv for lv in self.levels if lv.dim == dim), key=lambda v: v.level))
+
+    def stride(self, level: MeshLevel) -> int:
+        """Core-coordinate stride of one step of `level` along its physical dim."""
+        s = 1
+        for lv in self.levels_of(level.dim):
+            if lv.level < level.level:
+                s *= lv.size
+        return s
+
+    def axis_levels(self, axis: str) -> tuple[MeshLevel, ...]:
+        return tuple(lv for lv in self.levels if lv.axis == axis)
+
+    def radix(self, level: MeshLevel) -> int:
+        """Weight of one step of `level` in its axis's spatial index."""
+        r = 1
+        for lv in self.axis_levels(level.axis):
+            if lv == level:
+                return r
+            r *= lv.size
+        raise KeyError(level)
+
+    def spatial_index(self, axis: str, core_y: int, core_x: int) -> int:
+        coord = {"x": core_x, "y": core_y}
+        index = 0
+        for lv in self.axis_levels(axis):
+            index += (coord[lv.dim] // self.stride(lv)) % lv.size * self.radix(lv)
+        return index
+
+    def label(self) -> str:
+        """Short text such as `x8_y2y4` (factors per dim, innermost first)."""
+        parts = []
+        for dim in ("x", "y"):
+            parts.append("".join(f"{dim}{lv.size}" for lv in self.levels_of(dim)) or f"{dim}1")
+        return "_".join(parts)
+
+
+@dataclass(frozen=True)
+class Copy:
+    """How one load or store of the TileProgram moves data.
+
+    `op` identifies the TileProgram access (its position among the loads, stores and
+    gathers in walk order) and `tensor` its DRAM tensor. `mode` is `unicast`,
+    `multicast` (the data is read once per group and sent to `area` cores) or `gather`
+    (partials of a split reduction sent to the owning core). `area` is the group size
+    along (y, x); `region` describes the group rectangle in words/expressions.
+    """
+
+    op: int
+    tensor: str
+    kind: str  # "load" | "store" | "gather"
+    mode: str  # "unicast" | "multicast" | "gather"
+    area: tuple[int, int] = (1, 1)
+    region: str = ""
+    multicast_dims: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class TopEntry:
+    candidate: str
+    block_sizes: dict[str, int]
+    pipeline: dict[str, dict[str, int]]
+    modeled_cycles: int
+
+
+@dataclass(frozen=True)
+class Schedule:
+    kernel: str
+    arch: str
+    shape: dict[str, int]
+    dtype: str
+    math_fidelity: str
+    candidate: str
+    mapping: Mapping
+    copies: tuple[Copy, ...]
+    block_sizes: dict[str, int]
+    pipeline: dict[str, dict[str, int]]
+    """Pipe node (e.g. `loop:tile_k`) -> {"b_load": 0|1, "b_store": 0|1}."""
+    l1_bytes: int = 0
+    l1_capacity_bytes: int = 0
+    modeled_cycles: int = 0
+    modeled_us: float = 0.0
+    modeled_tflops: float = 0.0
+    bottleneck: dict[str, str] = field(default_factory=dict)
+    binding_constraints: tuple[str, ...] = ()
+    top_k: tuple[TopEntry, ...] = ()
+    neighbourhood: dict[str, Any] = field(default_factory=dict)
+    candidates_total: int = 0
+    candidates_after_pruning: int = 0
+    candidates_feasible: int = 0
+    compile_seconds: float = 0.0
+    waves: dict[str, int] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+    def to_json(self) -> str:
+        data = asdict(self)
+        data["version"] = SCHEDULE_VERSION
+        data["mapping"]["cores"] = [self.mapping.cores_y, self.mapping.cores_x]
+        data["mapping"]["view"] = self.mapping.label()
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
+
+
+def schedule_from_dict(data: dict[str, Any]) -> Schedule:
+    """Rebuild a Schedule from its JSON form (raises KeyError/TypeError when malformed)."""
+    mapping_data = data["mapping"]
+    mapping = Mapping(tuple(MeshLevel(**lv) for lv in mapping_data["levels"]))
+    copies = tuple(
+        Copy(
+            **{
+                **c,
+                "area": tuple(c.get("area", (1, 1))),
+                "multicast_dims": tuple(c.get("multicast_dims", ())),
+            }
+        )
+        for c in data.get("copies", ())
+    )
+    top_k = tuple(TopEntry(**t) for t in data.get("top_k", ()))
+    known = {f.name for f in fields(Schedule)}
+    rest = {
+        k: v for k, v in data.items() if k in known and k not in {"mapping", "copies", "top_k"}
+    }
+    for key in ("binding_constraints", "notes"):
+        if key in rest:
+            rest[key] = tuple(rest[key])
+    return Schedule(mapping=mapping, copies=copies, top_k=top_k, **rest)
