@@ -134,8 +134,36 @@ class Reifier:
                 outer = [loop for loop in use.loops if loop not in def_loops]
                 if outer:  # read in every iteration of a loop it was defined outside
                     end = max(end, self.a.loop_end[id(outer[0])])
-                death = max(death, end)
+                death = max(death, self._merge_end(end, use))
         return replace(vb, birth=birth, death=death)
+
+    def _per_partial(self, site: _Site) -> bool:
+        """Whether `site` runs once per gathered partial (an op on a gathered value, or
+        a fold over the gathered axis) on the owner of a split reduction."""
+        results = site.op.results() if not isinstance(site.op, ForLoop) else ()
+        return bool(results) and results[0].name in self.layouts and (
+            self.layouts[results[0].name].gathered
+            or (isinstance(site.op, Reduce) and site.op.axis == 0)
+        )
+
+    def _merge_end(self, end: int, use: _Site) -> int:
+        """The owner merges partials in passes that each loop over all partials, so a
+        value read by a per-partial op stays live until the last per-partial op."""
+        if not self._per_partial(use):
+            return end
+        return max(end, max(s.position for s in self.a.sites if self._per_partial(s)))
+
+    def _gather_operand_lifetime(self, vb: VirtualBuffer) -> VirtualBuffer:
+        """The owner's own partial is partial 0 of every merge pass, so a gathered
+        operand lives as long as the gathered result it stands for."""
+        if vb.role == "gather_out":
+            return vb
+        death = vb.death
+        for use in (u for v in vb.values for u in self.a.uses.get(v, ())):
+            if isinstance(use.op, Gather):
+                result = use.op.result.name
+                death = max([death] + [b.death for b in self.buffers if result in b.values])
+        return replace(vb, death=death)
 
     # ----- buffers -----------------------------------------------------------------
     def _add(
@@ -175,6 +203,7 @@ class Reifier:
             self._reify(site)
         self._reify_shared_values()
         self.buffers = [self._lifetime(vb, self.sites_of[vb.name]) for vb in self.buffers]
+        self.buffers = [self._gather_operand_lifetime(vb) for vb in self.buffers]
         inlined = tuple(
             name
             for name, site in self.a.defs.items()

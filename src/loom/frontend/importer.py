@@ -3,20 +3,33 @@
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
 import helion
 import torch
 
-from loom.errors import FrontendError
+from loom.errors import FrontendError, ShapeError
 from loom.frontend.helion_import import HelionImporter
 from loom.ir.tile import TileProgram
+
+TILE = 32
+
+
+def _display_path(path: str) -> str:
+    """A path that does not depend on where this checkout lives (artifacts are compared)."""
+    file = Path(path).resolve()
+    package_root = Path(__file__).resolve().parents[2]  # .../src
+    for base in (package_root, Path.cwd().resolve()):
+        if file.is_relative_to(base):
+            return file.relative_to(base).as_posix()
+    return file.name
 
 
 def import_kernel(kernel: helion.Kernel, args: tuple[torch.Tensor, ...]) -> TileProgram:
     """Bind `kernel` to `args` (CPU tensors of the real shapes) and build its TileProgram."""
     fn = kernel.fn
     name = fn.__name__
-    source_file = inspect.getsourcefile(fn) or "<unknown>"
+    source_file = _display_path(inspect.getsourcefile(fn) or "<unknown>")
     try:
         bound = kernel.bind(args)
     except helion.exc.Base as err:
@@ -27,3 +40,27 @@ def import_kernel(kernel: helion.Kernel, args: tuple[torch.Tensor, ...]) -> Tile
         ) from None
     with bound.env, bound.host_function:
         return HelionImporter(bound, name, source_file).run()
+
+
+def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:
+    """Loom computes on whole 32x32 tiles: tiled extents and matrix dims must fit them."""
+    problems: list[str] = []
+
+    def key_of(extent: int) -> str:
+        keys = [k for k, v in shape.items() if v == extent]
+        return f" ({'/'.join(keys)}={extent})" if keys else ""
+
+    for axis in program.grid:
+        if axis.tile.align > 1 and axis.extent % axis.tile.align:
+            problems.append(f"the extent {axis.extent}{key_of(axis.extent)} tiled by {axis.tile.name}")
+    for arg in program.args:
+        for dim in arg.shape[-2:]:
+            if dim > TILE and dim % TILE:
+                problems.append(f"dimension {dim}{key_of(dim)} of tensor {arg.name}")
+    if problems:
+        raise ShapeError(
+            f"kernel {program.name}: {'; '.join(sorted(set(problems)))} is not a multiple of "
+            f"the {TILE}x{TILE} tile. Loom computes on whole tiles; choose shapes whose matrix "
+            f"dimensions are multiples of {TILE} (or smaller than one tile)."
+        )
+

@@ -42,10 +42,19 @@ def flash_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.
     return out
 
 
+def input_shapes(shape: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    dims = (shape["B"] * shape["H"], shape["S"], shape["D"])
+    return (dims, dims, dims)
+
+
+def example_inputs(shape: dict[str, int]) -> tuple[torch.Tensor, ...]:
+    """Uninitialised tensors of the right shapes: enough for Helion to bind the kernel."""
+    return tuple(torch.empty(s, dtype=torch.bfloat16) for s in input_shapes(shape))
+
+
 def make_inputs(shape: dict[str, int], seed: int = 0) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(seed)
-    dims = (shape["B"] * shape["H"], shape["S"], shape["D"])
-    return tuple(torch.randn(*dims, generator=gen).to(torch.bfloat16) for _ in range(3))
+    return tuple(torch.randn(s, generator=gen).to(torch.bfloat16) for s in input_shapes(shape))
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -55,13 +55,19 @@ def flash_decode(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Ten
     return out
 
 
+def input_shapes(shape: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    bh, s, d = shape["B"] * shape["H"], shape["S"], shape["D"]
+    return ((bh, 1, d), (bh, s, d), (bh, s, d))
+
+
+def example_inputs(shape: dict[str, int]) -> tuple[torch.Tensor, ...]:
+    """Uninitialised tensors of the right shapes: enough for Helion to bind the kernel."""
+    return tuple(torch.empty(s, dtype=torch.bfloat16) for s in input_shapes(shape))
+
+
 def make_inputs(shape: dict[str, int], seed: int = 0) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(seed)
-    bh, s, d = shape["B"] * shape["H"], shape["S"], shape["D"]
-    q = torch.randn(bh, 1, d, generator=gen).to(torch.bfloat16)
-    k = torch.randn(bh, s, d, generator=gen).to(torch.bfloat16)
-    v = torch.randn(bh, s, d, generator=gen).to(torch.bfloat16)
-    return (q, k, v)
+    return tuple(torch.randn(s, generator=gen).to(torch.bfloat16) for s in input_shapes(shape))
 
 
 def reference(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:

@@ -23,11 +23,18 @@ def gemm(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return out
 
 
+def input_shapes(shape: dict[str, int]) -> tuple[tuple[int, ...], ...]:
+    return ((shape["M"], shape["K"]), (shape["K"], shape["N"]))
+
+
+def example_inputs(shape: dict[str, int]) -> tuple[torch.Tensor, ...]:
+    """Uninitialised tensors of the right shapes: enough for Helion to bind the kernel."""
+    return tuple(torch.empty(s, dtype=torch.bfloat16) for s in input_shapes(shape))
+
+
 def make_inputs(shape: dict[str, int], seed: int = 0) -> tuple[torch.Tensor, ...]:
     gen = torch.Generator().manual_seed(seed)
-    a = torch.randn(shape["M"], shape["K"], generator=gen).to(torch.bfloat16)
-    b = torch.randn(shape["K"], shape["N"], generator=gen).to(torch.bfloat16)
-    return (a, b)
+    return tuple(torch.randn(s, generator=gen).to(torch.bfloat16) for s in input_shapes(shape))
 
 
 def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

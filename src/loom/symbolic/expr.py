@@ -97,9 +97,17 @@ class Expr:
         return str(self)
 
     def free_syms(self) -> frozenset[Sym]:
+        return self._free_syms
+
+    @cached_property
+    def _free_syms(self) -> frozenset[Sym]:
         return frozenset(itertools.chain.from_iterable(c.free_syms() for c in self.children()))
 
     def free_names(self) -> frozenset[str]:
+        return self._free_names
+
+    @cached_property
+    def _free_names(self) -> frozenset[str]:
         return frozenset(s.name for s in self.free_syms())
 
     @property
@@ -758,8 +766,11 @@ class Select(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.if_true, self.if_false)
 
-    def free_syms(self) -> frozenset[Sym]:
-        return self.cond.free_syms() | super().free_syms()
+    @cached_property
+    def _free_syms(self) -> frozenset[Sym]:
+        return self.cond.free_syms() | frozenset(
+            itertools.chain.from_iterable(c.free_syms() for c in self.children())
+        )
 
     def __str__(self) -> str:
         return f"select({self.cond}, {self.if_true}, {self.if_false})"

@@ -1,0 +1,113 @@
+"""`loom` command line: the only module that reads the environment or writes files."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from loom.errors import LoomError
+
+
+def _arch_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--arch", default="wormhole_n150", help="built-in architecture name or a YAML file"
+    )
+
+
+def _kernel_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("kernel", help="gemm | flash_attention | flash_decode | path/to/kernel.py")
+    _arch_arg(parser)
+    parser.add_argument("--shape", help="e.g. M=4096,N=4096,K=4096 or B=1,H=8,S=2048,D=64")
+
+
+def _build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="loom",
+        description="Tuning-free compiler of Helion tile kernels for Tenstorrent Wormhole/Blackhole.",
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    archs = sub.add_parser("archs", help="list the built-in architectures, or show one")
+    archs.add_argument("action", nargs="?", choices=["list", "show"], default="list")
+    archs.add_argument("name", nargs="?", help="architecture name or YAML file (for show)")
+
+    compile_ = sub.add_parser("compile", help="compile a kernel and print the chosen schedule")
+    _kernel_args(compile_)
+    compile_.add_argument("--dump-dir", help="write every stage's artifact into this folder")
+    return parser
+
+
+def _cmd_archs(args: argparse.Namespace) -> int:
+    from loom.arch import describe_arch, list_archs, load_arch
+
+    if args.action == "show":
+        if not args.name:
+            raise LoomError("`loom archs show` needs an architecture name; see `loom archs`.")
+        print(describe_arch(load_arch(args.name)), end="")
+        return 0
+    for name in list_archs():
+        arch = load_arch(name)
+        print(f"{name:24} {arch.grid_x}x{arch.grid_y} cores @ {arch.clock_ghz} GHz  {arch.description}")
+    return 0
+
+
+def _write_dump(dump_dir: str | None, artifacts: dict[str, str]) -> None:
+    """Write all artifacts at once, replacing the folder only when everything succeeded."""
+    if not dump_dir:
+        return
+    target = Path(dump_dir)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    try:
+        for name, text in artifacts.items():
+            (staging / name).write_text(text)
+        if target.exists():
+            shutil.rmtree(target)
+        staging.rename(target)
+    finally:
+        if staging.exists():
+            shutil.rmtree(staging)
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from loom.arch import load_arch
+    from loom.kernels.registry import parse_shape, resolve_kernel
+    from loom.pipeline import StageLog, run_frontend
+
+    arch = load_arch(args.arch)
+    spec = resolve_kernel(args.kernel)
+    shape = parse_shape(args.shape, spec)
+    log = StageLog()
+    program = run_frontend(spec, shape, log)
+    syms = ", ".join(f"{s.name} in [{s.lower}, {s.upper}] step {s.align}" for s in program.tile_syms)
+    print(f"kernel {program.name} on {arch.name}, shape {shape}")
+    print(f"tile symbols: {syms}")
+    _write_dump(args.dump_dir, log.artifacts)
+    if args.dump_dir:
+        print(f"artifacts: {', '.join(log.artifacts)} in {args.dump_dir}")
+    return 0
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "archs": _cmd_archs,
+    "compile": _cmd_compile,
+}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    args = _build_parser().parse_args(argv)
+    try:
+        return COMMANDS[args.command](args)
+    except LoomError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code if hasattr(err, "exit_code") else 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,139 @@
+"""The symbolic optimisation problem of one candidate (paper §2.6, stage 06).
+
+The Hierarchical Execution Graph (HEG) of a candidate is
+
+    g ::= pipe(load, g', store) | for(i, g') | compute | g ; g
+
+with primitive latency terms at the leaves (transfers and compute operations, each an
+expression of the tile symbols). Every pipe node has two pipeline knobs, solver
+booleans b_load and b_store; the latency of the whole graph, T(x, b), is an expression of
+the tile symbols x and the knobs b. Constraints say which (x, b) are legal.
+
+The latency of a node is assembled bottom-up (paper §2.6, eqs. 1–3):
+
+    T(g1 ; g2)             = T(g1) + T(g2)
+    T(for(i, g))           = i * T(g)
+    T(pipe(l, m, s)), b = (b_load, b_store):
+        (0, 0): l + m + s        (0, 1): max(l + m, s)
+        (1, 0): max(l, m + s)    (1, 1): max(l, m, s)
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom.ir.candidate import Candidate
+from loom.symbolic import Cond, Const, Expr, Sym, add, maximum, select
+
+
+@dataclass(frozen=True)
+class Term:
+    """A primitive latency term, traceable to the source (`what`)."""
+
+    kind: str  # dram_read | multicast | dram_write | gather | matmul | eltwise | reduce | pack | ...
+    what: str
+    cycles: Expr
+
+
+@dataclass(frozen=True)
+class HegNode:
+    name: str
+
+
+@dataclass(frozen=True)
+class Leaf(HegNode):
+    """A sequence of compute operations."""
+
+    terms: tuple[Term, ...]
+
+
+@dataclass(frozen=True)
+class Stage(HegNode):
+    """The load or store stage of a pipe: transfers issued by a data-movement engine."""
+
+    terms: tuple[Term, ...]
+    cycles: Expr
+
+
+@dataclass(frozen=True)
+class Pipe(HegNode):
+    load: Stage
+    body: HegNode
+    store: Stage
+    b_load: Sym
+    b_store: Sym
+
+
+@dataclass(frozen=True)
+class For(HegNode):
+    trip: Expr
+    body: HegNode
+
+
+@dataclass(frozen=True)
+class Seq(HegNode):
+    children: tuple[HegNode, ...]
+
+
+@dataclass(frozen=True)
+class Constraint:
+    name: str
+    cond: Cond
+    text: str
+    """What it means, in source terms."""
+
+
+@dataclass(frozen=True)
+class Problem:
+    candidate: Candidate
+    heg: HegNode
+    objective: Expr
+    """Modeled cycles T(x, b)."""
+    domains: dict[str, tuple[int, ...]]
+    """Legal values of every symbol (tile sizes and knobs)."""
+    symbols: dict[str, Sym]
+    constraints: tuple[Constraint, ...]
+    l1_bytes: Expr
+    flops: int
+    infeasible_reason: str = ""
+    """Set when the domains are empty before solving (no legal tile at all)."""
+
+    @property
+    def tile_names(self) -> tuple[str, ...]:
+        return tuple(n for n, s in self.symbols.items() if s.kind == "tile")
+
+    @property
+    def knob_names(self) -> tuple[str, ...]:
+        return tuple(n for n, s in self.symbols.items() if s.kind == "knob")
+
+
+def latency(node: HegNode) -> Expr:
+    match node:
+        case Leaf(terms=terms):
+            return add(*(t.cycles for t in terms)) if terms else Const(0)
+        case Stage(cycles=cycles):
+            return cycles
+        case Seq(children=children):
+            return add(*(latency(c) for c in children)) if children else Const(0)
+        case For(trip=trip, body=body):
+            return trip * latency(body)
+        case Pipe(load=load, body=body, store=store, b_load=bl, b_store=bs):
+            ell, m, s = latency(load), latency(body), latency(store)
+            return select(
+                bl.eq(1),
+                select(bs.eq(1), maximum(ell, m, s), maximum(ell, m + s)),
+                select(bs.eq(1), maximum(ell + m, s), ell + m + s),
+            )
+    raise TypeError(f"not an HEG node: {node!r}")
+
+
+def pipes(node: HegNode) -> list[Pipe]:
+    """Every pipe node, outermost first."""
+    match node:
+        case Pipe(body=body):
+            return [node, *pipes(body)]
+        case Seq(children=children):
+            return [p for c in children for p in pipes(c)]
+        case For(body=body):
+            return pipes(body)
+    return []

@@ -1,0 +1,111 @@
+"""Find a kernel by shipped name or by the path of a user's Python file.
+
+A kernel module defines one Helion kernel (decorated with `@helion.kernel`), the names
+of its shape parameters `SHAPE_KEYS`, `make_inputs(shape) -> tuple[Tensor, ...]` and
+`reference(*inputs) -> Tensor`. Optional: `flops(shape)` (for TFLOPS figures),
+`DEFAULT_SHAPE`, and `example_inputs(shape)` (cheap tensors for binding).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+import helion
+import torch
+
+from loom.errors import FrontendError, ShapeError
+
+SHIPPED = ("gemm", "flash_attention", "flash_decode")
+
+
+@dataclass(frozen=True)
+class KernelSpec:
+    name: str
+    kernel: helion.Kernel
+    shape_keys: tuple[str, ...]
+    default_shape: dict[str, int]
+    make_inputs: Callable[[dict[str, int]], tuple[torch.Tensor, ...]]
+    example_inputs: Callable[[dict[str, int]], tuple[torch.Tensor, ...]]
+    """Tensors of the right shapes and dtypes (values unused): what the frontend binds."""
+    reference: Callable[..., torch.Tensor]
+    flops: Callable[[dict[str, int]], int] | None
+
+
+def _load_path(path: Path) -> ModuleType:
+    if not path.is_file():
+        raise FrontendError(
+            f"kernel {str(path)!r} is neither a shipped kernel ({', '.join(SHIPPED)}) nor a "
+            "Python file; pass one of the shipped names or the path of a .py file."
+        )
+    spec = importlib.util.spec_from_file_location(f"loom_user_kernel_{path.stem}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as err:  # a user's file: report, don't crash
+        raise FrontendError(
+            f"could not import kernel file {str(path)!r}: {type(err).__name__}: {err}. Fix "
+            "the file so that `python {path}` imports cleanly."
+        ) from None
+    return module
+
+
+def resolve_kernel(name_or_path: str) -> KernelSpec:
+    if name_or_path in SHIPPED:
+        module = importlib.import_module(f"loom.kernels.{name_or_path}")
+    else:
+        module = _load_path(Path(name_or_path))
+    kernels = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
+    missing = [a for a in ("SHAPE_KEYS", "make_inputs", "reference") if not hasattr(module, a)]
+    if len(kernels) != 1 or missing:
+        raise FrontendError(
+            f"kernel file {name_or_path!r} must define exactly one @helion.kernel "
+            f"(found {len(kernels)}) and SHAPE_KEYS, make_inputs(shape), reference(*inputs)"
+            + (f" (missing: {', '.join(missing)})" if missing else "")
+            + "; see loom/kernels/gemm.py for an example."
+        )
+    return KernelSpec(
+        name=kernels[0].fn.__name__,
+        kernel=kernels[0],
+        shape_keys=tuple(module.SHAPE_KEYS),
+        default_shape=dict(getattr(module, "DEFAULT_SHAPE", {})),
+        make_inputs=module.make_inputs,
+        example_inputs=getattr(module, "example_inputs", module.make_inputs),
+        reference=module.reference,
+        flops=getattr(module, "flops", None),
+    )
+
+
+def parse_shape(text: str | None, spec: KernelSpec) -> dict[str, int]:
+    """`M=4096,N=4096,K=4096` -> {"M": 4096, ...}, checked against the kernel's keys."""
+    if not text:
+        if spec.default_shape:
+            return dict(spec.default_shape)
+        raise ShapeError(f"kernel {spec.name} needs --shape {','.join(k + '=' for k in spec.shape_keys)}")
+    shape: dict[str, int] = {}
+    for part in text.split(","):
+        key, sep, value = part.partition("=")
+        key = key.strip()
+        if not sep or not value.strip().isdigit() or int(value) <= 0:
+            raise ShapeError(
+                f"--shape entry {part!r} is not KEY=POSITIVE_INT; write e.g. "
+                f"--shape {','.join(f'{k}=...' for k in spec.shape_keys)}."
+            )
+        shape[key] = int(value)
+    unknown = sorted(set(shape) - set(spec.shape_keys))
+    missing = [k for k in spec.shape_keys if k not in shape]
+    if unknown or missing:
+        raise ShapeError(
+            f"--shape for {spec.name} takes exactly {', '.join(spec.shape_keys)}"
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + "."
+        )
+    return shape

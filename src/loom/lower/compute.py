@@ -1,0 +1,151 @@
+"""The compute stream: every op whose result has a buffer becomes reserve-compute-push,
+enclosed in the waits of the blocks it reads (see loom.lower.waits).
+
+Loop-carried values follow the state-buffer protocol: the init is pushed before the
+loop, each iteration waits the current block, reserves the next one and pushes it, and
+the block left after the last iteration is the loop's result. When that result is never
+read, the last iteration is peeled so that it pushes no block nobody would pop (a
+leftover block would be read as the next wave's state).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from loom.errors import ScheduleError
+from loom.ir.program import IfCore, Loop, Stmt
+from loom.ir.tile import (
+    Carried,
+    ExpandDims,
+    ForLoop,
+    Full,
+    Gather,
+    If,
+    Load,
+    Op,
+    Store,
+)
+from loom.lower.context import LowerContext
+from loom.lower.exprs import ExprBuilder
+from loom.lower.loops import core_cond, loop_var
+from loom.lower.waits import Step, produce, wrap
+from loom.symbolic import Expr
+
+MergeHook = Callable[[tuple[Gather, ...], If, dict[str, Expr]], Step]
+
+
+@dataclass
+class ComputeBuilder:
+    ctx: LowerContext
+    merge: MergeHook
+    """Lowers a split reduction (gathers + the owner's merge) to one compute step."""
+
+    def cb_map(self) -> dict[str, str]:
+        """Key -> buffer for every key the compute stream may wait for."""
+        out: dict[str, str] = {}
+        for name in self.ctx.defs:
+            cb = self.ctx.read_cb(name)
+            if cb is not None:
+                out[self.ctx.root(name)] = cb
+        return out
+
+    def stream(self) -> tuple[Stmt, ...]:
+        steps = self.level(self.ctx.program.body, dict(self.ctx.env), skip=frozenset())
+        top = wrap(steps, self.owned(self.ctx.program.body), self.cb_map())
+        left = frozenset().union(*(s.reads for s in top))
+        if left:
+            raise ScheduleError(f"compute reads {sorted(left)} that no scope produces.")
+        return tuple(s.stmt for s in top)
+
+    def owned(self, ops: tuple[Op, ...], carried: tuple[Carried, ...] = ()) -> set[str]:
+        """Keys whose blocks are consumed at this level."""
+        keys = {c.arg.name for c in carried}
+        for op in ops:
+            if isinstance(op, ExpandDims):
+                continue
+            keys.update(r.name for r in op.results())
+        return keys
+
+    def level(self, ops: tuple[Op, ...], env: dict[str, Expr], skip: frozenset[str]) -> list[Step]:
+        """Steps of one nesting level; `skip` names buffers not to push into (the
+        state of a carried value whose final block nobody reads)."""
+        steps: list[Step] = []
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            if isinstance(op, Gather):
+                j = i
+                while j < len(ops) and isinstance(ops[j], Gather):
+                    j += 1
+                if j == len(ops) or not isinstance(ops[j], If):
+                    raise ScheduleError("a gather must be followed by the owner's `if` merge.")
+                steps.append(self.merge(tuple(ops[i:j]), ops[j], env))  # type: ignore[arg-type]
+                i = j + 1
+                continue
+            steps.extend(self.op_steps(op, env, skip))
+            i += 1
+        return steps
+
+    def op_steps(self, op: Op, env: dict[str, Expr], skip: frozenset[str]) -> list[Step]:
+        builder = ExprBuilder(self.ctx)
+        match op:
+            case Load() | ExpandDims():
+                return []
+            case ForLoop():
+                return self.loop(op, env)
+            case If(cond=cond, body=body):
+                inner = wrap(self.level(body, env, skip), self.owned(body), self.cb_map())
+                stmt = IfCore(core_cond(cond, env), tuple(s.stmt for s in inner))
+                return [Step(stmt, frozenset().union(*(s.reads for s in inner)))]
+            case Store(value=v):
+                cb = self.ctx.role_cb(v.name, "store")
+                if self.ctx.write_cb(v.name) == cb:
+                    return []  # the producing op already wrote into the store buffer
+                return [produce(cb, builder.value(v.name))]
+            case Full(result=r) if self.ctx.write_cb(r.name) is None:
+                return []
+        results = op.results()
+        if not results:
+            return []
+        cb = self.ctx.write_cb(results[0].name)
+        if cb is None or cb in skip:
+            return []
+        return [produce(cb, builder.op_expr(results[0].name))]
+
+    def yields(self, loop: ForLoop, skip: frozenset[str]) -> list[Step]:
+        """Copy each carried value's next block into its state buffer when it was
+        computed elsewhere (it is also read by other ops of the iteration)."""
+        steps = []
+        for c in loop.carried:
+            state = self.ctx.write_cb(c.init.name)
+            if state is None:
+                raise ScheduleError(f"carried value {c.init.name!r} has no state buffer.")
+            if self.ctx.write_cb(c.next.name) != state and state not in skip:
+                steps.append(produce(state, ExprBuilder(self.ctx).value(c.next.name)))
+        return steps
+
+    def loop(self, op: ForLoop, env: dict[str, Expr]) -> list[Step]:
+        var, count = loop_var(op, env)
+        body_env = {**env, op.index.name: var}
+        owned = self.owned(op.body, op.carried)
+        cb_of = self.cb_map()
+        dead = frozenset(
+            cb
+            for c in op.carried
+            if self.ctx.root(c.result.name) not in self.ctx.used
+            and (cb := self.ctx.write_cb(c.init.name)) is not None
+        )
+
+        def body(skip: frozenset[str]) -> list[Step]:
+            return wrap(self.level(op.body, body_env, skip) + self.yields(op, skip), owned, cb_of)
+
+        steps: list[Step] = []
+        full = count - 1 if dead else count
+        if full > 0:
+            inner = body(frozenset())
+            reads = frozenset().union(*(s.reads for s in inner))
+            steps.append(Step(Loop(var, full, tuple(s.stmt for s in inner)), reads))
+        if dead and count > 0:
+            steps.extend(body(dead))  # the peeled last iteration
+        return steps

@@ -1,0 +1,196 @@
+"""What every part of the lowering needs to know about one (program, buffers, schedule).
+
+`LowerContext` fixes the numbers: block sizes, the logical tile index of every grid axis
+as an expression of the core coordinates and wave counters, one circular buffer per L1
+allocation (depth from the pipeline knobs, exactly as the latency model charges it),
+and which buffer holds each value for its producer and for its consumer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom.errors import ScheduleError
+from loom.ir.buffers import Allocation, BufferedProgram, TileLayout, VirtualBuffer
+from loom.ir.program import Buffer
+from loom.ir.schedule import Copy, Schedule
+from loom.ir.tile import ExpandDims, ForLoop, Op, TileProgram, accesses, walk
+from loom.lower.mesh import spatial_index
+from loom.symbolic import Const, Expr, Sym
+
+
+@dataclass(frozen=True)
+class AxisPlan:
+    """One grid axis: its block size, tile count, spatial factor and waves."""
+
+    tile: str
+    index: str
+    block: int
+    tiles: int
+    factor: int
+    waves: int
+    wave_var: Sym | None
+    logical: Expr
+    """Logical tile index: spatial index + wave * factor."""
+
+
+@dataclass(frozen=True)
+class LowerContext:
+    program: TileProgram
+    buffered: BufferedProgram
+    schedule: Schedule
+    axes: tuple[AxisPlan, ...]
+    env: dict[str, Expr]
+    """Tile symbols -> block sizes, grid index symbols -> logical tile expressions."""
+    cbs: dict[str, Buffer]
+    """Allocation name -> circular buffer."""
+    copies: dict[int, Copy]
+    """id(access op) -> its Copy."""
+    alias: dict[str, str]
+    """A view (`x[..., None]`) -> the value it shows."""
+    defs: dict[str, Op]
+    used: frozenset[str]
+    """Values (roots) read by some op."""
+
+    def root(self, name: str) -> str:
+        while name in self.alias:
+            name = self.alias[name]
+        return name
+
+    def tiles(self, layout: TileLayout) -> tuple[int, int]:
+        """(rows, cols) in tiles of a block of `layout` under the solved block sizes."""
+        rows, cols = layout.tile_rows.subs(self.env), layout.tile_cols.subs(self.env)
+        if not (isinstance(rows, Const) and isinstance(cols, Const)):
+            raise ScheduleError(f"block of layout {layout} is not fixed by the block sizes")
+        return rows.value, cols.value
+
+    def value_tiles(self, name: str) -> tuple[int, int]:
+        return self.tiles(self.buffered.layouts[name])
+
+    def is_vector(self, name: str) -> bool:
+        return self.buffered.layouts[name].vector
+
+    def _vb(self, name: str, pred: str) -> VirtualBuffer | None:
+        root = self.root(name)
+        for vb in self.buffered.buffers:
+            if root in vb.values or name in vb.values:
+                if (pred == "consume" and vb.consumer == "compute") or (
+                    pred == "produce" and vb.producer == "compute" and vb.role != "gather_out"
+                ):
+                    return vb
+        return None
+
+    def cb_of_vb(self, vb: VirtualBuffer) -> str:
+        return self.buffered.allocation_of(vb.name).name
+
+    def read_cb(self, name: str) -> str | None:
+        """Buffer the compute engine reads `name` from, if it has one."""
+        vb = self._vb(name, "consume")
+        return self.cb_of_vb(vb) if vb else None
+
+    def write_cb(self, name: str) -> str | None:
+        """Buffer the compute engine writes `name` into, if it has one."""
+        vb = self._vb(name, "produce")
+        return self.cb_of_vb(vb) if vb else None
+
+    def role_cb(self, value: str, role: str) -> str:
+        for vb in self.buffered.buffers:
+            if vb.role == role and value in vb.values:
+                return self.cb_of_vb(vb)
+        raise ScheduleError(f"value {value!r} has no {role} buffer in the buffer plan")
+
+    def copy_of(self, op: Op) -> Copy:
+        return self.copies[id(op)]
+
+    def axis(self, tile: str) -> AxisPlan:
+        for a in self.axes:
+            if a.tile == tile:
+                return a
+        raise KeyError(tile)
+
+
+def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...]:
+    plans = []
+    for axis in program.grid:
+        name = axis.tile.name
+        block = schedule.block_sizes[name]
+        if axis.extent % block:
+            raise ScheduleError(
+                f"block size {name}={block} does not divide the extent {axis.extent}."
+            )
+        tiles = axis.extent // block
+        factor = schedule.mapping.spatial_factor(name)
+        if tiles % factor:
+            raise ScheduleError(
+                f"axis {name} has {tiles} tiles, not a multiple of its {factor} cores; "
+                "Loom lowers exact waves only."
+            )
+        waves = tiles // factor
+        var = Sym(f"{name}_wave", 0, waves - 1, 1, "index") if waves > 1 else None
+        logical = spatial_index(schedule.mapping, name)
+        if var is not None:
+            logical = logical + var * factor
+        plans.append(AxisPlan(name, axis.index.name, block, tiles, factor, waves, var, logical))
+    return tuple(plans)
+
+
+def _depth(alloc: Allocation, schedule: Schedule) -> int:
+    knobs = schedule.pipeline.get(alloc.scope, {})
+    extra = (alloc.role == "load" and knobs.get("b_load", 0)) or (
+        alloc.role == "store" and knobs.get("b_store", 0)
+    )
+    return alloc.base_depth + (1 if extra else 0)
+
+
+def _check_schedule(program: TileProgram, schedule: Schedule) -> None:
+    missing = [s.name for s in program.tile_syms if s.name not in schedule.block_sizes]
+    if missing:
+        raise ScheduleError(f"the schedule gives no block size for {', '.join(missing)}.")
+    ops = accesses(program.body)
+    if sorted(c.op for c in schedule.copies) != list(range(len(ops))):
+        raise ScheduleError(
+            f"the schedule has copies for accesses {sorted(c.op for c in schedule.copies)}, "
+            f"but kernel {program.name!r} has {len(ops)} loads/stores/gathers."
+        )
+    unknown = {lv.axis for lv in schedule.mapping.levels} - {a.tile.name for a in program.grid}
+    if unknown:
+        raise ScheduleError(f"the mapping places unknown axes {sorted(unknown)} on the mesh.")
+
+
+def _value_maps(program: TileProgram) -> tuple[dict[str, str], dict[str, Op], frozenset[str]]:
+    alias: dict[str, str] = {}
+    defs: dict[str, Op] = {}
+    used: set[str] = set()
+    for op in walk(program.body):
+        for r in op.results():
+            defs[r.name] = op
+        if isinstance(op, ExpandDims):
+            alias[op.result.name] = op.operand.name
+        elif not isinstance(op, ForLoop):
+            used.update(v.name for v in op.operands())
+
+    def root(name: str) -> str:
+        while name in alias:
+            name = alias[name]
+        return name
+
+    return alias, defs, frozenset(root(u) for u in used)
+
+
+def build_context(buffered: BufferedProgram, schedule: Schedule) -> LowerContext:
+    program = buffered.program
+    _check_schedule(program, schedule)
+    axes = _axis_plans(program, schedule)
+    env: dict[str, Expr] = {n: Const(v) for n, v in schedule.block_sizes.items()}
+    env.update({a.index: a.logical for a in axes})
+    by_index = {c.op: c for c in schedule.copies}
+    copies = {id(op): by_index[i] for i, op in enumerate(accesses(program.body))}
+    alias, defs, used = _value_maps(program)
+    ctx = LowerContext(program, buffered, schedule, axes, env, {}, copies, alias, defs, used)
+    for alloc in buffered.allocations:
+        rows, cols = ctx.tiles(alloc.layout)
+        ctx.cbs[alloc.name] = Buffer(
+            alloc.name, rows, cols, alloc.dtype, _depth(alloc, schedule),
+            "gather" if alloc.role.startswith("gather") else alloc.role,
+        )
+    return ctx

@@ -1,0 +1,61 @@
+"""DRAM tensors as 2-D tile grids, and the tile window each access touches.
+
+A tensor of shape (*lead, rows, cols) is stored as a grid of 32x32 tiles: the last two
+dims are padded to the tile and the leading dims fold into rows, so batch `b` of a
+[B, S, D] tensor occupies tile rows [b * ceil(S/32), (b+1) * ceil(S/32)). An access
+window maps to one rectangle of that grid when it covers one batch index.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from loom.errors import ScheduleError
+from loom.ir.program import DramTensor
+from loom.ir.tile import TensorArg, Window
+from loom.symbolic import Const, Expr, floordiv, mod
+
+TILE = 32
+
+
+def dram_tensor(arg: TensorArg) -> DramTensor:
+    if len(arg.shape) < 2:
+        raise ScheduleError(f"tensor {arg.name!r} must have at least two dims to be tiled.")
+    rows = math.prod(arg.shape[:-2]) * -(-arg.shape[-2] // TILE)
+    cols = -(-arg.shape[-1] // TILE)
+    return DramTensor(arg.name, tuple(arg.shape), arg.dtype, arg.role, rows, cols)
+
+
+def _const(e: Expr, what: str) -> int:
+    if not isinstance(e, Const):
+        raise ScheduleError(f"{what} ({e}) is not fixed by the schedule's block sizes.")
+    return e.value
+
+
+def _tile_offset(offset: Expr, what: str) -> Expr:
+    if mod(offset, TILE) != Const(0):
+        raise ScheduleError(f"{what} starts at element {offset}, not on a 32-element tile edge.")
+    return floordiv(offset, TILE)
+
+
+def tile_window(
+    arg: TensorArg, window: tuple[Window, ...], env: Mapping[str, Expr]
+) -> tuple[Expr, Expr, int, int]:
+    """(first row, first col, rows, cols) in tiles of `window` on `arg`'s tile grid."""
+    where = f"access to {arg.name!r}"
+    offsets = [w.offset.subs(env) for w in window]
+    sizes = [_const(w.size.subs(env), f"a window size of the {where}") for w in window]
+    lead = arg.shape[:-2]
+    if any(s != 1 for s in sizes[:-2]):
+        raise ScheduleError(
+            f"the {where} spans {sizes[:-2]} batch entries; Loom lowers batch blocks of 1 "
+            "(set the batch tile size to 1)."
+        )
+    batch: Expr = Const(0)
+    for off, extent in zip(offsets[:-2], lead, strict=True):
+        batch = batch * extent + off
+    rows_per_batch = -(-arg.shape[-2] // TILE)
+    row = batch * rows_per_batch + _tile_offset(offsets[-2], where)
+    col = _tile_offset(offsets[-1], where)
+    return row, col, -(-sizes[-2] // TILE), -(-sizes[-1] // TILE)

@@ -1,0 +1,85 @@
+"""Core-coordinate arithmetic of a schedule's mapping, as expressions and as numbers.
+
+A Program is SPMD, so everything that depends on the core (which logical tile it
+owns, whether it sends a multicast, who owns its split reduction) is an expression of
+`CORE_Y`/`CORE_X` built here from the Schedule's view (see loom.ir.schedule for the
+mixed-radix conventions). The same module enumerates the concrete pipes of a net.
+"""
+
+from __future__ import annotations
+
+from loom.errors import ScheduleError
+from loom.ir.program import CORE_X, CORE_Y, Pipe
+from loom.ir.schedule import Mapping, MeshLevel
+from loom.symbolic import Cond, Const, Expr, cmp, conj, floordiv, mod
+
+CORE = {"x": CORE_X, "y": CORE_Y}
+
+
+def level_index(mapping: Mapping, level: MeshLevel) -> Expr:
+    """Index of `level` on this core: (coord // stride) % size, simplified where the
+    level is the innermost (no division) or outermost (no modulo) of its dim."""
+    stride = mapping.stride(level)
+    outermost = level == mapping.levels_of(level.dim)[-1]
+    coord: Expr = CORE[level.dim]
+    index = floordiv(coord, stride) if stride > 1 else coord
+    return index if outermost else mod(index, level.size)
+
+
+def spatial_index(mapping: Mapping, axis: str) -> Expr:
+    """The axis's spatial index on this core (mixed radix of its levels)."""
+    total: Expr = Const(0)
+    for lv in mapping.axis_levels(axis):
+        total = total + level_index(mapping, lv) * mapping.radix(lv)
+    return total
+
+
+def group_origin_cond(area: tuple[int, int]) -> Cond:
+    """True on the core at the origin of its aligned `area` = (rows, cols) block."""
+    return conj(cmp("==", mod(CORE_Y, area[0]), 0), cmp("==", mod(CORE_X, area[1]), 0))
+
+
+def multicast_pipes(cores: tuple[int, int], area: tuple[int, int]) -> tuple[Pipe, ...]:
+    """One sender per aligned block (its origin) and the block's other cores as
+    receivers: a rectangle per block row 0 and one for the rows below it."""
+    (cy, cx), (ay, ax) = cores, area
+    if cy % ay or cx % ax:
+        raise ScheduleError(
+            f"a multicast area of {ay}x{ax} cores does not tile the {cy}x{cx} cores in use; "
+            "multicast groups must be aligned blocks of the core grid."
+        )
+    pipes: list[Pipe] = []
+    for oy in range(0, cy, ay):
+        for ox in range(0, cx, ax):
+            if ax > 1:
+                pipes.append(Pipe((oy, ox), (oy, oy + 1), (ox + 1, ox + ax)))
+            if ay > 1:
+                pipes.append(Pipe((oy, ox), (oy + 1, oy + ay), (ox, ox + ax)))
+    return tuple(pipes)
+
+
+def owner_of(mapping: Mapping, axis: str, core: tuple[int, int]) -> tuple[int, int]:
+    """The core that differs from `core` only in `axis`'s levels, all at index 0."""
+    coord = {"y": core[0], "x": core[1]}
+    for lv in mapping.axis_levels(axis):
+        stride = mapping.stride(lv)
+        coord[lv.dim] -= (coord[lv.dim] // stride) % lv.size * stride
+    return (coord["y"], coord["x"])
+
+
+def gather_pipes(mapping: Mapping, axis: str) -> tuple[Pipe, ...]:
+    """Unicast pipes from every core to the owner of its split, ordered by owner and
+    then by split index, so partials arrive in logical order."""
+    pipes: list[tuple[tuple[int, int], int, Pipe]] = []
+    for y in range(mapping.cores_y):
+        for x in range(mapping.cores_x):
+            split = mapping.spatial_index(axis, y, x)
+            if split == 0:
+                continue
+            oy, ox = owner_of(mapping, axis, (y, x))
+            pipes.append(((oy, ox), split, Pipe((y, x), (oy, oy + 1), (ox, ox + 1))))
+    return tuple(p for _, _, p in sorted(pipes, key=lambda t: (t[0], t[1])))
+
+
+def all_cores(mapping: Mapping) -> tuple[tuple[int, int], ...]:
+    return tuple((y, x) for y in range(mapping.cores_y) for x in range(mapping.cores_x))

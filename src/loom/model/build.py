@@ -1,0 +1,156 @@
+"""Build one candidate's Problem: latency T(x, b), symbol domains and constraints Φ.
+
+Constraints (paper §2.6):
+
+* domains and alignment: a tile size is a multiple of its alignment (32 for the tile
+  dimensions) and divides its extent — Loom computes whole tiles, no ragged edges;
+* exact waves: every grid axis's tile count is a multiple of the cores along it;
+* a split reduction's axis is fully spatial (one block per core, no waves);
+* an inner loop over a tile of another tile divides it;
+* primitive validity: a block holds one batch slice (the DRAM layout folds batches
+  into rows, so a block of several slices would not be contiguous);
+* the L1 footprint — every allocation's tiles x tile bytes x depth, where a load
+  (store) buffer gets a second block when its pipe's b_load (b_store) is on — fits the
+  usable L1.
+
+Univariate constraints also filter the domains up front; they stay in the list so the
+explanation can still name them.
+"""
+
+from __future__ import annotations
+
+from loom.arch import Arch
+from loom.ir.buffers import BufferedProgram
+from loom.ir.candidate import Candidate
+from loom.ir.problem import Constraint, Problem, latency, pipes
+from loom.ir.tile import ForLoop, Load, Store, accesses, walk
+from loom.model.heg import HegBuilder, knob
+from loom.symbolic import Const, Expr, Sym, add, cmp, mod
+
+
+def _tile_domain(sym: Sym, extent: int | None) -> tuple[int, ...]:
+    values = sym.domain()
+    if extent is not None:
+        values = range(values.start, min(values.stop, extent + 1), values.step)
+        return tuple(v for v in values if extent % v == 0)
+    return tuple(values)
+
+
+class ProblemBuilder:
+    def __init__(
+        self, buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str, flops: int
+    ) -> None:
+        self.b = buffered
+        self.program = buffered.program
+        self.c = candidate
+        self.arch = arch
+        self.fidelity = fidelity
+        self.flops = flops
+
+    def build(self) -> Problem:
+        heg = HegBuilder(self.b, self.c, self.arch, self.fidelity).build()
+        symbols: dict[str, Sym] = {}
+        domains: dict[str, tuple[int, ...]] = {}
+        extents = self._extents()
+        for sym in self.program.tile_syms:
+            symbols[sym.name] = sym
+            domains[sym.name] = _tile_domain(sym, extents.get(sym.name))
+        fixed: dict[str, int] = {}
+        for pipe in pipes(heg):
+            for sym, stage in ((pipe.b_load, pipe.load), (pipe.b_store, pipe.store)):
+                symbols[sym.name] = sym
+                domains[sym.name] = (0, 1) if stage.terms else (0,)
+                if not stage.terms:
+                    fixed[sym.name] = 0
+        l1 = self._l1_bytes(domains)
+        constraints = self._constraints(l1)
+        reason = ""
+        for con in constraints:
+            names = con.cond.free_names()
+            if len(names) == 1:
+                (name,) = names
+                domains[name] = tuple(v for v in domains[name] if con.cond.eval({name: v}))
+                if not domains[name] and not reason:
+                    reason = f"no value of {name} satisfies: {con.text}"
+        empty = [n for n, d in domains.items() if not d]
+        if empty and not reason:
+            reason = f"no legal value of {', '.join(empty)}"
+        return Problem(
+            candidate=self.c,
+            heg=heg,
+            objective=latency(heg).subs(fixed),
+            domains=domains,
+            symbols=symbols,
+            constraints=tuple(constraints),
+            l1_bytes=l1.subs(fixed),
+            flops=self.flops,
+            infeasible_reason=reason,
+        )
+
+    def _extents(self) -> dict[str, int]:
+        extents = {a.tile.name: a.extent for a in self.program.grid}
+        for op in walk(self.program.body):
+            if isinstance(op, ForLoop):
+                span = op.end - op.begin
+                extents.setdefault(op.tile.name, span.value if isinstance(span, Const) else op.tile.upper)
+        return extents
+
+    def _l1_bytes(self, domains: dict[str, tuple[int, ...]]) -> Expr:
+        terms = []
+        for alloc in self.b.allocations:
+            depth: Expr = Const(alloc.base_depth)
+            if alloc.role in ("load", "store"):
+                k = knob("b_load" if alloc.role == "load" else "b_store", alloc.scope)
+                if domains.get(k.name, (0,)) != (0,):
+                    depth = depth + k
+            tile_bytes = self.arch.tile.bytes(alloc.dtype if alloc.dtype in self.arch.tile.dtypes else "fp32")
+            terms.append(alloc.tiles * tile_bytes * depth)
+        return add(*terms)
+
+    def _constraints(self, l1: Expr) -> list[Constraint]:
+        out: list[Constraint] = []
+        for axis in self.program.grid:
+            name, cores = axis.tile.name, self.c.spatial[axis.tile.name]
+            if name in self.c.gather_axes:
+                out.append(Constraint(
+                    f"split_{name}", cmp("==", axis.num_tiles, cores),
+                    f"the split reduction over {name} runs one block per core: "
+                    f"{axis.extent}/{name} = {cores} cores",
+                ))  # fmt: skip
+            elif cores > 1:
+                out.append(Constraint(
+                    f"waves_{name}", cmp("==", mod(axis.num_tiles, cores), 0),
+                    f"full waves: {axis.extent}/{name} tiles is a multiple of the {cores} cores along {name}",
+                ))  # fmt: skip
+        for op in walk(self.program.body):
+            if isinstance(op, ForLoop) and not isinstance(op.end - op.begin, Const):
+                span = op.end - op.begin
+                out.append(Constraint(
+                    f"divides_{op.tile.name}", cmp("==", mod(span, op.tile), 0),
+                    f"{op.tile.name} divides the loop extent {span}",
+                ))  # fmt: skip
+        for sym in self._batch_tiles():
+            out.append(Constraint(
+                f"batch_{sym.name}", cmp("==", sym, 1),
+                f"a block holds one batch slice ({sym.name} = 1): batches are folded into DRAM rows",
+            ))  # fmt: skip
+        out.append(Constraint(
+            "l1", cmp("<=", l1, self.arch.l1_usable_bytes),
+            f"L1 footprint <= {self.arch.l1_usable_bytes} usable bytes per core",
+        ))  # fmt: skip
+        return out
+
+    def _batch_tiles(self) -> list[Sym]:
+        found: dict[str, Sym] = {}
+        for op in accesses(self.program.body):
+            if isinstance(op, Load | Store):
+                for w in op.window[:-2]:
+                    if isinstance(w.size, Sym) and w.size.upper > 1:
+                        found[w.size.name] = w.size
+        return list(found.values())
+
+
+def build_problem(
+    buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str, flops: int
+) -> Problem:
+    return ProblemBuilder(buffered, candidate, arch, fidelity, flops).build()

@@ -1,0 +1,216 @@
+"""Build the Hierarchical Execution Graph of a candidate (paper §2.6).
+
+    root  = for(waves, pipe_grid)
+    pipe_s = pipe(loads of scope s, body_s, stores of scope s)
+    body_s = compute ; for(trip, pipe_loop) ; compute ; gathers ; merge   (in program order)
+
+Every block (the grid body, every inner loop body) is a pipe whose load stage holds the
+loads issued in that scope and whose store stage holds its stores. A split reduction's
+merge runs on the owner only and folds the partials one by one, so the operations that
+read gathered values repeat once per partial.
+"""
+
+from __future__ import annotations
+
+import math
+
+from loom.arch import Arch
+from loom.ir.buffers import BufferedProgram, TileLayout
+from loom.ir.candidate import Candidate, CopyPlan
+from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term
+from loom.ir.tile import (
+    Convert,
+    Elementwise,
+    ExpandDims,
+    ForLoop,
+    Full,
+    Gather,
+    If,
+    Load,
+    Matmul,
+    Op,
+    Reduce,
+    Store,
+    Value,
+    accesses,
+)
+from loom.model import primitives as prim
+from loom.symbolic import Const, Expr, Sym, ceildiv, mul
+
+TILE = 32
+
+
+def knob(kind: str, scope: str) -> Sym:
+    ident = scope.removeprefix("loop:")
+    return Sym(f"{kind}_{ident}", 0, 1, 1, "knob")
+
+
+class HegBuilder:
+    def __init__(self, buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str) -> None:
+        self.b = buffered
+        self.program = buffered.program
+        self.c = candidate
+        self.arch = arch
+        self.fidelity = fidelity
+        self.access_index = {id(op): i for i, op in enumerate(accesses(self.program.body))}
+        self.gathered = {v for vb in buffered.buffers if vb.role == "gather_in" for v in vb.values}
+        self.cores = candidate.num_cores
+        gather_group = [c for c in candidate.copies if c.mode == "gather"]
+        self.group = math.prod(gather_group[0].area) if gather_group else 1
+
+    # ----- helpers -----------------------------------------------------------------
+    def copy_of(self, op: Op) -> CopyPlan:
+        return self.c.copies[self.access_index[id(op)]]
+
+    def layout(self, value: Value) -> TileLayout:
+        return self.b.layouts[value.name]
+
+    def tiles(self, value: Value) -> Expr:
+        return self.layout(value).tiles
+
+    def nbytes(self, tiles: Expr, dtype: str) -> Expr:
+        return tiles * self.arch.tile.bytes(dtype if dtype in self.arch.tile.dtypes else "fp32")
+
+    def buffered_value(self, value: Value) -> bool:
+        return self.b.buffer_of(value.name) is not None
+
+    # ----- graph ---------------------------------------------------------------------
+    def build(self) -> HegNode:
+        waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
+        return For("waves", waves, self.block(self.program.body, "grid", owners_only=False))
+
+    def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool) -> Pipe:
+        loads, stores, items = [], [], []
+        pending: list[Term] = []
+
+        def flush() -> None:
+            if pending:
+                items.append(Leaf(f"compute@{scope}#{len(items)}", tuple(pending)))
+                pending.clear()
+
+        for op in ops:
+            if isinstance(op, Load):
+                loads.append(self.load_spec(op))
+            elif isinstance(op, Store):
+                stores.append(self.store_spec(op, owners_only))
+            elif isinstance(op, ForLoop):
+                flush()
+                trip = ceildiv(op.end - op.begin, op.tile)
+                pipe = self.block(op.body, f"loop:{op.tile.name}", owners_only)
+                pending.extend(self.carry_terms(op))
+                items.append(For(f"for {op.tile.name}", trip, pipe))
+            elif isinstance(op, Gather):
+                pending.extend(self.gather_terms(op))
+            elif isinstance(op, If):
+                flush()
+                merge, merge_stores = self.merge(op)
+                items.extend(merge)
+                stores.extend(merge_stores)
+            else:
+                pending.extend(self.op_terms(op))
+        flush()
+        load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
+        store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
+        return Pipe(
+            name=scope,
+            load=Stage(f"load@{scope}", load_terms, load_cycles),
+            body=Seq(f"body@{scope}", tuple(items)),
+            store=Stage(f"store@{scope}", store_terms, store_cycles),
+            b_load=knob("b_load", scope),
+            b_store=knob("b_store", scope),
+        )
+
+    # ----- transfers -----------------------------------------------------------------
+    def load_spec(self, op: Load) -> prim.TransferSpec:
+        plan = self.copy_of(op)
+        vb = self.b.buffer_of(op.result.name)
+        assert vb is not None
+        tiles = vb.layout.tiles
+        group = plan.area[0] * plan.area[1]
+        what = f"load {op.tensor} (line {op.line}, {plan.mode}{' ' + str(plan.area) if group > 1 else ''})"
+        return prim.TransferSpec(
+            what, self.nbytes(tiles, vb.dtype), tiles, max(self.cores // group, 1), plan.mode == "multicast"
+        )
+
+    def store_spec(self, op: Store, owners_only: bool) -> prim.TransferSpec:
+        vb = self.b.buffer_of(op.value.name)
+        assert vb is not None
+        tiles = vb.layout.tiles
+        writers = self.cores // self.group if owners_only else self.cores
+        return prim.TransferSpec(
+            f"store {op.tensor} (line {op.line})", self.nbytes(tiles, vb.dtype), tiles, max(writers, 1)
+        )
+
+    def gather_terms(self, op: Gather) -> list[Term]:
+        tiles = self.tiles(op.operand)
+        nbytes = self.nbytes(tiles, op.operand.dtype)
+        what = f"gather {op.operand.name} across {op.across} (line {op.line})"
+        return [
+            prim.pack_term(self.arch, f"copy {op.operand.name} to its send buffer", tiles),
+            prim.gather_term(self.arch, what, nbytes, self.group),
+        ]
+
+    def carry_terms(self, loop: ForLoop) -> list[Term]:
+        """A next value kept in its own buffer is copied into the state every iteration."""
+        terms = []
+        for c in loop.carried:
+            state = self.b.buffer_of(c.arg.name)
+            if state is not None and c.next.name not in state.values:
+                tiles = self.tiles(c.next)
+                trip = ceildiv(loop.end - loop.begin, loop.tile)
+                terms.append(
+                    prim.Term("pack", f"carry {c.next.name} into {c.arg.name} (per iteration)",
+                              trip * (tiles * (self.arch.compute.pack_cycles_per_tile
+                                               + self.arch.compute.unpack_cycles_per_tile)))
+                )  # fmt: skip
+        return terms
+
+    # ----- compute -------------------------------------------------------------------
+    def op_terms(self, op: Op) -> list[Term]:  # noqa: C901 - one case per op class
+        arch, terms = self.arch, []
+        where = f"line {getattr(op, 'line', 0)}"
+        match op:
+            case Matmul(result=r, lhs=a, rhs=b):
+                la, lb = self.layout(a), self.layout(b)
+                n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+                terms.append(prim.matmul_term(arch, self.fidelity, f"matmul {r.name} ({where})",
+                                              la.tile_rows, n, la.tile_cols))  # fmt: skip
+            case Elementwise(result=r, op=kind):
+                terms.append(prim.eltwise_term(arch, kind, f"{kind} {r.name} ({where})", self.tiles(r)))
+            case Reduce(result=r, op=kind, operand=x):
+                terms.append(prim.reduce_term(arch, kind, f"reduce-{kind} {r.name} ({where})", self.tiles(x)))
+            case Full(result=r):
+                terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r)))
+                return terms
+            case Convert() | ExpandDims():
+                return terms
+            case _:
+                return terms
+        for value in op.operands():
+            if self.buffered_value(value):
+                terms.append(prim.unpack_term(arch, f"read {value.name}", self.tiles(value)))
+        for value in op.results():
+            if self.buffered_value(value):
+                terms.append(prim.pack_term(arch, f"write {value.name}", self.tiles(value)))
+        return terms
+
+    def merge(self, guard: If) -> tuple[list[HegNode], list[prim.TransferSpec]]:
+        """Owner-only merge: ops on gathered values fold once per partial."""
+        per_partial: list[Term] = []
+        once: list[Term] = []
+        stores = []
+        for op in guard.body:
+            if isinstance(op, Store):
+                stores.append(self.store_spec(op, owners_only=True))
+                continue
+            folded = any(v.name in self.gathered for v in op.operands())
+            (per_partial if folded else once).extend(self.op_terms(op))
+            folds = isinstance(op, Reduce) and op.axis == 0  # its result is one partial-free value
+            if folded and not folds:
+                self.gathered.update(r.name for r in op.results())
+        nodes: list[HegNode] = []
+        if per_partial:
+            nodes.append(For("merge partials", Const(self.group), Leaf("merge@fold", tuple(per_partial))))
+        if once:
+            nodes.append(Leaf("merge@final", tuple(once)))
+        return nodes, stores

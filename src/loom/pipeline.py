@@ -1,0 +1,172 @@
+"""The compilation pipeline: the one place that knows the order of the stages.
+
+    frontend      Helion kernel + shapes      -> TileProgram          (00_frontend.mlir)
+    dataflow      TileProgram                 -> BufferedProgram      (01_dataflow, 02_buffers)
+    mapping       BufferedProgram x Arch      -> [Candidate]          (03_mapping .. 05_multicast)
+    model         Candidate x Arch            -> Problem              (06_problems)
+    solve         [Problem]                   -> [Solution], ranked   (07_solver.log)
+    materialize   best Solution               -> Schedule             (schedule.json)
+    lower         Schedule                    -> Program
+    backends      Program                     -> TT-Lang, run on tt-lang-sim (kernel_ttlang.py)
+    sim           Program x Arch              -> simulated timing
+
+Each stage is a pure function of the previous stage's value; this module times them and
+collects the artifacts that `--dump-dir` writes (only the CLI writes files).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import time
+from collections.abc import Callable
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from loom.arch import Arch
+from loom.dataflow import build_buffers
+from loom.errors import InfeasibleError
+from loom.frontend import check_alignment, import_kernel
+from loom.ir.buffers import BufferedProgram
+from loom.ir.candidate import CandidateSet
+from loom.ir.printer import print_tile_program
+from loom.ir.problem import Problem
+from loom.ir.schedule import Schedule
+from loom.ir.tile import ForLoop, If, TileProgram
+from loom.kernels.registry import KernelSpec
+from loom.mapping import enumerate_candidates
+from loom.model import build_problem
+from loom.solve import RankOptions, Ranking, lower_bound, rank
+from loom.solve.materialize import CompileStats, materialize
+
+T = TypeVar("T")
+
+
+@dataclass
+class StageLog:
+    """Seconds per stage and the text artifacts, in the order they were produced."""
+
+    seconds: dict[str, float] = field(default_factory=dict)
+    artifacts: dict[str, str] = field(default_factory=dict)
+
+    @contextmanager
+    def stage(self, name: str):  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+
+    def timed(self, name: str, fn: Callable[[], T]) -> T:
+        with self.stage(name):
+            return fn()
+
+
+def run_frontend(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> TileProgram:
+    with log.stage("frontend"):
+        inputs = spec.example_inputs(shape)
+        program = import_kernel(spec.kernel, inputs)
+        check_alignment(program, shape)
+    log.artifacts["00_frontend.mlir"] = print_tile_program(program)
+    return program
+
+
+@dataclass(frozen=True)
+class CompileOptions:
+    arch: Arch
+    shape: dict[str, int]
+    math_fidelity: str = ""
+    jobs: int = 0
+    top_k: int = 5
+    solver: str = "cpsat"
+    time_limit_s: float = 10.0
+
+
+@dataclass
+class CompileResult:
+    program: TileProgram
+    buffered: BufferedProgram
+    candidates: CandidateSet
+    ranking: Ranking
+    schedule: Schedule
+    problem: Problem
+    log: StageLog
+
+
+def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
+    total = 0
+    for arg in program.args:
+        tiles = math.prod(arg.shape[:-2]) * math.ceil(arg.shape[-2] / 32) * math.ceil(arg.shape[-1] / 32)
+        total += tiles * arch.tile.bytes(arg.dtype if arg.dtype in arch.tile.dtypes else "fp32")
+    return total
+
+
+def _loop_depth(program: TileProgram) -> int:
+    def depth(ops: tuple) -> int:  # type: ignore[type-arg]
+        return max((1 + depth(op.body) if isinstance(op, ForLoop) else depth(op.body) if isinstance(op, If) else 0 for op in ops), default=0)
+
+    return depth(program.body) + 1
+
+
+def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
+    """Frontend -> dataflow -> mapping -> model -> solve -> materialize."""
+    start = time.perf_counter()
+    log = StageLog()
+    arch, shape = options.arch, options.shape
+    fidelity = options.math_fidelity or arch.matmul.default_fidelity
+    program = run_frontend(spec, shape, log)
+    buffered = log.timed("dataflow", lambda: build_buffers(program))
+    candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
+    flops = spec.flops(shape) if spec.flops else 0
+    dram_bytes = _compulsory_bytes(program, arch)
+    depth = _loop_depth(program)
+    bounds = {
+        c.name: lower_bound(c, arch, fidelity, flops, dram_bytes, depth) for c in candidates.candidates
+    }
+    rank_options = RankOptions(
+        top_k=options.top_k,
+        jobs=options.jobs or os.cpu_count() or 1,
+        solver=options.solver,
+        deterministic_seconds=options.time_limit_s,
+    )
+    ranking = log.timed(
+        "model+solve",
+        lambda: rank(
+            candidates.candidates,
+            bounds,
+            lambda c: build_problem(buffered, c, arch, fidelity, flops),
+            rank_options,
+        ),
+    )
+    if not ranking.top:
+        raise InfeasibleError(_infeasible_message(program, arch, ranking))
+    best_solution, best_problem = ranking.top[0]
+    stats = CompileStats(
+        kernel=spec.name,
+        arch=arch.name,
+        shape=dict(shape),
+        dtype=program.args[0].dtype,
+        math_fidelity=fidelity,
+        candidates_total=candidates.candidates_total,
+        candidates_after_pruning=len(candidates.candidates),
+        candidates_feasible=sum(1 for s in ranking.solutions if s.status != "infeasible"),
+        compile_seconds=time.perf_counter() - start,
+    )
+    schedule = log.timed(
+        "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
+    )
+    return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, log)
+
+
+def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:
+    reasons: dict[str, int] = {}
+    for s in ranking.solutions:
+        if s.reason:
+            reasons[s.reason] = reasons.get(s.reason, 0) + 1
+    common = sorted(reasons.items(), key=lambda kv: -kv[1])[:2]
+    why = "; ".join(f"{r} ({n} candidates)" for r, n in common) or "no candidate"
+    return (
+        f"no schedule of {program.name} fits {arch.name}: {why}. Use a larger "
+        "architecture description (e.g. more usable L1) or a smaller shape."
+    )

@@ -1,0 +1,138 @@
+"""Discrete-event core: a time-ordered event heap, the fluid network, and processes.
+
+Each core engine (reader, compute, writer) is a *process*: a generator that yields
+requests. A request either completes at once (its value is sent straight back) or
+returns :data:`PENDING` after arranging for :meth:`Scheduler.resume` to be called later.
+Busy time is what a process spends in delays and transfers; time spent waiting for a
+buffer or a peer is a stall.
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections.abc import Callable, Generator
+from typing import Any
+
+from loom.sim.network import FluidNetwork
+
+PENDING = object()
+"""Returned by a request that has suspended its process."""
+
+ProcGen = Generator["Request", Any, None]
+
+
+class Request:
+    """Something a process asks of the machine; see :meth:`start`."""
+
+    __slots__ = ()
+
+    def start(self, sched: Scheduler, proc: Process) -> Any:
+        """Do the request; return its value, or PENDING after arranging a resume."""
+        raise NotImplementedError
+
+
+class Process:
+    """One engine of one core running its stream."""
+
+    __slots__ = ("busy", "core", "engine", "finished", "gen", "intervals", "waiting")
+
+    def __init__(self, core: tuple[int, int], engine: str, gen: ProcGen) -> None:
+        self.core = core
+        self.engine = engine
+        self.gen = gen
+        self.busy = 0.0
+        self.finished: float | None = None
+        self.waiting = ""
+        """What the process is blocked on (for deadlock reports); empty when running."""
+        self.intervals: list[tuple[float, float, str]] | None = None
+
+    @property
+    def label(self) -> str:
+        return f"core ({self.core[0]},{self.core[1]}) {self.engine}"
+
+    def record(self, start: float, end: float, what: str) -> None:
+        self.busy += end - start
+        if self.intervals is not None and end > start:
+            self.intervals.append((start, end, what))
+
+
+class Scheduler:
+    """The event loop: heap events and flow completions in time order."""
+
+    def __init__(self, net: FluidNetwork) -> None:
+        self.now = 0.0
+        self.net = net
+        self._heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
+        self._seq = 0
+        self.events = 0
+        self.processes: list[Process] = []
+
+    def at(self, t: float, fn: Callable[[Any], None], arg: Any = None) -> None:
+        self._seq += 1
+        heapq.heappush(self._heap, (t, self._seq, fn, arg))
+
+    def spawn(self, proc: Process) -> None:
+        self.processes.append(proc)
+        self.at(0.0, self.resume, proc)
+
+    def resume(self, proc: Process, value: Any = None) -> None:
+        """Run `proc` until it blocks or ends."""
+        proc.waiting = ""
+        gen = proc.gen
+        while True:
+            try:
+                req = gen.send(value)
+            except StopIteration:
+                proc.finished = self.now
+                return
+            value = req.start(self, proc)
+            if value is PENDING:
+                return
+
+    def wake(self, proc: Process, value: Any = None) -> None:
+        """Resume `proc` at the current time, after the event being handled."""
+        self.at(self.now, _resume_with, (self, proc, value))
+
+    def run(self) -> None:
+        heap, net = self._heap, self.net
+        while True:
+            if heap and heap[0][0] <= self.now:
+                _, _, fn, arg = heapq.heappop(heap)
+                self.events += 1
+                fn(arg)
+                continue
+            t_net = net.next_completion() if net.flows else math.inf
+            t_heap = heap[0][0] if heap else math.inf
+            if t_net == math.inf and t_heap == math.inf:
+                return
+            if t_net <= t_heap:
+                self.now = max(self.now, t_net)
+                for flow in net.pop_done(self.now):
+                    self.events += 1
+                    flow.on_done()
+            else:
+                self.now = t_heap
+
+
+def _resume_with(arg: tuple[Scheduler, Process, Any]) -> None:
+    sched, proc, value = arg
+    sched.resume(proc, value)
+
+
+class Delay(Request):
+    """Keep the engine busy for `cycles` (compute, fixed costs)."""
+
+    __slots__ = ("cycles", "what")
+
+    def __init__(self, cycles: float, what: str) -> None:
+        self.cycles = cycles
+        self.what = what
+
+    def start(self, sched: Scheduler, proc: Process) -> Any:
+        if self.cycles <= 0.0:
+            return None
+        end = sched.now + self.cycles
+        proc.record(sched.now, end, self.what)
+        sched.at(end, _resume_with, (sched, proc, None))
+        return PENDING

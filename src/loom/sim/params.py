@@ -1,0 +1,167 @@
+"""SimParams: every number the simulator uses, read from one :class:`Arch` in one place.
+
+The simulator never holds hardware numbers of its own. Most fields copy an Arch field;
+a few are *derived* from Arch fields because the Arch has no field for them yet (each
+derivation is documented on the field and listed in :data:`DERIVED`). When the Arch gains
+the proposed field, :func:`from_arch` reads it instead (the ``getattr`` fallbacks below).
+Calibration scripts may replace individual values with ``dataclasses.replace``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from loom.arch import Arch
+
+
+@dataclass(frozen=True, slots=True)
+class SimParams:
+    """Numbers of one architecture, in cycles and bytes per cycle."""
+
+    clock_ghz: float
+    launch_cycles: float
+    # --- NoC -------------------------------------------------------------------------
+    noc_grid: tuple[int, int]
+    """Torus size (x, y) in NoC coordinates."""
+    worker_noc_x: tuple[int, ...]
+    worker_noc_y: tuple[int, ...]
+    link_bytes_per_cycle: float
+    """Sustained bandwidth of one link, and of a core's injection or absorption port."""
+    max_packet_bytes: int
+    size_table: tuple[tuple[int, float], ...]
+    """Per-transaction bandwidth cap by transfer size (bytes -> bytes/cycle)."""
+    issue_cycles: float
+    """RISC-V cost of issuing one transaction: caps the rate at size / issue_cycles."""
+    hop_cycles: float
+    niu_cycles: float
+    write_base_cycles: float
+    """Issue-to-barrier cost of a write beyond its route (hops and NIUs). Derived from
+    fixed.semaphore_cycles, a one-hop same-axis 64 B write: semaphore - 2 niu - 1 hop."""
+    read_latency_cycles: float
+    semaphore_cycles: float
+    multicast_bytes_per_cycle: float
+    """Throughput cap of an unlinked multicast (each packet also waits a round trip)."""
+    multicast_ack_cycles: float
+    """Sender cycles per receiver per packet of a linked multicast (write acks). Derived
+    so that a full-grid linked multicast of maximal packets runs at the measured
+    noc.multicast_linked_bytes_per_cycle; proposed Arch field
+    noc.multicast_ack_cycles_per_receiver."""
+    # --- DRAM ------------------------------------------------------------------------
+    bank_noc_xy: tuple[tuple[int, int], ...]
+    bank_bytes_per_cycle: float
+    """Achievable bandwidth of one bank: peak x efficiency."""
+    dram_read_latency_cycles: float
+    dram_write_latency_cycles: float
+    dram_reader_bytes_per_cycle: float
+    dram_writer_bytes_per_cycle: float
+    """Per-core caps of one reading / writing engine. The writer cap falls back to the
+    reader cap until the Arch has dram.writer_bytes_per_cycle."""
+    # --- compute ---------------------------------------------------------------------
+    unpack_bytes_per_cycle: float
+    """Both unpackers together (L1 -> source registers). Fallback: two unpackers each
+    moving one BF16 tile in compute.unpack_cycles_per_tile."""
+    pack_bytes_per_cycle: float
+    """Packers together (Dst -> L1). Fallback: one BF16 tile per pack_cycles_per_tile."""
+
+    def size_bandwidth(self, nbytes: float) -> float:
+        """Per-transaction bandwidth cap for `nbytes` (piecewise linear, as Arch.Noc)."""
+        return table_bandwidth(self.size_table, nbytes)
+
+    def packet_bytes(self, transaction_bytes: float) -> float:
+        return min(transaction_bytes, self.max_packet_bytes)
+
+    def unicast_cap(self, transaction_bytes: float) -> float:
+        """Rate cap of a stream of transactions of one size: size table and issue rate."""
+        cap = self.size_bandwidth(self.packet_bytes(transaction_bytes))
+        return min(cap, transaction_bytes / self.issue_cycles)
+
+    def write_latency(self, hops: int) -> float:
+        return self.write_base_cycles + 2 * self.niu_cycles + hops * self.hop_cycles
+
+    def multicast_cap(self, transaction_bytes: float, count: int, receivers: int,
+                      hops: int, linked: bool) -> float:
+        """Rate cap of `count` back-to-back multicasts of `transaction_bytes` each.
+
+        An unlinked multicast sends each packet only after the previous one's write round
+        trip (to the farthest receiver) and never beats the measured unlinked multicast
+        throughput. A linked multicast keeps its path for the next transaction, so every
+        transaction after the first costs its issue or wire time plus one write
+        acknowledgement per receiver and packet; the first one is unlinked."""
+        pkt = self.packet_bytes(transaction_bytes)
+        packets = max(transaction_bytes / pkt, 1.0)
+        wire = pkt / self.size_bandwidth(pkt)
+        unlinked_rate = min(self.multicast_bytes_per_cycle, pkt / (wire + self.write_latency(hops)))
+        first = transaction_bytes / unlinked_rate
+        if not linked or count <= 1:
+            return transaction_bytes / max(first, self.issue_cycles)
+        rest = packets * (max(wire, self.issue_cycles) + self.multicast_ack_cycles * receivers)
+        return count * transaction_bytes / (first + (count - 1) * rest)
+
+
+DERIVED = (
+    "write_base_cycles = fixed.semaphore_cycles - 2 noc.niu_cycles - noc.hop_cycles",
+    "multicast_ack_cycles from noc.multicast_linked_bytes_per_cycle at the full grid",
+    "dram_writer_bytes_per_cycle = dram.reader_bytes_per_cycle (until dram.writer_...)",
+    "unpack/pack bytes per cycle from compute.unpack/pack_cycles_per_tile of a BF16 tile",
+)
+
+
+def _bf16_tile_bytes(arch: Arch) -> int:
+    """The YAML's per-tile pack/unpack cycles are documented for a BF16 tile."""
+    try:
+        return arch.tile.bytes("bf16")
+    except KeyError:
+        return max(size for _, size in arch.tile.bytes_per_dtype)
+
+
+def from_arch(arch: Arch) -> SimParams:
+    """Read (or derive) every simulator number from `arch`."""
+    noc, dram, fixed, comp = arch.noc, arch.dram, arch.fixed, arch.compute
+    write_base = fixed.semaphore_cycles - 2 * noc.niu_cycles - noc.hop_cycles
+    pkt = noc.max_packet_bytes
+    full = max(arch.num_cores - 1, 1)
+    wire = pkt / table_bandwidth(noc.transfer_size_bytes_per_cycle, pkt)
+    ack = getattr(noc, "multicast_ack_cycles_per_receiver", None)
+    if ack is None:
+        ack = max(pkt / noc.multicast_linked_bytes_per_cycle - wire, 0.0) / full
+    tile = _bf16_tile_bytes(arch)
+    unpack = getattr(comp, "unpack_bytes_per_cycle", None) or 2 * tile / comp.unpack_cycles_per_tile
+    pack = getattr(comp, "pack_bytes_per_cycle", None) or tile / comp.pack_cycles_per_tile
+    writer = getattr(dram, "writer_bytes_per_cycle", None) or dram.reader_bytes_per_cycle
+    return SimParams(
+        clock_ghz=arch.clock_ghz,
+        launch_cycles=arch.us_to_cycles(fixed.program_launch_us),
+        noc_grid=(noc.grid_x, noc.grid_y),
+        worker_noc_x=arch.worker_noc_x,
+        worker_noc_y=arch.worker_noc_y,
+        link_bytes_per_cycle=noc.link_effective_bytes_per_cycle,
+        max_packet_bytes=noc.max_packet_bytes,
+        size_table=noc.transfer_size_bytes_per_cycle,
+        issue_cycles=noc.issue_cycles,
+        hop_cycles=noc.hop_cycles,
+        niu_cycles=noc.niu_cycles,
+        write_base_cycles=write_base,
+        read_latency_cycles=noc.read_latency_cycles,
+        semaphore_cycles=fixed.semaphore_cycles,
+        multicast_bytes_per_cycle=noc.multicast_bytes_per_cycle,
+        multicast_ack_cycles=ack,
+        bank_noc_xy=tuple((b.noc_x, b.noc_y) for b in dram.banks),
+        bank_bytes_per_cycle=dram.bank_bytes_per_cycle * dram.efficiency,
+        dram_read_latency_cycles=dram.read_latency_cycles,
+        dram_write_latency_cycles=dram.write_latency_cycles,
+        dram_reader_bytes_per_cycle=dram.reader_bytes_per_cycle,
+        dram_writer_bytes_per_cycle=writer,
+        unpack_bytes_per_cycle=unpack,
+        pack_bytes_per_cycle=pack,
+    )
+
+
+def table_bandwidth(table: tuple[tuple[int, float], ...], nbytes: float) -> float:
+    """Piecewise-linear interpolation of a size -> bytes/cycle table (linear to 0 below)."""
+    if nbytes <= table[0][0]:
+        return table[0][1] * nbytes / table[0][0]
+    for (s0, b0), (s1, b1) in itertools.pairwise(table):
+        if nbytes <= s1:
+            return b0 + (b1 - b0) * (nbytes - s0) / (s1 - s0)
+    return table[-1][1]

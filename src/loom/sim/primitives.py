@@ -1,0 +1,83 @@
+"""Data-movement primitives below the Program level, for microbenchmarks.
+
+TT-Metal's data-movement tests issue `count` transactions of `size` bytes and then wait
+at one barrier; sizes need not be whole tiles. :func:`run_copies` runs such batches on the
+same machine model as :func:`loom.sim.simulate` (same legs, links, banks and latencies),
+one sequence of batches per engine, all engines starting together.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from loom.errors import SimulationError
+from loom.sim.engine import Process, Request
+from loom.sim.machine import Machine, Transfer
+from loom.sim.params import SimParams
+from loom.sim.topology import Core
+from loom.sim.transfers import Leg, run_bank_counts
+
+KINDS = ("write", "read", "dram_read", "dram_write", "multicast")
+
+
+@dataclass(frozen=True, slots=True)
+class Copy:
+    """`count` transactions of `size` bytes issued by `core`, then one barrier."""
+
+    kind: str
+    """write / read (core to core), dram_read / dram_write, multicast."""
+    core: Core
+    size: int
+    count: int = 1
+    peer: Core | None = None
+    """The other core of a write (destination) or read (source)."""
+    dsts: tuple[Core, ...] = ()
+    """Receivers of a multicast."""
+    noc: int = 0
+    first_bank: int = 0
+    """DRAM: bank of the first page; pages go round-robin over the banks..."""
+    one_bank: bool = False
+    """...unless every page is in `first_bank` (a bank-sharded buffer)."""
+    linked: bool = True
+
+
+def run_copies(params: SimParams, engines: Sequence[Sequence[Copy]]) -> tuple[float, ...]:
+    """Finish cycle of each engine's sequence of copies (all start at cycle 0)."""
+    machine = Machine(params)
+    procs = []
+    for i, copies in enumerate(engines):
+        core = copies[0].core if copies else (0, 0)
+        proc = Process(core, f"engine {i}", _engine(machine, copies))
+        machine.sched.spawn(proc)
+        procs.append(proc)
+    machine.sched.run()
+    return tuple(p.finished or 0.0 for p in procs)
+
+
+def _engine(machine: Machine, copies: Sequence[Copy]) -> Generator[Request, Any, None]:
+    for c in copies:
+        yield Transfer(machine, (leg_of(machine, c),), c.kind)
+
+
+def leg_of(machine: Machine, c: Copy) -> Leg:
+    legs = machine.legs
+    nbytes = c.size * c.count
+    if c.kind in ("dram_read", "dram_write"):
+        n = machine.topo.n_banks
+        if c.one_bank:
+            counts = tuple(c.count if b == c.first_bank else 0 for b in range(n))
+        else:
+            counts = run_bank_counts(n, c.first_bank, c.count)
+        return legs.dram(c.noc, c.core, counts, c.size, write=c.kind == "dram_write")
+    if c.kind in ("write", "read"):
+        if c.peer is None:
+            raise SimulationError(f"a '{c.kind}' copy needs a peer core")
+        make = legs.write if c.kind == "write" else legs.read
+        return make(c.noc, c.core, c.peer, nbytes, c.size)
+    if c.kind == "multicast":
+        if not c.dsts:
+            raise SimulationError("a multicast copy needs receivers")
+        return legs.multicast(c.noc, c.core, c.dsts, nbytes, c.size, c.linked)
+    raise SimulationError(f"unknown copy kind '{c.kind}'; use one of {', '.join(KINDS)}")

@@ -1,0 +1,159 @@
+"""Data movements as *legs*: one fluid flow plus the latency that follows it.
+
+A blocking copy issues a batch of NoC transactions and waits at a barrier for the last
+acknowledgement. Its leg carries all the batch's bytes through the resources it uses
+(weighted when the bytes spread over several DRAM banks), at most at the rate of one
+stream of transactions of that size (the size-dependent bandwidth, the RISC-V issue rate,
+per-engine DRAM limits). The barrier returns the leg's `latency` after the last byte moved.
+
+DRAM tensors are interleaved page by page (one tile per page) round-robin over the banks
+in row-major tile order, so a window's bytes spread over the banks by simple counting.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+
+import numpy as np
+
+from loom.sim.params import SimParams
+from loom.sim.topology import XY, Core, Topology
+
+
+@dataclass(frozen=True, slots=True)
+class Leg:
+    """One flow: `nbytes` through `res` (weights `w`) at most at `cap`, then `latency`."""
+
+    nbytes: float
+    cap: float
+    res: np.ndarray
+    w: np.ndarray
+    latency: float
+    category: str
+    """Bytes-moved bucket: dram_read, dram_write, noc_unicast, noc_multicast."""
+    delivered: float = 0.0
+    """Bytes that reach receivers (multicast: nbytes x receivers)."""
+
+
+def window_bank_counts(n_banks: int, tensor_cols: int, row: int, col: int,
+                       rows: int, cols: int) -> tuple[int, ...]:
+    """Tiles of the window [row, row+rows) x [col, col+cols) held by each bank."""
+    counts = [0] * n_banks
+    full, rem = divmod(cols, n_banks)
+    for r in range(row, row + rows):
+        first = r * tensor_cols + col
+        if full:
+            for b in range(n_banks):
+                counts[b] += full
+        for i in range(rem):
+            counts[(first + i) % n_banks] += 1
+    return tuple(counts)
+
+
+def run_bank_counts(n_banks: int, first_bank: int, pages: int) -> tuple[int, ...]:
+    """Pages [0, pages) of a buffer whose first page is in `first_bank`."""
+    full, rem = divmod(pages, n_banks)
+    return tuple(full + int((b - first_bank) % n_banks < rem) for b in range(n_banks))
+
+
+class LegBuilder:
+    """Builds legs for one architecture, caching route arrays."""
+
+    def __init__(self, topo: Topology, params: SimParams) -> None:
+        self.topo = topo
+        self.p = params
+        self._dram_usage = lru_cache(maxsize=4096)(self._dram_usage_uncached)
+        self._unicast_usage = lru_cache(maxsize=4096)(self._unicast_usage_uncached)
+        self._mcast_usage = lru_cache(maxsize=1024)(self._mcast_usage_uncached)
+
+    # ----- DRAM -----------------------------------------------------------------------
+
+    def dram(self, noc: int, core: Core, counts: tuple[int, ...], page_bytes: int,
+             write: bool) -> Leg:
+        """Read (or write) the pages counted per bank in `counts` into (from) `core`."""
+        pages = sum(counts)
+        p = self.p
+        res, w = self._dram_usage(noc, self.topo.core_xy(core), counts, write)
+        cap = p.unicast_cap(page_bytes)
+        if write:
+            cap = min(cap, p.dram_writer_bytes_per_cycle)
+            latency, category = p.dram_write_latency_cycles, "dram_write"
+        else:
+            cap = min(cap, p.dram_reader_bytes_per_cycle)
+            latency, category = p.dram_read_latency_cycles, "dram_read"
+        nbytes = pages * page_bytes
+        return Leg(nbytes, cap, res, w, latency, category, nbytes)
+
+    def _dram_usage_uncached(self, noc: int, core_xy: XY, counts: tuple[int, ...],
+                             write: bool) -> tuple[np.ndarray, np.ndarray]:
+        topo = self.topo
+        pages = sum(counts)
+        usage: dict[int, float] = {topo.port_id(noc, core_xy, absorb=not write): 1.0}
+        for bank, n in enumerate(counts):
+            if n == 0:
+                continue
+            share = n / pages
+            usage[topo.bank_id(bank)] = usage.get(topo.bank_id(bank), 0.0) + share
+            bank_xy = topo.bank_xy(bank)
+            route = topo.route(noc, core_xy, bank_xy) if write else topo.route(
+                noc, bank_xy, core_xy)
+            for link in route:
+                usage[link] = usage.get(link, 0.0) + share
+        return _arrays(usage)
+
+    # ----- core to core ---------------------------------------------------------------
+
+    def write(self, noc: int, src: Core, dst: Core, nbytes: float, txn_bytes: float) -> Leg:
+        """A unicast write of `nbytes` in transactions of `txn_bytes`."""
+        s, d = self.topo.core_xy(src), self.topo.core_xy(dst)
+        res, w = self._unicast_usage(noc, s, d)
+        latency = self.p.write_latency(self.topo.hops(noc, s, d))
+        return Leg(nbytes, self.p.unicast_cap(txn_bytes), res, w, latency, "noc_unicast",
+                   nbytes)
+
+    def read(self, noc: int, reader: Core, target: Core, nbytes: float,
+             txn_bytes: float) -> Leg:
+        """A unicast read: data flows from `target` to `reader` on the reader's NoC."""
+        s, d = self.topo.core_xy(target), self.topo.core_xy(reader)
+        res, w = self._unicast_usage(noc, s, d)
+        return Leg(nbytes, self.p.unicast_cap(txn_bytes), res, w,
+                   self.p.read_latency_cycles, "noc_unicast", nbytes)
+
+    def _unicast_usage_uncached(self, noc: int, s: XY, d: XY) -> tuple[np.ndarray, np.ndarray]:
+        topo = self.topo
+        usage = {topo.port_id(noc, s, absorb=False): 1.0, topo.port_id(noc, d, absorb=True): 1.0}
+        for link in topo.route(noc, s, d):
+            usage[link] = 1.0
+        return _arrays(usage)
+
+    def multicast(self, noc: int, src: Core, dsts: Sequence[Core], nbytes: float,
+                  txn_bytes: float, linked: bool) -> Leg:
+        """Multicast writes of `nbytes` in transactions of `txn_bytes` from `src` to every
+        core of `dsts`."""
+        s = self.topo.core_xy(src)
+        d = tuple(self.topo.core_xy(c) for c in dsts)
+        res, w, hops = self._mcast_usage(noc, s, d)
+        count = max(round(nbytes / txn_bytes), 1)
+        cap = self.p.multicast_cap(txn_bytes, count, len(d), hops, linked)
+        latency = self.p.write_latency(hops)
+        return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * len(d))
+
+    def _mcast_usage_uncached(self, noc: int, s: XY, d: tuple[XY, ...]
+                              ) -> tuple[np.ndarray, np.ndarray, int]:
+        topo = self.topo
+        usage = {topo.port_id(noc, s, absorb=False): 1.0}
+        for xy in d:
+            usage[topo.port_id(noc, xy, absorb=True)] = 1.0
+        for link in topo.multicast_links(noc, s, d):
+            usage[link] = 1.0
+        hops = max((topo.hops(noc, s, xy) for xy in d), default=0)
+        res, w = _arrays(usage)
+        return res, w, hops
+
+
+def _arrays(usage: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
+    res = np.fromiter(usage.keys(), dtype=np.int64, count=len(usage))
+    w = np.fromiter(usage.values(), dtype=np.float64, count=len(usage))
+    return res, w

@@ -1,0 +1,86 @@
+"""Solve every candidate and rank them; keep the top k.
+
+Candidates are visited in order of a cheap lower bound on their modeled latency — the
+matmul work per core at the peak tile-matmul rate, and the compulsory DRAM traffic
+(every tensor read or written once) at the DRAM's achievable bandwidth — and each solve
+gets the current k-th best latency as an inclusive cutoff. Once a candidate's bound
+exceeds the cutoff, it and all later ones are pruned without building their problems.
+The true top k is never pruned, so the ranking (latency, then name) does not depend on
+how many candidates are solved in parallel.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+
+from loom.arch import Arch
+from loom.ir.candidate import Candidate
+from loom.ir.problem import Problem
+from loom.ir.solution import Solution
+from loom.solve.cpsat import solve_problem
+from loom.solve.enumerate import enumerate_problem
+
+
+@dataclass(frozen=True)
+class RankOptions:
+    top_k: int = 5
+    jobs: int = 1
+    solver: str = "cpsat"  # "cpsat" | "enumerate"
+    deterministic_seconds: float = 10.0
+
+
+@dataclass(frozen=True)
+class Ranking:
+    solutions: tuple[Solution, ...]
+    """One per candidate, in candidate order."""
+    top: tuple[tuple[Solution, Problem], ...]
+    """The best k solved candidates, best first."""
+
+
+def lower_bound(candidate: Candidate, arch: Arch, fidelity: str, flops: int, dram_bytes: int, depth: int) -> int:
+    """A bound no assignment of this candidate can beat under the model."""
+    tile_flops = 2 * arch.tile.rows * arch.tile.cols * arch.tile.cols
+    compute = math.ceil(flops * arch.matmul.cycles(fidelity) / (tile_flops * candidate.num_cores))
+    dram = math.ceil(dram_bytes / (arch.dram.peak_bytes_per_cycle * arch.dram.efficiency) / depth)
+    return max(compute, dram)
+
+
+def rank(
+    candidates: tuple[Candidate, ...],
+    bounds: dict[str, int],
+    build: Callable[[Candidate], Problem],
+    options: RankOptions,
+) -> Ranking:
+    order = sorted(candidates, key=lambda c: (bounds[c.name], c.name))
+    results: dict[str, Solution] = {}
+    kept: list[tuple[Solution, Problem]] = []
+
+    def cutoff() -> int | None:
+        return kept[options.top_k - 1][0].cycles if len(kept) >= options.top_k else None
+
+    def solve(c: Candidate, limit: int | None) -> tuple[Solution, Problem]:
+        problem = build(c)
+        if options.solver == "enumerate":
+            return enumerate_problem(problem, limit, bounds[c.name]), problem
+        return solve_problem(problem, limit, options.deterministic_seconds, bounds[c.name]), problem
+
+    batch = max(1, options.jobs)
+    with ThreadPoolExecutor(max_workers=batch) as pool:
+        for start in range(0, len(order), batch):
+            limit = cutoff()
+            group = order[start : start + batch]
+            todo = [c for c in group if limit is None or bounds[c.name] <= limit]
+            for c in group:
+                if c not in todo:
+                    results[c.name] = Solution(c.name, "pruned", lower_bound=bounds[c.name],
+                                               reason=f"lower bound {bounds[c.name]} > incumbent {limit}")  # fmt: skip
+            for solution, problem in pool.map(lambda c: solve(c, limit), todo):
+                results[solution.candidate] = solution
+                if solution.solved:
+                    kept.append((solution, problem))
+                    kept.sort(key=lambda sp: (sp[0].cycles, sp[0].candidate))
+                    del kept[options.top_k :]
+    return Ranking(tuple(results[c.name] for c in candidates), tuple(kept))
