@@ -38,8 +38,25 @@ def _build_parser() -> argparse.ArgumentParser:
 
     compile_ = sub.add_parser("compile", help="compile a kernel and print the chosen schedule")
     _kernel_args(compile_)
+    _solver_args(compile_)
     compile_.add_argument("--dump-dir", help="write every stage's artifact into this folder")
+    compile_.add_argument("--json", action="store_true", help="print the Schedule as JSON")
+
+    cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
+    _kernel_args(cands)
+    cands.add_argument("--json", action="store_true", help="print the candidates as JSON")
     return parser
+
+
+def _solver_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--jobs", type=int, default=0, help="parallel solves (default: all cores)")
+    parser.add_argument("--top-k", type=int, default=5, help="candidates kept in the ranking")
+    parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
+    parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
+    parser.add_argument(
+        "--time-limit", type=float, default=10.0,
+        help="per-candidate CP-SAT limit in deterministic seconds",
+    )  # fmt: skip
 
 
 def _cmd_archs(args: argparse.Namespace) -> int:
@@ -74,28 +91,66 @@ def _write_dump(dump_dir: str | None, artifacts: dict[str, str]) -> None:
             shutil.rmtree(staging)
 
 
-def _cmd_compile(args: argparse.Namespace) -> int:
+def _load_kernel(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.arch import load_arch
     from loom.kernels.registry import parse_shape, resolve_kernel
-    from loom.pipeline import StageLog, run_frontend
 
     arch = load_arch(args.arch)
     spec = resolve_kernel(args.kernel)
-    shape = parse_shape(args.shape, spec)
-    log = StageLog()
-    program = run_frontend(spec, shape, log)
-    syms = ", ".join(f"{s.name} in [{s.lower}, {s.upper}] step {s.align}" for s in program.tile_syms)
-    print(f"kernel {program.name} on {arch.name}, shape {shape}")
-    print(f"tile symbols: {syms}")
-    _write_dump(args.dump_dir, log.artifacts)
-    if args.dump_dir:
-        print(f"artifacts: {', '.join(log.artifacts)} in {args.dump_dir}")
+    return arch, spec, parse_shape(args.shape, spec)
+
+
+def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from loom.pipeline import CompileOptions, compile_kernel
+
+    arch, spec, shape = _load_kernel(args)
+    if args.top_k < 1 or args.jobs < 0:
+        raise LoomError("--top-k must be >= 1 and --jobs >= 0; fix the option.")
+    options = CompileOptions(
+        arch=arch,
+        shape=shape,
+        math_fidelity=args.math_fidelity,
+        jobs=args.jobs,
+        top_k=args.top_k,
+        solver=args.solver,
+        time_limit_s=args.time_limit,
+    )
+    return spec, compile_kernel(spec, options)
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from loom.report import compile_artifacts, summary
+
+    _, result = _compile(args)
+    artifacts = compile_artifacts(result)
+    _write_dump(args.dump_dir, artifacts)
+    if args.json:
+        print(result.schedule.to_json(), end="")
+    else:
+        print(summary(result), end="")
+        if args.dump_dir:
+            print(f"artifacts   {len(artifacts)} files in {args.dump_dir}")
+    return 0
+
+
+def _cmd_candidates(args: argparse.Namespace) -> int:
+    from loom.dataflow import build_buffers
+    from loom.mapping import enumerate_candidates
+    from loom.pipeline import StageLog, run_frontend
+    from loom.report import candidates_table
+    from loom.report.artifacts import candidates_json
+
+    arch, spec, shape = _load_kernel(args)
+    program = run_frontend(spec, shape, StageLog())
+    cs = enumerate_candidates(build_buffers(program), arch)
+    print(candidates_json(cs) if args.json else candidates_table(cs), end="")
     return 0
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "archs": _cmd_archs,
     "compile": _cmd_compile,
+    "candidates": _cmd_candidates,
 }
 
 

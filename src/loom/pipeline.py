@@ -36,7 +36,7 @@ from loom.ir.schedule import Schedule
 from loom.ir.tile import ForLoop, If, TileProgram
 from loom.kernels.registry import KernelSpec
 from loom.mapping import enumerate_candidates
-from loom.model import build_problem
+from loom.model import build_problem, check_feasible
 from loom.solve import RankOptions, Ranking, lower_bound, rank
 from loom.solve.materialize import CompileStats, materialize
 
@@ -91,6 +91,7 @@ class CompileResult:
     ranking: Ranking
     schedule: Schedule
     problem: Problem
+    arch: Arch
     log: StageLog
 
 
@@ -150,13 +151,15 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
         math_fidelity=fidelity,
         candidates_total=candidates.candidates_total,
         candidates_after_pruning=len(candidates.candidates),
-        candidates_feasible=sum(1 for s in ranking.solutions if s.status != "infeasible"),
+        candidates_feasible=sum(
+            1 for c in candidates.candidates if not check_feasible(buffered, c, arch)
+        ),
         compile_seconds=time.perf_counter() - start,
     )
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
-    return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, log)
+    return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, arch, log)
 
 
 def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:

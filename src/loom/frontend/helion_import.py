@@ -288,7 +288,8 @@ class HelionImporter:
             return self._elementwise(node, scope, _BINARY[target], node.args[:2])
         if target in _REDUCE:
             return self._reduce(node, scope, _REDUCE[target])
-        self._unsupported(node, getattr(target, "__name__", str(target)))
+        name = getattr(target, "__name__", str(target))
+        self._unsupported(node, name.split(".")[0] if "." in name else name)
         return None
 
     def _unsupported(self, node: torch.fx.Node, what: str) -> None:

@@ -94,6 +94,8 @@ class Problem:
     symbols: dict[str, Sym]
     constraints: tuple[Constraint, ...]
     l1_bytes: Expr
+    dram_bytes: Expr
+    """DRAM traffic of the whole kernel (all cores): the tie-breaker between equal latencies."""
     flops: int
     infeasible_reason: str = ""
     """Set when the domains are empty before solving (no legal tile at all)."""

@@ -220,7 +220,9 @@ class WriteDram(Stmt):
 
 @dataclass(frozen=True)
 class Send(Stmt):
-    """Send the acquired block of `buffer` on this core's pipe of `net`."""
+    """Send the acquired block of `buffer` on this core's pipe of `net` (on each of them
+    when the core is the source of several: a 2-D multicast group whose sender is left
+    out of the rectangle takes one pipe for its own row and one for the rows below)."""
 
     buffer: str
     net: str
@@ -241,6 +243,17 @@ class ReceiveAll(Stmt):
     `buffer`, receive into it and push it (the owner of a gather)."""
 
     buffer: str
+    net: str
+
+
+@dataclass(frozen=True)
+class ReceiveEach(Stmt):
+    """For each pipe of `net` that reaches this core, in net order: for each of `buffers`
+    in turn, reserve a block, receive into it from that pipe and push it (the owner of a
+    gather whose senders send several values per partial). `ReceiveAll(b, net)` is
+    `ReceiveEach((b,), net)`."""
+
+    buffers: tuple[str, ...]
     net: str
 
 

@@ -17,6 +17,7 @@ class Solution:
     assignment: dict[str, int] = field(default_factory=dict)
     cycles: int = 0
     l1_bytes: int = 0
+    dram_bytes: int = 0
     lower_bound: int = 0
     seconds: float = 0.0
     reason: str = ""

@@ -30,21 +30,21 @@ from loom.lower.context import LowerContext
 from loom.lower.exprs import ExprBuilder
 from loom.lower.loops import core_cond, loop_var
 from loom.lower.waits import Step, produce, wrap
-from loom.symbolic import Expr
+from loom.symbolic import Const, Expr
 
-MergeHook = Callable[[tuple[Gather, ...], If, dict[str, Expr]], Step]
+MergeHook = Callable[[tuple[Gather, ...], If, dict[str, Expr]], list[Step]]
 
 
 @dataclass
 class ComputeBuilder:
     ctx: LowerContext
-    merge: MergeHook
-    """Lowers a split reduction (gathers + the owner's merge) to one compute step."""
+    merge: MergeHook | None = None
+    """Lowers a split reduction (gathers + the owner's merge) to compute steps."""
 
     def cb_map(self) -> dict[str, str]:
         """Key -> buffer for every key the compute stream may wait for."""
         out: dict[str, str] = {}
-        for name in self.ctx.defs:
+        for name in self.ctx.buffered.layouts:
             cb = self.ctx.read_cb(name)
             if cb is not None:
                 out[self.ctx.root(name)] = cb
@@ -78,9 +78,9 @@ class ComputeBuilder:
                 j = i
                 while j < len(ops) and isinstance(ops[j], Gather):
                     j += 1
-                if j == len(ops) or not isinstance(ops[j], If):
+                if j == len(ops) or not isinstance(ops[j], If) or self.merge is None:
                     raise ScheduleError("a gather must be followed by the owner's `if` merge.")
-                steps.append(self.merge(tuple(ops[i:j]), ops[j], env))  # type: ignore[arg-type]
+                steps.extend(self.merge(tuple(ops[i:j]), ops[j], env))  # type: ignore[arg-type]
                 i = j + 1
                 continue
             steps.extend(self.op_steps(op, env, skip))
@@ -145,7 +145,7 @@ class ComputeBuilder:
         if full > 0:
             inner = body(frozenset())
             reads = frozenset().union(*(s.reads for s in inner))
-            steps.append(Step(Loop(var, full, tuple(s.stmt for s in inner)), reads))
+            steps.append(Step(Loop(var, Const(full), tuple(s.stmt for s in inner)), reads))
         if dead and count > 0:
             steps.extend(body(dead))  # the peeled last iteration
         return steps

@@ -73,11 +73,12 @@ class LowerContext:
     def _vb(self, name: str, pred: str) -> VirtualBuffer | None:
         root = self.root(name)
         for vb in self.buffered.buffers:
-            if root in vb.values or name in vb.values:
-                if (pred == "consume" and vb.consumer == "compute") or (
-                    pred == "produce" and vb.producer == "compute" and vb.role != "gather_out"
-                ):
-                    return vb
+            if root not in vb.values and name not in vb.values:
+                continue
+            if (pred == "consume" and vb.consumer == "compute") or (
+                pred == "produce" and vb.producer == "compute" and vb.role != "gather_out"
+            ):
+                return vb
         return None
 
     def cb_of_vb(self, vb: VirtualBuffer) -> str:

@@ -34,9 +34,12 @@ def spatial_index(mapping: Mapping, axis: str) -> Expr:
     return total
 
 
-def group_origin_cond(area: tuple[int, int]) -> Cond:
+def group_origin_cond(cores: tuple[int, int], area: tuple[int, int]) -> Cond:
     """True on the core at the origin of its aligned `area` = (rows, cols) block."""
-    return conj(cmp("==", mod(CORE_Y, area[0]), 0), cmp("==", mod(CORE_X, area[1]), 0))
+    parts = []
+    for coord, n, size in ((CORE_Y, cores[0], area[0]), (CORE_X, cores[1], area[1])):
+        parts.append(cmp("==", coord if size == n else mod(coord, size), 0))
+    return conj(*parts)
 
 
 def multicast_pipes(cores: tuple[int, int], area: tuple[int, int]) -> tuple[Pipe, ...]:

@@ -19,6 +19,8 @@ explanation can still name them.
 
 from __future__ import annotations
 
+import itertools
+
 from loom.arch import Arch
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
@@ -48,20 +50,38 @@ class ProblemBuilder:
         self.flops = flops
 
     def build(self) -> Problem:
-        heg = HegBuilder(self.b, self.c, self.arch, self.fidelity).build()
+        builder = HegBuilder(self.b, self.c, self.arch, self.fidelity)
+        heg = builder.build()
+        knobs: dict[str, tuple[int, ...]] = {}
         symbols: dict[str, Sym] = {}
-        domains: dict[str, tuple[int, ...]] = {}
-        extents = self._extents()
-        for sym in self.program.tile_syms:
-            symbols[sym.name] = sym
-            domains[sym.name] = _tile_domain(sym, extents.get(sym.name))
-        fixed: dict[str, int] = {}
         for pipe in pipes(heg):
             for sym, stage in ((pipe.b_load, pipe.load), (pipe.b_store, pipe.store)):
                 symbols[sym.name] = sym
-                domains[sym.name] = (0, 1) if stage.terms else (0,)
-                if not stage.terms:
-                    fixed[sym.name] = 0
+                knobs[sym.name] = (0, 1) if stage.terms else (0,)
+        domains, constraints, l1, reason = self.legality(knobs)
+        fixed = {name: 0 for name, values in knobs.items() if values == (0,)}
+        symbols = {s.name: s for s in self.program.tile_syms} | symbols
+        return Problem(
+            candidate=self.c,
+            heg=heg,
+            objective=latency(heg).subs(fixed),
+            domains=domains,
+            symbols=symbols,
+            constraints=tuple(constraints),
+            l1_bytes=l1.subs(fixed),
+            dram_bytes=add(*builder.traffic),
+            flops=self.flops,
+            infeasible_reason=reason,
+        )
+
+    def legality(
+        self, knobs: dict[str, tuple[int, ...]]
+    ) -> tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]:
+        """Domains (filtered by the univariate constraints), constraints, L1 bytes, and
+        why a domain is empty ('' if none is)."""
+        extents = self._extents()
+        domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
+        domains.update(knobs)
         l1 = self._l1_bytes(domains)
         constraints = self._constraints(l1)
         reason = ""
@@ -75,17 +95,7 @@ class ProblemBuilder:
         empty = [n for n, d in domains.items() if not d]
         if empty and not reason:
             reason = f"no legal value of {', '.join(empty)}"
-        return Problem(
-            candidate=self.c,
-            heg=heg,
-            objective=latency(heg).subs(fixed),
-            domains=domains,
-            symbols=symbols,
-            constraints=tuple(constraints),
-            l1_bytes=l1.subs(fixed),
-            flops=self.flops,
-            infeasible_reason=reason,
-        )
+        return domains, constraints, l1, reason
 
     def _extents(self) -> dict[str, int]:
         extents = {a.tile.name: a.extent for a in self.program.grid}
@@ -154,3 +164,26 @@ def build_problem(
     buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str, flops: int
 ) -> Problem:
     return ProblemBuilder(buffered, candidate, arch, fidelity, flops).build()
+
+
+def check_feasible(buffered: BufferedProgram, candidate: Candidate, arch: Arch) -> str:
+    """'' when some legal block sizes exist for `candidate`, else why not.
+
+    Cheap (no latency model): the L1 footprint grows with every tile size, so the
+    smallest legal tiles with no double buffering are tried first; only if that fails is
+    the whole (small) domain product searched.
+    """
+    builder = ProblemBuilder(buffered, candidate, arch, arch.matmul.default_fidelity, 0)
+    domains, constraints, _, reason = builder.legality({})
+    if reason:
+        return reason
+    names = list(domains)
+    smallest = {n: domains[n][0] for n in names}
+    if all(c.cond.eval(smallest) for c in constraints):
+        return ""
+    for values in itertools.product(*(domains[n] for n in names)):
+        env = dict(zip(names, values, strict=True))
+        if all(c.cond.eval(env) for c in constraints):
+            return ""
+    failing = [c.text for c in constraints if not c.cond.eval(smallest)]
+    return "even the smallest legal tiles violate: " + "; ".join(failing)

@@ -57,6 +57,8 @@ class HegBuilder:
         self.cores = candidate.num_cores
         gather_group = [c for c in candidate.copies if c.mode == "gather"]
         self.group = math.prod(gather_group[0].area) if gather_group else 1
+        self.traffic: list[Expr] = []
+        """DRAM bytes of every transfer, times how often it runs, summed over cores."""
 
     # ----- helpers -----------------------------------------------------------------
     def copy_of(self, op: Op) -> CopyPlan:
@@ -77,9 +79,10 @@ class HegBuilder:
     # ----- graph ---------------------------------------------------------------------
     def build(self) -> HegNode:
         waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
-        return For("waves", waves, self.block(self.program.body, "grid", owners_only=False))
+        return For("waves", waves, self.block(self.program.body, "grid", False, waves))
 
-    def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool) -> Pipe:
+    def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool, repeats: Expr) -> Pipe:
+        """The pipe of one scope; `repeats` = how often it runs (for the DRAM traffic)."""
         loads, stores, items = [], [], []
         pending: list[Term] = []
 
@@ -96,7 +99,7 @@ class HegBuilder:
             elif isinstance(op, ForLoop):
                 flush()
                 trip = ceildiv(op.end - op.begin, op.tile)
-                pipe = self.block(op.body, f"loop:{op.tile.name}", owners_only)
+                pipe = self.block(op.body, f"loop:{op.tile.name}", owners_only, repeats * trip)
                 pending.extend(self.carry_terms(op))
                 items.append(For(f"for {op.tile.name}", trip, pipe))
             elif isinstance(op, Gather):
@@ -109,6 +112,7 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
+        self.traffic.extend(t.nbytes * t.concurrent * repeats for t in (*loads, *stores))
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         return Pipe(

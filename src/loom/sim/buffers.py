@@ -47,8 +47,8 @@ class CircularBuffer:
             sched.at(sched.now, _retry, (sched, proc, req))
 
     def state(self) -> str:
-        held = self.reserved - self.popped
-        return f"'{self.name}' (depth {self.depth}, {held} in use, {self.pushed - self.taken} filled)"
+        held, filled = self.reserved - self.popped, self.pushed - self.taken
+        return f"'{self.name}' (depth {self.depth}, {held} in use, {filled} filled)"
 
 
 def _retry(arg: tuple[Scheduler, Process, Request]) -> None:

@@ -55,8 +55,9 @@ class SimParams:
     dram_write_latency_cycles: float
     dram_reader_bytes_per_cycle: float
     dram_writer_bytes_per_cycle: float
-    """Per-core caps of one reading / writing engine. The writer cap falls back to the
-    reader cap until the Arch has dram.writer_bytes_per_cycle."""
+    """Per-core caps of one engine reading / writing pages interleaved over several
+    banks. The writer cap falls back to the reader cap until the Arch has
+    dram.writer_bytes_per_cycle."""
     # --- compute ---------------------------------------------------------------------
     unpack_bytes_per_cycle: float
     """Both unpackers together (L1 -> source registers). Fallback: two unpackers each
@@ -85,18 +86,27 @@ class SimParams:
 
         An unlinked multicast sends each packet only after the previous one's write round
         trip (to the farthest receiver) and never beats the measured unlinked multicast
-        throughput. A linked multicast keeps its path for the next transaction, so every
-        transaction after the first costs its issue or wire time plus one write
-        acknowledgement per receiver and packet; the first one is unlinked."""
+        throughput. A linked multicast keeps its path for the next transaction, so each
+        of its packets costs its issue or wire time plus one write acknowledgement per
+        receiver; the last transaction of a linked batch releases the path and costs as
+        much as an unlinked one."""
         pkt = self.packet_bytes(transaction_bytes)
         packets = max(transaction_bytes / pkt, 1.0)
         wire = pkt / self.size_bandwidth(pkt)
         unlinked_rate = min(self.multicast_bytes_per_cycle, pkt / (wire + self.write_latency(hops)))
-        first = transaction_bytes / unlinked_rate
+        last = max(transaction_bytes / unlinked_rate, self.issue_cycles)
         if not linked or count <= 1:
-            return transaction_bytes / max(first, self.issue_cycles)
+            return transaction_bytes / last
         rest = packets * (max(wire, self.issue_cycles) + self.multicast_ack_cycles * receivers)
-        return count * transaction_bytes / (first + (count - 1) * rest)
+        return count * transaction_bytes / ((count - 1) * rest + last)
+
+    def linked_multicast_cap(self, transaction_bytes: float, receivers: int) -> float:
+        """Rate cap of one linked multicast transaction (followed by a flag that releases
+        the path, whose cost is latency, not bandwidth)."""
+        pkt = self.packet_bytes(transaction_bytes)
+        wire = pkt / self.size_bandwidth(pkt)
+        return pkt / (max(wire, self.issue_cycles * pkt / transaction_bytes)
+                      + self.multicast_ack_cycles * receivers)
 
 
 DERIVED = (

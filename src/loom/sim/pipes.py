@@ -7,9 +7,9 @@ order, round-robin (so rotating senders work when the Receives follow the same o
 
 Protocol (TT-Metal's semaphore handshake): a receiver that has reserved its block signals
 the sender (one semaphore write, `semaphore_cycles`); once every receiver's signal has
-arrived, the sender writes the block (one unicast or multicast transaction, packetized by
-the NoC, linked with its completion flag, so the data costs what the first transaction
-of a linked batch costs) and both sides finish when the data and the flag have landed.
+arrived, the sender writes the block (one unicast write, or one linked multicast followed
+by the flag that releases the path, see LegBuilder.multicast_block) and both sides finish
+when the data and the flag have landed.
 """
 
 from __future__ import annotations
@@ -87,8 +87,6 @@ class PipeHub:
         self._send_seq[(name, pipe)] = seq
         rv = self._rv.setdefault((name, pipe, seq), _Rendezvous())
         rv.sender = (proc, noc, nbytes)
-        proc.waiting = (f"waits in Send #{seq} on net '{name}' for receivers "
-                        f"{_cores(self._missing(name, pipe, rv))} to post their Receive")
         self._try_start(sched, name, pipe, seq)
         return PENDING
 
@@ -112,7 +110,12 @@ class PipeHub:
 
     def _try_start(self, sched: Scheduler, name: str, pipe: int, seq: int) -> None:
         rv = self._rv[(name, pipe, seq)]
-        if rv.sender is None or self._missing(name, pipe, rv):
+        if rv.sender is None:
+            return
+        missing = self._missing(name, pipe, rv)
+        if missing:
+            rv.sender[0].waiting = (f"waits in Send #{seq} on net '{name}' for receivers "
+                                    f"{_cores(missing)} to post their Receive")
             return
         del self._rv[(name, pipe, seq)]
         t = max([sched.now, *(t for t, _ in rv.ready.values())])
@@ -127,7 +130,7 @@ class PipeHub:
         if len(dsts) == 1:
             leg = legs.write(noc, sender.core, dsts[0], nbytes, nbytes)
         else:
-            leg = legs.multicast(noc, sender.core, dsts, nbytes, nbytes, linked=True)
+            leg = legs.multicast_block(noc, sender.core, dsts, nbytes)
         procs = [sender, *(p for _, p in rv.ready.values())]
         t0 = sched.now
         for p in procs:

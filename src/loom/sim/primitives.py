@@ -19,7 +19,7 @@ from loom.sim.params import SimParams
 from loom.sim.topology import Core
 from loom.sim.transfers import Leg, run_bank_counts
 
-KINDS = ("write", "read", "dram_read", "dram_write", "multicast")
+KINDS = ("write", "read", "dram_read", "dram_write", "multicast", "gather", "scatter")
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,9 @@ class Copy:
     """`count` transactions of `size` bytes issued by `core`, then one barrier."""
 
     kind: str
-    """write / read (core to core), dram_read / dram_write, multicast."""
+    """write / read (core to core), dram_read / dram_write, multicast; gather / scatter:
+    reads from / writes to every core of `dsts`, each transaction's `size` bytes split
+    evenly over them, all issued together."""
     core: Core
     size: int
     count: int = 1
@@ -58,7 +60,17 @@ def run_copies(params: SimParams, engines: Sequence[Sequence[Copy]]) -> tuple[fl
 
 def _engine(machine: Machine, copies: Sequence[Copy]) -> Generator[Request, Any, None]:
     for c in copies:
-        yield Transfer(machine, (leg_of(machine, c),), c.kind)
+        yield Transfer(machine, legs_of(machine, c), c.kind)
+
+
+def legs_of(machine: Machine, c: Copy) -> tuple[Leg, ...]:
+    if c.kind not in ("gather", "scatter"):
+        return (leg_of(machine, c),)
+    if not c.dsts:
+        raise SimulationError(f"a {c.kind} copy needs peer cores")
+    part = c.size / len(c.dsts)
+    make = machine.legs.read if c.kind == "gather" else machine.legs.write
+    return tuple(make(c.noc, c.core, peer, part * c.count, part) for peer in c.dsts)
 
 
 def leg_of(machine: Machine, c: Copy) -> Leg:

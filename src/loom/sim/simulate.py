@@ -157,7 +157,8 @@ def _engine_busy(procs: list[Process], kernel: float) -> tuple[EngineBusy, ...]:
     for engine in ("reader", "compute", "writer"):
         fr = [p.busy / kernel for p in procs if p.engine == engine and kernel > 0]
         if fr:
-            out.append(EngineBusy(engine, min(fr), sum(fr) / len(fr), max(fr)))
+            mean = min(max(sum(fr) / len(fr), min(fr)), max(fr))  # no rounding outside
+            out.append(EngineBusy(engine, min(fr), mean, max(fr)))
     return tuple(out)
 
 

@@ -8,6 +8,9 @@ per-engine DRAM limits). The barrier returns the leg's `latency` after the last 
 
 DRAM tensors are interleaved page by page (one tile per page) round-robin over the banks
 in row-major tile order, so a window's bytes spread over the banks by simple counting.
+One engine copying pages of several banks is held to the measured per-engine DRAM rate
+(dram.reader_bytes_per_cycle); a copy within one bank is held only by that bank (the
+bank-sharded measurements reach the bank rate, above the interleaved per-engine rate).
 """
 
 from __future__ import annotations
@@ -77,12 +80,15 @@ class LegBuilder:
         p = self.p
         res, w = self._dram_usage(noc, self.topo.core_xy(core), counts, write)
         cap = p.unicast_cap(page_bytes)
+        interleaved = sum(1 for n in counts if n) > 1
         if write:
-            cap = min(cap, p.dram_writer_bytes_per_cycle)
             latency, category = p.dram_write_latency_cycles, "dram_write"
+            engine_cap = p.dram_writer_bytes_per_cycle
         else:
-            cap = min(cap, p.dram_reader_bytes_per_cycle)
             latency, category = p.dram_read_latency_cycles, "dram_read"
+            engine_cap = p.dram_reader_bytes_per_cycle
+        if interleaved:  # the measured per-engine limit of interleaved (multi-bank) copies
+            cap = min(cap, engine_cap)
         nbytes = pages * page_bytes
         return Leg(nbytes, cap, res, w, latency, category, nbytes)
 
@@ -130,15 +136,29 @@ class LegBuilder:
 
     def multicast(self, noc: int, src: Core, dsts: Sequence[Core], nbytes: float,
                   txn_bytes: float, linked: bool) -> Leg:
-        """Multicast writes of `nbytes` in transactions of `txn_bytes` from `src` to every
-        core of `dsts`."""
-        s = self.topo.core_xy(src)
-        d = tuple(self.topo.core_xy(c) for c in dsts)
-        res, w, hops = self._mcast_usage(noc, s, d)
+        """Back-to-back multicast writes of `nbytes` in transactions of `txn_bytes` from
+        `src` to every core of `dsts` (a microbenchmark batch)."""
+        s, d, res, w, hops = self._mcast(noc, src, dsts)
         count = max(round(nbytes / txn_bytes), 1)
         cap = self.p.multicast_cap(txn_bytes, count, len(d), hops, linked)
         latency = self.p.write_latency(hops)
         return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * len(d))
+
+    def multicast_block(self, noc: int, src: Core, dsts: Sequence[Core], nbytes: float) -> Leg:
+        """One block sent the way TT-Metal's kernels multicast: the data as one linked
+        transaction, then an unlinked flag (semaphore set) that releases the path. The
+        flag costs an unlinked packet's round trip on top of the barrier's."""
+        s, d, res, w, hops = self._mcast(noc, src, dsts)
+        cap = self.p.linked_multicast_cap(nbytes, len(d))
+        latency = 2 * self.p.write_latency(hops)
+        return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * len(d))
+
+    def _mcast(self, noc: int, src: Core, dsts: Sequence[Core]
+               ) -> tuple[XY, tuple[XY, ...], np.ndarray, np.ndarray, int]:
+        s = self.topo.core_xy(src)
+        d = tuple(self.topo.core_xy(c) for c in dsts)
+        res, w, hops = self._mcast_usage(noc, s, d)
+        return s, d, res, w, hops
 
     def _mcast_usage_uncached(self, noc: int, s: XY, d: tuple[XY, ...]
                               ) -> tuple[np.ndarray, np.ndarray, int]:

@@ -24,7 +24,6 @@ class BuiltModel:
     model: cp_model.CpModel
     encoder: Encoder
     objective: Encoded
-    l1: Encoded
 
 
 def build_model(problem: Problem, cutoff: int | None = None) -> BuiltModel:
@@ -34,11 +33,10 @@ def build_model(problem: Problem, cutoff: int | None = None) -> BuiltModel:
     for con in problem.constraints:
         enc.enforce(con.cond)
     objective = enc.expr(problem.objective)
-    l1 = enc.expr(problem.l1_bytes)
     if cutoff is not None:
         model.Add(objective.var <= cutoff)
     model.Minimize(objective.var)
-    return BuiltModel(model, enc, objective, l1)
+    return BuiltModel(model, enc, objective)
 
 
 def model_text(problem: Problem) -> str:
@@ -72,7 +70,8 @@ def solve_problem(
             status="optimal" if status == cp_model.OPTIMAL else "feasible",
             assignment=assignment,
             cycles=solver.Value(built.objective.var),
-            l1_bytes=solver.Value(built.l1.var) if not isinstance(built.l1.var, int) else built.l1.var,
+            l1_bytes=problem.l1_bytes.eval(assignment),
+            dram_bytes=problem.dram_bytes.eval(assignment),
             lower_bound=lower_bound,
             seconds=seconds,
         )

@@ -24,6 +24,7 @@ def enumerate_problem(problem: Problem, cutoff: int | None = None, lower_bound: 
     names = list(problem.domains)
     objective = compile_expr(problem.objective, names)
     l1 = compile_expr(problem.l1_bytes, names)
+    traffic = compile_expr(problem.dram_bytes, names)
     checks = [compile_expr(c.cond, names) for c in problem.constraints]
     best: tuple[int, tuple[int, ...]] | None = None
     for values in itertools.product(*(problem.domains[n] for n in names)):
@@ -44,6 +45,7 @@ def enumerate_problem(problem: Problem, cutoff: int | None = None, lower_bound: 
         assignment=dict(zip(names, values, strict=True)),
         cycles=int(cycles),
         l1_bytes=int(l1(*values)),
+        dram_bytes=int(traffic(*values)),
         lower_bound=lower_bound,
         seconds=seconds,
     )

@@ -75,25 +75,23 @@ def bottleneck(problem: Problem, env: dict[str, int]) -> Bottleneck:
 
 
 def binding_constraints(problem: Problem, env: dict[str, int]) -> list[str]:
+    """Why each tile size is not one step larger: the constraint its next larger
+    candidate value (the next legal one, else the next multiple of its alignment that
+    still divides the extent) would violate."""
     found: list[str] = []
     for name in problem.tile_names:
-        domain = problem.domains[name]
-        if len(domain) < 2:
-            continue
-        above = [v for v in problem.symbols[name].domain() if v > env[name]]
-        for value in above[:1] + [v for v in domain if v > env[name]][:1]:
+        sym = problem.symbols[name]
+        larger = [v for v in problem.domains[name] if v > env[name]]
+        if not larger:
+            larger = [v for v in sym.domain() if v > env[name] and sym.upper % v == 0]
+        for value in larger[:1]:
             trial = {**env, name: value}
-            for con in problem.constraints:
-                if name in con.cond.free_names() and not con.cond.eval(trial):
-                    text = f"{name}={value} would violate: {con.text}"
-                    if con.name == "l1":
-                        text += f" (needs {problem.l1_bytes.eval(trial)} bytes)"
-                    if text not in found:
-                        found.append(text)
-                    break
-            else:
-                continue
-            break
+            broken = [c for c in problem.constraints if not c.cond.eval(trial)]
+            for con in broken[:1]:
+                text = f"{name} = {value} would violate: {con.text}"
+                if con.name == "l1":
+                    text += f" (needs {problem.l1_bytes.eval(trial):,} bytes)"
+                found.append(text)
     return found
 
 

@@ -5,8 +5,9 @@ matmul work per core at the peak tile-matmul rate, and the compulsory DRAM traff
 (every tensor read or written once) at the DRAM's achievable bandwidth — and each solve
 gets the current k-th best latency as an inclusive cutoff. Once a candidate's bound
 exceeds the cutoff, it and all later ones are pruned without building their problems.
-The true top k is never pruned, so the ranking (latency, then name) does not depend on
-how many candidates are solved in parallel.
+The true top k is never pruned. Candidates are solved in rounds of a fixed size (the
+cutoff is updated between rounds), so what is solved and pruned — and therefore every
+result and log line — does not depend on how many run in parallel.
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from loom.solve.cpsat import solve_problem
 from loom.solve.enumerate import enumerate_problem
 
 
+ROUND = 8
+"""Candidates solved between two cutoff updates (independent of the number of jobs)."""
+
+
 @dataclass(frozen=True)
 class RankOptions:
     top_k: int = 5
@@ -37,7 +42,7 @@ class Ranking:
     solutions: tuple[Solution, ...]
     """One per candidate, in candidate order."""
     top: tuple[tuple[Solution, Problem], ...]
-    """The best k solved candidates, best first."""
+    """The best k solved candidates, best first (ties: less DRAM traffic, then name)."""
 
 
 def lower_bound(candidate: Candidate, arch: Arch, fidelity: str, flops: int, dram_bytes: int, depth: int) -> int:
@@ -67,11 +72,10 @@ def rank(
             return enumerate_problem(problem, limit, bounds[c.name]), problem
         return solve_problem(problem, limit, options.deterministic_seconds, bounds[c.name]), problem
 
-    batch = max(1, options.jobs)
-    with ThreadPoolExecutor(max_workers=batch) as pool:
-        for start in range(0, len(order), batch):
+    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
+        for start in range(0, len(order), ROUND):
             limit = cutoff()
-            group = order[start : start + batch]
+            group = order[start : start + ROUND]
             todo = [c for c in group if limit is None or bounds[c.name] <= limit]
             for c in group:
                 if c not in todo:
@@ -81,6 +85,6 @@ def rank(
                 results[solution.candidate] = solution
                 if solution.solved:
                     kept.append((solution, problem))
-                    kept.sort(key=lambda sp: (sp[0].cycles, sp[0].candidate))
+                    kept.sort(key=lambda sp: (sp[0].cycles, sp[0].dram_bytes, sp[0].candidate))
                     del kept[options.top_k :]
     return Ranking(tuple(results[c.name] for c in candidates), tuple(kept))

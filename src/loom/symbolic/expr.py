@@ -576,7 +576,8 @@ def _never_wins(e: Expr, other: Expr, is_min: bool) -> bool:
     """`e` can be dropped: `other` is always at least as extreme (ties keep one)."""
 
     def beats(a: Expr, b: Expr) -> bool:
-        return a.bounds[1] <= b.bounds[0] if is_min else a.bounds[0] >= b.bounds[1]
+        lo, hi = add(a, mul(-1, b)).bounds  # a - b cancels shared terms
+        return hi <= 0 if is_min else lo >= 0
 
     return beats(other, e) and not (beats(e, other) and e.key < other.key)
 

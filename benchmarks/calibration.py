@@ -1,0 +1,383 @@
+"""Calibrate loom.sim against Tenstorrent's published measurements (../shared/calibration/).
+
+Part (a) replays the data-movement microbenchmarks on the simulator's transaction-level
+primitives (the same legs, links, banks and latencies that `simulate` uses): the 13
+per-transfer-size tables of noc_ideal_throughput.csv (unicast write and read, unlinked and
+linked multicast, DRAM read and write, gather), the "ideal primitive" throughputs, and the
+multi-reader DRAM bandwidth measurements of dram_bandwidth.csv.
+
+Part (b) expresses TTNN's program configuration of every N150 "manually tuned" matmul row
+as a Schedule (grid, per-core blocks, in0 block width, 2-D multicast of A and B, double
+buffering), turns it into a Program, simulates it and compares TFLOPS with the published
+(host-measured) figure and the kernel time with the device-profiler time derived from
+the published device utilization.
+
+TEMPORARY: loom.lower does not exist yet, so the Program comes from the fixture builder
+tests/sim/sim_programs.py (GemmConfig) instead of loom.lower.lower(tile_program, schedule,
+arch); `program_for` is the one place to switch.
+
+Every row prints measured, simulated and % error; each table ends with the median absolute
+% error. Rows whose measured value *is* an architecture input (so agreement is circular)
+are marked `input` and left out of the medians. `--proposed` also runs the values this
+calibration proposes for the architecture files (PROPOSED below, each with provenance).
+
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py [--brief] [--proposed]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import dataclasses
+import statistics
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+CALIBRATION = ROOT.parent / "shared" / "calibration"
+sys.path.insert(0, str(ROOT / "tests" / "sim"))  # TEMPORARY fixture builder, see above
+
+from sim_programs import GemmConfig, gemm_program  # noqa: E402
+
+from loom.arch import Arch, load_arch  # noqa: E402
+from loom.ir.program import Program  # noqa: E402
+from loom.ir.schedule import Copy as CopySpec  # noqa: E402
+from loom.ir.schedule import Mapping, MeshLevel, Schedule  # noqa: E402
+from loom.sim import Copy, SimParams, from_arch, run_copies, simulate  # noqa: E402
+from loom.sim.topology import Topology  # noqa: E402
+
+ARCHS = {"wormhole_b0": "wormhole_n150", "blackhole": "blackhole_p150"}
+
+PROPOSED: dict[str, dict[str, tuple[float, str]]] = {
+    "wormhole_n150": {
+        "dram_read_latency_cycles": (384.0, "FITTED: DRAM Interleaved Packet Sizes (WH, "
+                                     "Receiver), 1 transaction of 32-128 B: 382-384 cycles"),
+        "multicast_ack_cycles": (0.73, "FITTED: One to All Multicast Linked 11x10 (WH), 256 "
+                                 "transactions: (cycles/txn - wire time) / 63 receivers / "
+                                 "packets at 64 B and 64 KB"),
+        "dram_writer_bytes_per_cycle": (21.0, "[S13] ideal_performance.md DRAM Write 21 "
+                                        "B/cycle (proposed field dram.writer_bytes_per_cycle)"),
+        "unpack_bytes_per_cycle": (80.0, "[S19] tt-isa-documentation L1.md: both unpackers "
+                                   "together read 5 x 128 b per cycle from L1 (proposed "
+                                   "field compute.unpack_bytes_per_cycle)"),
+    },
+    "blackhole_p150": {
+        "multicast_ack_cycles": (0.8, "FITTED: One to All Multicast Linked 11x10 (BH), 256 "
+                                 "transactions: (cycles/txn - wire time) / 109 / packets"),
+        "dram_writer_bytes_per_cycle": (34.0, "[S13] ideal_performance.md DRAM Write 34"),
+        "unpack_bytes_per_cycle": (80.0, "[S19] L1.md (Wormhole; assumed equal on Blackhole)"),
+    },
+}
+
+
+@dataclass(frozen=True)
+class Row:
+    label: str
+    measured: float
+    simulated: float
+    unit: str
+    counted: bool = True
+    """False when the measurement is itself an architecture input (circular)."""
+
+    @property
+    def error(self) -> float:
+        return 100.0 * (self.simulated - self.measured) / self.measured
+
+
+def report(title: str, rows: list[Row], brief: bool) -> float:
+    print(f"\n=== {title} ({len(rows)} rows) ===")
+    if not brief:
+        print(f"{'row':70s} {'measured':>12s} {'simulated':>12s} {'err %':>8s}")
+        for r in rows:
+            flag = "" if r.counted else "  input"
+            print(f"{r.label:70s} {r.measured:12.2f} {r.simulated:12.2f} {r.error:8.1f}{flag}")
+    errs = [abs(r.error) for r in rows if r.counted]
+    med = statistics.median(errs) if errs else float("nan")
+    print(f"--- {title}: median |error| {med:.1f}% over {len(errs)} rows ({rows[0].unit})")
+    return med
+
+
+# ----- (a) NoC / DRAM microbenchmarks ------------------------------------------------------
+
+
+def all_others(arch: Arch, sender: tuple[int, int] = (0, 0)) -> tuple[tuple[int, int], ...]:
+    return tuple((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x)
+                 if (y, x) != sender)
+
+
+PEER = (1, 1)
+"""Unicast partner of core (0,0): the nearest core in another row and column (the
+per-size tables match the yaml's not-same-axis latencies)."""
+
+
+def copy_for(primitive: str, kernel: str, arch: Arch, size: int, n: int) -> Copy | None:
+    origin = (0, 0)
+    if primitive.startswith("One to One"):
+        return Copy("write", origin, size, n, peer=PEER)
+    if primitive.startswith("One from One"):
+        return Copy("read", origin, size, n, peer=PEER)
+    if primitive.startswith("DRAM Interleaved"):
+        return Copy("dram_read" if kernel == "Receiver" else "dram_write", origin, size, n)
+    if primitive.startswith("One to All Multicast"):
+        return Copy("multicast", origin, size, n, dsts=all_others(arch),
+                    linked="Linked" in primitive)
+    if primitive.startswith("One from All"):
+        return Copy("gather", origin, size, n, dsts=all_others(arch))
+    return None
+
+
+def per_size_tables(params: dict[str, SimParams], archs: dict[str, Arch],
+                    brief: bool) -> list[float]:
+    groups: dict[tuple[str, str, str], list[Row]] = {}
+    with open(CALIBRATION / "noc_ideal_throughput.csv") as f:
+        for rec in csv.DictReader(f):
+            if rec["record_type"] != "per_size_measurement":
+                continue
+            name = ARCHS[rec["arch"]]
+            size, n = int(rec["transaction_size_bytes"]), int(rec["num_transactions"])
+            c = copy_for(rec["primitive"], rec["kernel"], archs[name], size, n)
+            if c is None:
+                continue
+            sim = run_copies(params[name], [[c]])[0]
+            label = f"{rec['kernel'][:4]} {size:>7} B x {n:>3}"
+            groups.setdefault((rec["primitive"], name, rec["kernel"]), []).append(
+                Row(label, float(rec["latency_cycles"]), sim, "cycles"))
+    meds = []
+    for (prim, name, kernel), rows in groups.items():
+        meds.append(report(f"{prim} [{name}, {kernel}]", rows, brief))
+    return meds
+
+
+def ideal_table(params: dict[str, SimParams], archs: dict[str, Arch], brief: bool) -> float:
+    """Ideal primitive throughputs: the large-transfer rates of the per-size patterns."""
+    inputs = {"DRAM Read", "One To All (Multicast)", "One To All (Multicast + Linked)"}
+    rows = []
+    with open(CALIBRATION / "noc_ideal_throughput.csv") as f:
+        for rec in csv.DictReader(f):
+            if rec["record_type"] != "ideal_primitive":
+                continue
+            name = ARCHS[rec["arch"]]
+            arch, prim = archs[name], rec["primitive"]
+            size, n = 65536, 64
+            c = ideal_copy(prim, arch, size, n)
+            sim = c.size * c.count / run_copies(params[name], [[c]])[0]
+            rows.append(Row(f"{prim} [{name}]", float(rec["bytes_per_cycle"]), sim, "B/cycle",
+                            counted=prim not in inputs))
+    return report("ideal primitive throughputs (64 x 64 KB)", rows, brief)
+
+
+def ideal_copy(prim: str, arch: Arch, size: int, n: int) -> Copy:
+    origin, others = (0, 0), all_others(arch)
+    table: dict[str, Callable[[], Copy]] = {
+        "DRAM Read": lambda: Copy("dram_read", origin, size, n),
+        "DRAM Write": lambda: Copy("dram_write", origin, size, n),
+        "One To One": lambda: Copy("write", origin, size, n, peer=PEER),
+        "One From One": lambda: Copy("read", origin, size, n, peer=PEER),
+        "One To All (Unicast)": lambda: Copy("scatter", origin, size, n, dsts=others),
+        "One To All (Multicast)": lambda: Copy("multicast", origin, size, n, dsts=others,
+                                               linked=False),
+        "One To All (Multicast + Linked)": lambda: Copy("multicast", origin, size, n,
+                                                        dsts=others, linked=True),
+        "One From All": lambda: Copy("gather", origin, size, n, dsts=others),
+    }
+    return table[prim]()
+
+
+def adjacent_cores(arch: Arch, topo: Topology) -> list[tuple[int, int]]:
+    """One distinct worker core per DRAM bank, the fewest NoC0 hops from it."""
+    taken: set[tuple[int, int]] = set()
+    out = []
+    for b in range(topo.n_banks):
+        bank = topo.bank_xy(b)
+        best = min(((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x)
+                    if (y, x) not in taken),
+                   key=lambda c: topo.hops(0, bank, topo.core_xy(c)))
+        taken.add(best)
+        out.append(best)
+    return out
+
+
+def dram_aggregate_table(params: dict[str, SimParams], archs: dict[str, Arch],
+                         brief: bool) -> float:
+    """Many readers streaming DRAM at once (dram_bandwidth.csv). A barrier after every
+    read is a sequence of one-read copies; trid double-buffering keeps reads in flight,
+    which is one streaming copy (latency paid once)."""
+    rows = []
+    wh, bh = archs["wormhole_n150"], archs["blackhole_p150"]
+    pw, pb = params["wormhole_n150"], params["blackhole_p150"]
+    chunk, reads = 16384, 16
+
+    def gbps(p: SimParams, arch: Arch, engines: list[list[Copy]]) -> float:
+        total = sum(c.size * c.count for e in engines for c in e)
+        return total / max(run_copies(p, engines)) * arch.clock_ghz
+
+    own = [[Copy("dram_read", core, 8192, 256, first_bank=b, one_bank=True)]
+           for b, core in enumerate(adjacent_cores(wh, Topology(pw)))]
+    rows.append(Row("WH 12 readers, one per bank, bank-adjacent (u-benchmark)", 267,
+                    gbps(pw, wh, own), "GB/s", counted=False))
+    first8 = [(0, x) for x in range(8)]
+    one = [[Copy("dram_read", core, chunk, 1, first_bank=(i + k) % 8, one_bank=True)
+            for k in range(reads)] for i, core in enumerate(first8)]
+    rows.append(Row("BH 8 readers (first 8 cores), 16 KB reads, barrier each", 186,
+                    gbps(pb, bh, one), "GB/s"))
+    two = [[Copy("dram_read", core, chunk, reads, first_bank=i)] for i, core in enumerate(first8)]
+    rows.append(Row("BH 8 readers (first 8 cores), 16 KB reads, 2 trids (streaming)", 344,
+                    gbps(pb, bh, two), "GB/s"))
+    own = [[Copy("dram_read", core, chunk, reads, first_bank=b, one_bank=True)]
+           for b, core in enumerate(adjacent_cores(bh, Topology(pb)))]
+    rows.append(Row("BH 8 readers, bank-adjacent, own bank, 2 trids (streaming)", 500,
+                    gbps(pb, bh, own), "GB/s"))
+    return report("DRAM aggregate bandwidth (dram_bandwidth.csv)", rows, brief)
+
+
+# ----- (b) TTNN matmul rows -----------------------------------------------------------------
+
+DTYPES = {"BFLOAT16": "bf16", "BFLOAT8_B": "bfp8", "BFLOAT4_B": "bfp4"}
+BFP4_TILE_BYTES = 576
+"""[S12] constants.hpp BFLOAT4_B_TILE_HW = 512 + 64 (not in the arch files yet: proposed)."""
+
+
+def ttnn_schedule(rec: dict[str, str]) -> Schedule:
+    """TTNN's MatmulMultiCoreReuseMultiCastProgramConfig for one row, as a Schedule."""
+    gx, gy = int(rec["grid_x"]), int(rec["grid_y"])
+    bm, bn = int(rec["out_block_h"]), int(rec["out_block_w"])
+    return Schedule(
+        kernel="gemm",
+        arch=ARCHS[rec["arch"]],
+        shape={"M": int(rec["M"]), "N": int(rec["N"]), "K": int(rec["K"])},
+        dtype=DTYPES[rec["dtype_in0"]],
+        math_fidelity=rec["math_fidelity"],
+        candidate="ttnn_reuse_mcast_2d",
+        mapping=Mapping((MeshLevel("x", 0, gx, "tile_n"), MeshLevel("y", 0, gy, "tile_m"))),
+        copies=(
+            CopySpec(0, "a", "load", "multicast", (1, gx), "row of the core",
+                     ("x",)),
+            CopySpec(1, "b", "load", "multicast", (gy, 1), "column of the core", ("y",)),
+            CopySpec(2, "out", "store", "unicast"),
+        ),
+        block_sizes={"tile_m": 32 * bm, "tile_n": 32 * bn, "tile_k": 32 * int(rec["in0_block_w"])},
+        pipeline={"loop:tile_k": {"b_load": 1, "b_store": 0}},
+        waves={"tile_m": int(rec["num_out_blocks_h"]), "tile_n": int(rec["num_out_blocks_w"])},
+        notes=(
+            f"in0 {'L1 block-sharded' if rec['in0_sharded'] == 'True' else 'DRAM interleaved'}",
+            f"out {'L1 block-sharded' if rec['out_sharded'] == 'True' else 'DRAM interleaved'}",
+            f"out_subblock {rec['out_subblock_h']}x{rec['out_subblock_w']}",
+            "packer_l1_acc, fp32_dest_acc_en=False",
+        ),
+    )
+
+
+def program_for(schedule: Schedule) -> Program:
+    """TEMPORARY: the fixture builder stands in for loom.lower.lower(tp, schedule, arch).
+
+    It mirrors TTNN's kernels: column 0 reads A and multicasts it along its row (in0 on
+    Wormhole's DRAM-write NoC, NoC1 = writer stream), row 0 reads B and multicasts it down
+    its column and writes C (in1 on the DRAM-read NoC, NoC0 = reader stream), right-half
+    cores write C on the other NoC (TTNN's split_half, interleaved in0 only), A and B are
+    double-buffered, the accumulator goes through packer L1 accumulation. A block-sharded
+    A is approximated by a fixed sender per row that multicasts without reading DRAM
+    (TTNN rotates the sender along the row)."""
+    s = schedule
+    a_l1 = "in0 L1 block-sharded" in s.notes
+    return gemm_program(GemmConfig(
+        m=s.shape["M"], n=s.shape["N"], k=s.shape["K"],
+        grid=(s.mapping.cores_y, s.mapping.cores_x),
+        bm=s.block_sizes["tile_m"] // 32, bn=s.block_sizes["tile_n"] // 32,
+        bk=s.block_sizes["tile_k"] // 32,
+        waves_m=s.waves["tile_m"], waves_n=s.waves["tile_n"],
+        a_in_l1=a_l1, out_in_l1="out L1 block-sharded" in s.notes,
+        dtype=s.dtype, acc_dtype="bf16", out_dtype=s.dtype, fidelity=s.math_fidelity,
+        a_on_writer=True, split_store=not a_l1,
+    ))
+
+
+def with_bfp4(arch: Arch) -> Arch:
+    tile = dataclasses.replace(
+        arch.tile, bytes_per_dtype=(*arch.tile.bytes_per_dtype, ("bfp4", BFP4_TILE_BYTES)))
+    return dataclasses.replace(arch, tile=tile)
+
+
+def matmul_tables(params: dict[str, SimParams], archs: dict[str, Arch],
+                  brief: bool) -> list[float]:
+    with open(CALIBRATION / "ttnn_matmul.csv") as f:
+        recs = [r for r in csv.DictReader(f) if r["table"] == "N150_MANUAL"]
+    cache: dict[tuple[str, ...], tuple[float, float]] = {}
+    tables: dict[str, list[Row]] = {"trace": [], "no trace": [], "device": []}
+    t0 = time.perf_counter()
+    for rec in recs:
+        sched = ttnn_schedule(rec)
+        arch = with_bfp4(archs[sched.arch])
+        key = (sched.to_json(),)
+        if key not in cache:
+            r = simulate(program_for(sched), arch, params=params[sched.arch])
+            cache[key] = (r.tflops, arch.cycles_to_us(r.kernel_cycles))
+        tflops, kernel_us = cache[key]
+        label = (f"{rec['M']}x{rec['K']}x{rec['N']} {rec['dtype_in0'][:7]:7s} "
+                 f"{rec['math_fidelity']:5s} {'L1' if rec['in0_sharded'] == 'True' else 'DRAM'}")
+        table = "trace" if rec["trace"] == "True" else "no trace"
+        tables[table].append(Row(label, float(rec["tflops"]), tflops, "TFLOPS"))
+        if table == "trace":
+            tables["device"].append(Row(label, float(rec["device_kernel_time_us_derived"]),
+                                        kernel_us, "us (kernel)"))
+    print(f"\n(matmul: {len(cache)} distinct programs simulated in "
+          f"{time.perf_counter() - t0:.1f} s)")
+    return [
+        report("TTNN N150 manual matmul, trace (TFLOPS vs published)", tables["trace"], brief),
+        report("TTNN N150 manual matmul, no trace (host dispatch not modelled)",
+               tables["no trace"], brief),
+        report("TTNN N150 manual matmul, trace: kernel time vs device-profiler time",
+               tables["device"], brief),
+    ]
+
+
+# ----- driver -------------------------------------------------------------------------------
+
+
+def build_params(archs: dict[str, Arch], proposed: bool) -> dict[str, SimParams]:
+    out = {}
+    for name, arch in archs.items():
+        p = from_arch(arch)
+        if proposed:
+            p = dataclasses.replace(p, **{k: v for k, (v, _) in PROPOSED[name].items()})
+        out[name] = p
+    return out
+
+
+def run(proposed: bool, brief: bool, parts: Iterable[str]) -> None:
+    archs = {n: load_arch(n) for n in ARCHS.values()}
+    params = build_params(archs, proposed)
+    print(f"\n##### simulator parameters: {'PROPOSED values' if proposed else 'arch files as is'}")
+    if proposed:
+        for name, vals in PROPOSED.items():
+            for k, (v, why) in vals.items():
+                print(f"  {name}.{k} = {v}   <- {why}")
+    noc: list[float] = []
+    if "noc" in parts:
+        noc += per_size_tables(params, archs, brief)
+        noc.append(ideal_table(params, archs, brief))
+        noc.append(dram_aggregate_table(params, archs, brief))
+        print(f"\n>>> NoC/DRAM: median of the per-table medians {statistics.median(noc):.1f}% "
+              f"(target <= 10%)")
+    if "matmul" in parts:
+        mm = matmul_tables(params, archs, brief)
+        print(f"\n>>> matmul (trace, TFLOPS): median |error| {mm[0]:.1f}% (target <= 15%)")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--brief", action="store_true", help="print only the medians")
+    ap.add_argument("--proposed", action="store_true",
+                    help="also run with the proposed architecture values")
+    ap.add_argument("--parts", default="noc,matmul", help="comma list of noc, matmul")
+    args = ap.parse_args()
+    parts = args.parts.split(",")
+    run(False, args.brief, parts)
+    if args.proposed:
+        run(True, args.brief, parts)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""Code generators that read a lowered Program (one subpackage per target)."""

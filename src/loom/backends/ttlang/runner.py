@@ -1,0 +1,245 @@
+"""Run an emitted kernel on tt-lang-sim 1.1.6 and compare it with the torch reference.
+
+The simulator is run in-process, with its process-wide side effects contained:
+
+* importing `ttl.sim` rebinds `torch.bfloat16`/`float16` to float32 (its "float32
+  promotion"); the binding is kept while the kernel runs (the simulator's own fills
+  rely on it) and the real dtypes are put back afterwards, so Helion and torch code in
+  the caller's process keep seeing bf16;
+* torch runs single-threaded during the run (torch's pool makes the simulator's many
+  tiny ops erratic) and gets its thread count back afterwards;
+* the simulator's error pretty-printer loads a `diagnostics.py` its wheel does not ship;
+  a stand-in records the diagnostics (blocked buffer, nodes, source line) instead, so
+  the real error reaches the VerificationError message;
+* every run starts from a fresh simulator context (pipe queues persist otherwise), with
+  the architecture's usable L1 as the limit, and its warnings (L1 overflow, too many
+  buffers) fail verification.
+
+Tolerance (bf16 outputs): the simulator computes in fp32 from the same bf16 inputs as the
+fp32 torch reference; both results differ by fp32 rounding only (summation order), and
+both are rounded to bf16, which can then land on neighbouring bf16 values: one bf16 ulp,
+at most 2^-7 of the value, and so at most 2^-7 of max |ref|. The tolerance allows two such
+ulps of the largest output, `max |out - ref| <= 2^-6 * max |ref|`; an indexing, buffering
+or protocol bug misplaces whole tiles and shows as errors of order 1.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import io
+import math
+import re
+import sys
+import tempfile
+import time
+import types
+import uuid
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from loom.arch import load_arch
+from loom.backends.ttlang.emit import emit, ident
+from loom.errors import VerificationError
+from loom.ir.program import DramTensor, Program
+
+if TYPE_CHECKING:
+    import torch
+
+TOLERANCE = {"bf16": 2.0**-6, "fp16": 2.0**-9, "fp32": 1e-4}
+"""Allowed max |out - ref| / max |ref| per output dtype (see the module docstring)."""
+TILE = 32
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    """max |out - ref| / max |ref|."""
+    tolerance: float
+    wall_seconds: float
+    """Time of the simulated operation call alone."""
+    message: str
+    source_path: str
+
+
+class _CompileError:
+    """Stand-in for the compiler's diagnostic class that the simulator's error
+    printer loads from a file its wheel does not ship."""
+
+    def __init__(self, message: str, source_file: str = "", line: int = 0, col: int = 1) -> None:
+        self.text = f"{source_file}:{line}: {message}"
+
+    def format(self) -> str:
+        return self.text
+
+
+class _SourceDiagnostic:
+    def __init__(self, source_lines: list[str], source_file: str) -> None:
+        self.source_file = source_file
+
+    def format_error(self, line: int, col: int, message: str, label: str = "error") -> str:
+        return f"{label}: {self.source_file}:{line}: {message}"
+
+
+_DIAGNOSTICS = types.SimpleNamespace(
+    TTLangCompileError=_CompileError, SourceDiagnostic=_SourceDiagnostic
+)
+
+
+@contextlib.contextmanager
+def _simulator(l1_bytes: int) -> Iterator[tuple[Any, Any]]:
+    """The simulator's (ttl, ttnn), with its side effects undone on exit."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    from ttl.sim import diagnostics, program, ttl, ttnn
+    from ttl.sim.context import reset_context
+
+    real = {"bfloat16": ttnn.bfloat16, "float16": ttnn.float16}
+    lazy = diagnostics.lazy_import_diagnostics
+    try:
+        for name in real:
+            setattr(torch, name, torch.float32)
+        diagnostics.lazy_import_diagnostics = lambda: _DIAGNOSTICS
+        reset_context()
+        program.set_max_l1_bytes(l1_bytes)
+        yield ttl, ttnn
+    finally:
+        diagnostics.lazy_import_diagnostics = lazy
+        for name, dtype in real.items():
+            setattr(torch, name, dtype)
+        torch.set_num_threads(threads)
+
+
+def _load(path: Path, sim_ttl: Any) -> types.ModuleType:
+    """Import the kernel file with `import ttl` resolving to the simulator."""
+    spec = importlib.util.spec_from_file_location(f"loom_ttlang_{uuid.uuid4().hex}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    saved = sys.modules.get("ttl")
+    sys.modules["ttl"] = sim_ttl
+    try:
+        spec.loader.exec_module(module)
+    finally:
+        if saved is not None:
+            sys.modules["ttl"] = saved
+    return module
+
+
+def _to_grid(x: torch.Tensor, t: DramTensor) -> torch.Tensor:
+    """A tensor as its 2-D tile grid: last two dims padded to 32, leading dims folded."""
+    import torch
+
+    lead = math.prod(t.shape[:-2])
+    rows, cols = t.shape[-2], t.shape[-1]
+    grid = torch.zeros(lead, t.rows * TILE // lead, t.cols * TILE, dtype=torch.float32)
+    grid[:, :rows, :cols] = x.reshape(lead, rows, cols).float()
+    return grid.reshape(t.rows * TILE, t.cols * TILE)
+
+
+def _from_grid(y: torch.Tensor, t: DramTensor) -> torch.Tensor:
+    lead = math.prod(t.shape[:-2])
+    grid = y.reshape(lead, t.rows * TILE // lead, t.cols * TILE)
+    return grid[:, : t.shape[-2], : t.shape[-1]].reshape(t.shape)
+
+
+def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> list:
+    import torch
+
+    ins = [t for t in program.tensors if t.role == "input"]
+    if len(ins) != len(inputs):
+        raise VerificationError(
+            f"kernel {program.kernel!r} takes {len(ins)} inputs, but {len(inputs)} were given."
+        )
+    host = dict(zip((t.name for t in ins), inputs, strict=True))
+    dtypes = {"bf16": ttnn.bfloat16, "fp16": ttnn.float16, "fp32": ttnn.float32}
+    out = []
+    for t in program.tensors:
+        value = host.get(t.name)
+        blank = torch.zeros(t.rows * TILE, t.cols * TILE)
+        grid = _to_grid(value, t) if value is not None else blank
+        out.append(ttnn.from_torch(grid, dtype=dtypes[t.dtype], layout=ttnn.TILE_LAYOUT))
+    for _, dtype, rows, cols in module.LIKENESS:
+        scratch = torch.zeros(rows * TILE, cols * TILE)
+        out.append(ttnn.from_torch(scratch, dtype=dtypes[dtype], layout=ttnn.TILE_LAYOUT))
+    return out
+
+
+def _failure(program: Program, path: Path, err: BaseException | str, log: str) -> VerificationError:
+    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    where = [ln.strip() for ln in log.splitlines() if str(path) in ln or "blocked on" in ln]
+    detail = "; ".join(dict.fromkeys(where))[:1200]
+    return VerificationError(
+        f"tt-lang-sim rejected kernel {program.kernel!r} ({path}): {first}"
+        + (f" [{detail}]" if detail else "")
+        + ". The lowered program breaks the buffer or pipe protocol or the L1 budget; "
+        "inspect the emitted source at the location given."
+    )
+
+
+def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
+    """Run the kernel; returns (output tile grid as torch, seconds in the operation)."""
+    arch = load_arch(program.arch)
+    log = io.StringIO()
+    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn):
+        module = _load(path, sim_ttl)
+        tensors = _device_tensors(program, inputs, ttnn, module)
+        kernel = getattr(module, module.KERNEL)
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(log):
+            warnings.simplefilter("always")
+            start = time.perf_counter()
+            try:
+                kernel(*tensors)
+            except Exception as err:
+                raise _failure(program, path, err, log.getvalue()) from err
+            wall = time.perf_counter() - start
+        for w in caught:
+            if re.search(r"L1 memory limit|dataflow buffers", str(w.message)):
+                raise _failure(program, path, str(w.message), log.getvalue())
+        outputs = [i for i, t in enumerate(program.tensors) if t.role == "output"]
+        grid = ttnn.to_torch(tensors[outputs[0]]).clone()
+        return (grid, ttnn.bfloat16), wall
+
+
+def verify(
+    program: Program,
+    inputs: tuple[torch.Tensor, ...],
+    reference_output: torch.Tensor,
+    source_path: str | None = None,
+) -> VerifyResult:
+    """Emit `program`, run it on tt-lang-sim and compare its output with the reference.
+
+    Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
+    overflow); returns passed=False on a numeric mismatch.
+    """
+    source = emit(program)
+    if source_path is None:
+        folder = Path(tempfile.mkdtemp(prefix="loom_ttlang_"))
+        path = folder / f"{ident(program.kernel)}.py"
+    else:
+        path = Path(source_path)
+    path.write_text(source)
+    (grid, real_bf16), wall = _run(program, path, inputs)
+    out_t = next(t for t in program.tensors if t.role == "output")
+    out = _from_grid(grid, out_t)
+    if out_t.dtype == "bf16":
+        out = out.to(real_bf16)
+    out, ref = out.float(), reference_output.float()
+    tol = TOLERANCE.get(out_t.dtype, TOLERANCE["fp32"])
+    abs_err = float((out - ref).abs().max())
+    scale = max(float(ref.abs().max()), 1e-30)
+    rel = abs_err / scale
+    passed = math.isfinite(abs_err) and rel <= tol
+    verdict = "PASS" if passed else "FAIL"
+    message = (
+        f"{verdict} {program.kernel} on {program.arch} ({program.grid[0]}x{program.grid[1]} "
+        f"cores): max abs error {abs_err:.3e}, max rel error {rel:.3e} "
+        f"(tolerance {tol:.3e}), simulated in {wall:.2f} s"
+    )
+    return VerifyResult(passed, abs_err, rel, tol, wall, message, str(path))

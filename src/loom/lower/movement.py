@@ -1,0 +1,170 @@
+"""The data-movement streams: the reader (NoC0) fills load buffers from DRAM or from a
+multicast, the writer (NoC1) drains store buffers to DRAM and runs the gathers.
+
+Loads follow the tile program's loop nest. A multicast load is read from DRAM by the
+origin core of its group, which sends the block to the rest of the group; the others
+receive it into their own reserved block. Adjacent unicast loads into different buffers
+are issued together (one `Parallel`) so their DRAM reads overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+
+from loom.errors import ScheduleError
+from loom.ir.program import (
+    IfCore,
+    Loop,
+    Parallel,
+    PipeNet,
+    ReadDram,
+    Receive,
+    Reserve,
+    Send,
+    Stmt,
+    Wait,
+    WriteDram,
+)
+from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
+from loom.lower.context import LowerContext
+from loom.lower.dram import tile_window
+from loom.lower.loops import core_cond, loop_var
+from loom.lower.mesh import all_cores, group_origin_cond, multicast_pipes
+from loom.symbolic import Const, Expr
+
+WriterMerge = Callable[[tuple[Gather, ...], If, dict[str, Expr]], tuple[Stmt, ...]]
+
+
+def _address(ctx: LowerContext, op: Load | Store, env: Mapping[str, Expr]) -> tuple:
+    arg = ctx.program.arg(op.tensor)
+    return tile_window(arg, op.window, env)
+
+
+@dataclass
+class Movement:
+    ctx: LowerContext
+    nets: list[PipeNet] = field(default_factory=list)
+
+    # ----- reader ------------------------------------------------------------------
+    def reader(self, ops: tuple[Op, ...], env: dict[str, Expr]) -> tuple[Stmt, ...]:
+        out: list[Stmt] = []
+        group: list[Load] = []
+        for op in (*ops, None):
+            if isinstance(op, Load) and self._unicast(op) and self._fits(group, op):
+                group.append(op)
+                continue
+            if group:
+                out.append(self._load_group(group, env))
+                group = []
+            match op:
+                case Load():
+                    out.append(self._load(op, env))
+                case ForLoop():
+                    var, count = loop_var(op, env)
+                    body = self.reader(op.body, {**env, op.index.name: var})
+                    if body:
+                        out.append(Loop(var, Const(count), body))
+                case If(cond=cond, body=body_ops):
+                    body = self.reader(body_ops, env)
+                    if body:
+                        out.append(IfCore(core_cond(cond, env), body))
+        return tuple(out)
+
+    def _unicast(self, op: Load) -> bool:
+        copy = self.ctx.copy_of(op)
+        return copy.mode == "unicast" or copy.area == (1, 1)
+
+    def _fits(self, group: list[Load], op: Load) -> bool:
+        cbs = {self.ctx.role_cb(g.result.name, "load") for g in group}
+        return self.ctx.role_cb(op.result.name, "load") not in cbs
+
+    def _read(self, op: Load, env: Mapping[str, Expr]) -> ReadDram:
+        cb = self.ctx.role_cb(op.result.name, "load")
+        row, col, rows, cols = _address(self.ctx, op, env)
+        buf = self.ctx.cbs[cb]
+        if (rows, cols) != (buf.rows, buf.cols):
+            raise ScheduleError(
+                f"load of {op.tensor!r} reads {rows}x{cols} tiles into buffer {cb!r} of "
+                f"{buf.rows}x{buf.cols} tiles; the buffer plan and the window disagree."
+            )
+        return ReadDram(cb, op.tensor, row, col, rows, cols)
+
+    def _load_group(self, group: list[Load], env: Mapping[str, Expr]) -> Stmt:
+        reads = tuple(self._read(op, env) for op in group)
+        inner: Stmt = reads[0] if len(reads) == 1 else Parallel(reads)
+        body: tuple[Stmt, ...] = (inner,)
+        for read in reversed(reads):
+            body = (Reserve(read.buffer, body),)
+        return body[0]
+
+    def _load(self, op: Load, env: Mapping[str, Expr]) -> Stmt:
+        copy = self.ctx.copy_of(op)
+        if copy.mode != "multicast":
+            raise ScheduleError(f"load of {op.tensor!r} has copy mode {copy.mode!r}.")
+        read = self._read(op, env)
+        net = self._multicast_net(op, copy.area, env)
+        sender = (read, Send(read.buffer, net))
+        m = self.ctx.schedule.mapping
+        origin = group_origin_cond((m.cores_y, m.cores_x), copy.area)
+        stmt = IfCore(origin, sender, (Receive(read.buffer, net),))
+        return Reserve(read.buffer, (stmt,))
+
+    def _multicast_net(self, op: Load, area: tuple[int, int], env: Mapping[str, Expr]) -> str:
+        name = f"mcast_{op.result.name}"
+        mapping = self.ctx.schedule.mapping
+        pipes = multicast_pipes((mapping.cores_y, mapping.cores_x), area)
+        self._check_invariant(op, area, env)
+        if all(n.name != name for n in self.nets):
+            self.nets.append(PipeNet(name, "multicast", pipes))
+        return name
+
+    def _check_invariant(self, op: Load, area: tuple[int, int], env: Mapping[str, Expr]) -> None:
+        """Every core of a multicast group must need the same block."""
+        row, col, _, _ = _address(self.ctx, op, env)
+        free = [s for s in row.free_syms() | col.free_syms() if s.kind != "core"]
+        for corner in ({s.name: s.lower for s in free}, {s.name: s.upper for s in free}):
+            for y, x in all_cores(self.ctx.schedule.mapping):
+                here = {**corner, "core_y": y, "core_x": x}
+                there = {**corner, "core_y": y - y % area[0], "core_x": x - x % area[1]}
+                if (row.eval(here), col.eval(here)) != (row.eval(there), col.eval(there)):
+                    raise ScheduleError(
+                        f"load of {op.tensor!r} is multicast over {area[0]}x{area[1]} cores, "
+                        f"but core ({y}, {x}) needs another block than its group's sender."
+                    )
+
+    # ----- writer ------------------------------------------------------------------
+    def writer(
+        self, ops: tuple[Op, ...], env: dict[str, Expr], merge: WriterMerge
+    ) -> tuple[Stmt, ...]:
+        out: list[Stmt] = []
+        i = 0
+        while i < len(ops):
+            op = ops[i]
+            if isinstance(op, Gather):
+                j = i
+                while j < len(ops) and isinstance(ops[j], Gather):
+                    j += 1
+                if j == len(ops) or not isinstance(ops[j], If):
+                    raise ScheduleError("a gather must be followed by the owner's `if` merge.")
+                out.extend(merge(tuple(ops[i:j]), ops[j], env))
+                i = j + 1
+                continue
+            out.extend(self.writer_op(op, env, merge))
+            i += 1
+        return tuple(out)
+
+    def writer_op(self, op: Op, env: dict[str, Expr], merge: WriterMerge) -> tuple[Stmt, ...]:
+        match op:
+            case Store():
+                cb = self.ctx.role_cb(op.value.name, "store")
+                row, col, rows, cols = _address(self.ctx, op, env)
+                return (Wait((cb,), (WriteDram(cb, op.tensor, row, col, rows, cols),)),)
+            case ForLoop():
+                var, count = loop_var(op, env)
+                body = self.writer(op.body, {**env, op.index.name: var}, merge)
+                return (Loop(var, Const(count), body),) if body else ()
+            case If(cond=cond, body=body_ops):
+                body = self.writer(body_ops, env, merge)
+                return (IfCore(core_cond(cond, env), body),) if body else ()
+        return ()

@@ -1,0 +1,55 @@
+"""Reports: the readable compile summary, candidate tables and the dump-dir artifacts."""
+
+from __future__ import annotations
+
+from loom.pipeline import CompileResult
+from loom.report.artifacts import (
+    candidates_json,
+    print_buffers,
+    print_dataflow,
+    print_heg,
+    print_mapping,
+    print_multicast,
+    print_problem,
+    print_reuse,
+    solver_log,
+)
+from loom.report.summary import candidates_table, schedule_summary
+from loom.solve import model_text
+
+
+def compile_artifacts(result: CompileResult) -> dict[str, str]:
+    """Every stage's artifact, named in pipeline order (for --dump-dir)."""
+    best = result.problem.candidate
+    cs = result.candidates
+    artifacts = dict(result.log.artifacts)
+    artifacts.update(
+        {
+            "01_dataflow.mlir": print_dataflow(result.buffered),
+            "02_buffers.txt": print_buffers(result.buffered),
+            "03_mapping.mlir": print_mapping(cs, best),
+            "04_reuse.mlir": print_reuse(cs, best),
+            "05_multicast.mlir": print_multicast(best),
+            "candidates.json": candidates_json(cs),
+            "06_heg.txt": print_heg(result.problem.heg),
+            "06_problem.txt": print_problem(result.problem),
+            "07_cpsat_model.pbtxt": model_text(result.problem),
+            "07_solver.log": solver_log(result.ranking.solutions),
+            "schedule.json": result.schedule.to_json(),
+        }
+    )
+    return artifacts
+
+
+def summary(result: CompileResult) -> str:
+    statuses = [s.status for s in result.ranking.solutions]
+    counts = (
+        result.candidates.candidates_total,
+        len(result.candidates.candidates),
+        len(statuses) - statuses.count("pruned"),
+        statuses.count("pruned"),
+    )
+    return schedule_summary(result.schedule, result.arch, counts)
+
+
+__all__ = ["candidates_table", "compile_artifacts", "summary"]

@@ -1,0 +1,101 @@
+"""Readable summaries of a compiled schedule and of a candidate set."""
+
+from __future__ import annotations
+
+from loom.arch import Arch
+from loom.ir.candidate import CandidateSet
+from loom.ir.schedule import Schedule
+
+_KNOB_TEXT = {
+    (0, 0): "sequential (load, compute, store)",
+    (0, 1): "store overlapped with the next block (double-buffered output)",
+    (1, 0): "loads overlapped with compute (double-buffered inputs)",
+    (1, 1): "loads and stores overlapped with compute (double-buffered)",
+}
+
+
+def draw_mesh(schedule: Schedule, arch: Arch) -> list[str]:
+    """The compute grid, each used core labelled with its spatial index per grid axis."""
+    m = schedule.mapping
+    axes = [a for a in schedule.block_sizes if m.spatial_factor(a) > 1] or list(schedule.block_sizes)[:1]
+    letters = {a: a.removeprefix("tile_")[:1] for a in axes}
+    width = max(len("".join(f"{letters[a]}{m.spatial_factor(a) - 1}" for a in axes)), 2)
+    lines = [f"   x: {' '.join(f'{x:<{width}}' for x in range(arch.grid_x))}"]
+    for y in range(arch.grid_y):
+        cells = []
+        for x in range(arch.grid_x):
+            if y < m.cores_y and x < m.cores_x:
+                label = "".join(f"{letters[a]}{m.spatial_index(a, y, x)}" for a in axes)
+            else:
+                label = "."
+            cells.append(f"{label:<{width}}")
+        lines.append(f"y{y:<2} {' '.join(cells)}")
+    return lines
+
+
+def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, int, int]) -> str:
+    total, kept, solved, pruned = candidate_count
+    m = s.mapping
+    shape = " ".join(f"{k}={v}" for k, v in s.shape.items())
+    peak = arch.peak_tflops(s.math_fidelity, m.num_cores)
+    lines = [
+        f"Loom: {s.kernel} on {arch.name} ({arch.grid_x}x{arch.grid_y} cores, {arch.clock_ghz} GHz), "
+        f"{shape}, {s.dtype}, {s.math_fidelity}",
+        "",
+        f"candidate   {s.candidate}",
+        f"mapping     {m.num_cores} cores ({m.cores_y} rows x {m.cores_x} columns), view {m.label()}:",
+    ]
+    for axis in s.waves:
+        levels = m.axis_levels(axis)
+        spread = " x ".join(f"{lv.dim}{lv.level}({lv.size})" for lv in levels) or "1 core"
+        lines.append(
+            f"            {axis}: {spread} -> {m.spatial_factor(axis)} cores, "
+            f"{s.waves.get(axis, 1)} wave(s)"
+        )
+    lines += ["            " + row for row in draw_mesh(s, arch)]
+    lines.append("tiles       " + ", ".join(f"{k} = {v}" for k, v in s.block_sizes.items()))
+    for node, knobs in s.pipeline.items():
+        lines.append(f"pipeline    {node}: {_KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
+    for c in s.copies:
+        detail = f" to {c.area[0]}x{c.area[1]} cores ({', '.join(c.multicast_dims)})" if c.mode != "unicast" else ""
+        lines.append(f"copy        {c.kind} {c.tensor}: {c.mode}{detail}")
+    lines += [
+        f"L1          {s.l1_bytes:,} of {s.l1_capacity_bytes:,} usable bytes per core",
+        f"modeled     {s.modeled_cycles:,} cycles = {s.modeled_us:,.1f} us, {s.modeled_tflops:.2f} TFLOPS "
+        f"({100 * s.modeled_tflops / peak:.0f}% of the {peak:.1f} TFLOPS {s.math_fidelity} peak of "
+        f"{m.num_cores} cores)",
+        f"bottleneck  {s.bottleneck.get('text', '')}",
+    ]
+    lines += [f"binding     {b}" for b in s.binding_constraints] or ["binding     none"]
+    nb = s.neighbourhood
+    if nb:
+        lines.append(
+            f"neighbours  rank {nb['rank_of_solution']} of {nb['configurations']} legal block-size "
+            "neighbours (each symbol one legal step below / at / above)"
+        )
+    lines.append("top-k       cycles        block sizes            candidate")
+    for e in s.top_k:
+        sizes = ",".join(str(v) for v in e.block_sizes.values())
+        lines.append(f"            {e.modeled_cycles:<13,} {sizes:<22} {e.candidate}")
+    lines.append(
+        f"compile     {s.compile_seconds:.2f} s: {total} legal candidates, {kept} after dominance "
+        f"pruning, {solved} solved by CP-SAT, {pruned} cut off by bound, {s.candidates_feasible} feasible"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def candidates_table(cs: CandidateSet) -> str:
+    lines = [
+        f"{cs.buffered.program.name}: {cs.candidates_total} legal candidates, "
+        f"{len(cs.candidates)} after dominance pruning",
+        "axis scores (parallel extent, reuse volume, reuse count): "
+        + "; ".join(f"{s.axis} ({s.parallel_extent}, {s.reuse_volume}, {s.reuse_count})" for s in cs.scores),
+        f"axis orders kept: {', '.join(' > '.join(o) for o in cs.orders)}",
+        "",
+        f"{'cores':>5}  {'view':<14} {'multicast':<28} {'waves':<28} name",
+    ]
+    for c in cs.candidates:
+        mc = ",".join(f"{p.tensor}:{p.area[0]}x{p.area[1]}" for p in c.copies if p.mode != "unicast") or "-"
+        waves = ",".join(f"{a}={w}" for a, w in c.waves.items())
+        lines.append(f"{c.num_cores:>5}  {c.mapping.label():<14} {mc:<28} {waves[:28]:<28} {c.name}")
+    return "\n".join(lines) + "\n"
