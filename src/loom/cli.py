@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
 import os
 import shutil
 import sys
@@ -41,6 +43,21 @@ def _build_parser() -> argparse.ArgumentParser:
     _solver_args(compile_)
     compile_.add_argument("--dump-dir", help="write every stage's artifact into this folder")
     compile_.add_argument("--json", action="store_true", help="print the Schedule as JSON")
+
+    for name, text in (
+        ("verify", "compile, emit TT-Lang, run it on tt-lang-sim and compare with torch"),
+        ("simulate", "compile and time the kernel on the discrete-event simulator"),
+    ):
+        cmd = sub.add_parser(name, help=text)
+        cmd.add_argument("kernel", nargs="?", help="kernel name or file (default: the schedule's)")
+        _arch_arg(cmd)
+        cmd.add_argument("--shape", help="e.g. M=512,N=512,K=512")
+        cmd.add_argument("--schedule", help="use this schedule.json instead of compiling")
+        cmd.add_argument("--dump-dir", help="write every stage's artifact into this folder")
+        _solver_args(cmd)
+        if name == "simulate":
+            cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
+            cmd.add_argument("--json", action="store_true", help="print the results as JSON")
 
     cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
     _kernel_args(cands)
@@ -133,6 +150,106 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     return 0
 
 
+def _read_schedule(path: str):  # type: ignore[no-untyped-def]
+    from loom.errors import ScheduleError
+    from loom.ir.schedule import schedule_from_dict
+
+    try:
+        return schedule_from_dict(json.loads(Path(path).read_text()))
+    except FileNotFoundError:
+        raise ScheduleError(f"schedule file {path!r} does not exist; pass a schedule.json.") from None
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+        raise ScheduleError(
+            f"schedule file {path!r} is not a valid Loom schedule ({type(err).__name__}: {err}); "
+            "write it with `loom compile ... --json` or follow the fields of schedule.json."
+        ) from None
+
+
+def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """(spec, arch, Lowered, artifacts, compile result or None) for verify/simulate."""
+    from loom.arch import load_arch
+    from loom.kernels.registry import resolve_kernel
+    from loom.pipeline import StageLog, load_schedule
+    from loom.report import compile_artifacts
+
+    if args.schedule:
+        schedule = _read_schedule(args.schedule)
+        arch = load_arch(args.arch if args.arch != "wormhole_n150" else schedule.arch)
+        spec = resolve_kernel(args.kernel or schedule.kernel)
+        log = StageLog()
+        lowered = load_schedule(spec, schedule, arch, log)
+        artifacts = {**log.artifacts, "schedule.json": schedule.to_json()}
+        return spec, arch, lowered, artifacts, None, log
+    if not args.kernel:
+        raise LoomError("name a kernel (or pass --schedule schedule.json); see `loom --help`.")
+    spec, result = _compile(args)
+    return spec, result.arch, result.lowered, compile_artifacts(result), result, result.log
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from loom.pipeline import verify_lowered
+    from loom.report import summary
+
+    spec, arch, lowered, artifacts, result, log = _lowered(args)
+    _write_dump(args.dump_dir, artifacts)
+    if result is not None:
+        print(summary(result), end="")
+    outcome = verify_lowered(spec, lowered, log)
+    verdict = "PASS" if outcome.passed else "FAIL"
+    print(
+        f"verify      {verdict} on tt-lang-sim: max abs error {outcome.max_abs_error:.3e}, "
+        f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "
+        f"{outcome.wall_seconds:.1f} s"
+    )
+    if not outcome.passed:
+        print(f"error: {outcome.message}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from loom.pipeline import simulate_lowered
+    from loom.report import summary
+    from loom.sim import trace_json
+
+    _, arch, lowered, artifacts, result, log = _lowered(args)
+    _write_dump(args.dump_dir, artifacts)
+    sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
+    modeled = lowered.schedule.modeled_cycles
+    if args.trace:
+        Path(args.trace).write_text(trace_json(sim.trace_events))
+    if args.json:
+        print(json.dumps(sim_json(sim, modeled), indent=2))
+        return 0
+    if result is not None:
+        print(summary(result), end="")
+    print(sim.summary(), end="" if sim.summary().endswith("\n") else "\n")
+    if modeled:
+        print(
+            f"simulated   {sim.cycles:,.0f} cycles vs modeled {modeled:,} cycles: "
+            f"simulated / modeled = {sim.cycles / modeled:.2f}"
+        )
+    return 0
+
+
+def sim_json(sim, modeled: int) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return {
+        "kernel": sim.kernel,
+        "arch": sim.arch,
+        "simulated_cycles": round(sim.cycles),
+        "simulated_us": round(sim.us, 3),
+        "modeled_cycles": modeled,
+        "simulated_over_modeled": round(sim.cycles / modeled, 4) if modeled else None,
+        "tflops": round(sim.tflops, 3),
+        "utilization": round(sim.utilization, 4),
+        "engine_busy": [dataclasses.asdict(e) for e in sim.engine_busy],
+        "dram_bank_utilization": [round(u, 4) for u in sim.dram_bank_utilization],
+        "bytes_moved": dataclasses.asdict(sim.bytes_moved),
+        "events": sim.events,
+        "events_per_second": round(sim.events_per_second),
+    }
+
+
 def _cmd_candidates(args: argparse.Namespace) -> int:
     from loom.dataflow import build_buffers
     from loom.mapping import enumerate_candidates
@@ -151,6 +268,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "archs": _cmd_archs,
     "compile": _cmd_compile,
     "candidates": _cmd_candidates,
+    "verify": _cmd_verify,
+    "simulate": _cmd_simulate,
 }
 
 

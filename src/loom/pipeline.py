@@ -26,18 +26,22 @@ from typing import TypeVar
 
 from loom.arch import Arch
 from loom.dataflow import build_buffers
-from loom.errors import InfeasibleError
+from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
+from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import ForLoop, If, TileProgram
 from loom.kernels.registry import KernelSpec
+from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem, check_feasible
 from loom.solve import RankOptions, Ranking, lower_bound, rank
+from loom.sim import SimResult, simulate
 from loom.solve.materialize import CompileStats, materialize
 
 T = TypeVar("T")
@@ -84,6 +88,17 @@ class CompileOptions:
 
 
 @dataclass
+class Lowered:
+    """A schedule lowered to its per-core Program and emitted as TT-Lang."""
+
+    program: TileProgram
+    buffered: BufferedProgram
+    schedule: Schedule
+    lowered: Program
+    source: str
+
+
+@dataclass
 class CompileResult:
     program: TileProgram
     buffered: BufferedProgram
@@ -93,6 +108,7 @@ class CompileResult:
     problem: Problem
     arch: Arch
     log: StageLog
+    lowered: Lowered
 
 
 def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
@@ -151,15 +167,27 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
         math_fidelity=fidelity,
         candidates_total=candidates.candidates_total,
         candidates_after_pruning=len(candidates.candidates),
-        candidates_feasible=sum(
-            1 for c in candidates.candidates if not check_feasible(buffered, c, arch)
-        ),
+        candidates_feasible=_count_feasible(buffered, candidates, arch),
         compile_seconds=time.perf_counter() - start,
     )
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
-    return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, arch, log)
+    lowered = lower_schedule(program, buffered, schedule, arch, log)
+    return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered)
+
+
+def _count_feasible(buffered: BufferedProgram, candidates: CandidateSet, arch: Arch) -> int:
+    """Candidates with some legal block sizes (feasibility depends only on the cores per
+    axis, so each distinct split is checked once)."""
+    verdicts: dict[tuple[tuple[str, int], ...], bool] = {}
+    count = 0
+    for c in candidates.candidates:
+        key = tuple(sorted(c.spatial.items()))
+        if key not in verdicts:
+            verdicts[key] = not check_feasible(buffered, c, arch)
+        count += verdicts[key]
+    return count
 
 
 def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:
@@ -173,3 +201,36 @@ def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> s
         f"no schedule of {program.name} fits {arch.name}: {why}. Use a larger "
         "architecture description (e.g. more usable L1) or a smaller shape."
     )
+
+
+def lower_schedule(
+    program: TileProgram, buffered: BufferedProgram, schedule: Schedule, arch: Arch, log: StageLog
+) -> Lowered:
+    lowered = log.timed("lower", lambda: lower(program, buffered, schedule, arch))
+    source = log.timed("emit", lambda: emit(lowered))
+    log.artifacts["08_program.txt"] = format_program(lowered)
+    log.artifacts["kernel_ttlang.py"] = source
+    return Lowered(program, buffered, schedule, lowered, source)
+
+
+def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLog) -> Lowered:
+    """Lower a given (e.g. hand-written) schedule of `spec`."""
+    if schedule.arch != arch.name:
+        raise ScheduleError(
+            f"the schedule targets {schedule.arch!r} but --arch is {arch.name!r}; pass "
+            f"--arch {schedule.arch} (or the YAML file of that architecture)."
+        )
+    program = run_frontend(spec, schedule.shape, log)
+    buffered = log.timed("dataflow", lambda: build_buffers(program))
+    return lower_schedule(program, buffered, schedule, arch, log)
+
+
+def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
+    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
+    inputs = spec.make_inputs(lowered.schedule.shape)
+    reference = spec.reference(*inputs)
+    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference))
+
+
+def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:
+    return log.timed("simulate", lambda: simulate(lowered.lowered, arch, trace=trace))

@@ -89,8 +89,8 @@ def make_schedule(
     mapping = mapping_of(view)
     waves = {}
     for axis in tile.grid:
-        tiles = axis.extent // block_sizes[axis.tile.name]
-        waves[axis.tile.name] = tiles // mapping.spatial_factor(axis.tile.name)
+        tiles = -(-axis.extent // block_sizes[axis.tile.name])
+        waves[axis.tile.name] = -(-tiles // mapping.spatial_factor(axis.tile.name))
     return Schedule(
         kernel=tile.name,
         arch=arch,

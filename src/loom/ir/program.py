@@ -39,7 +39,14 @@ class DramTensor:
     role: str  # "input" | "output"
     rows: int
     cols: int
-    """Tile grid of the 2-D view: rows = prod(leading dims) * ceil(shape[-2]/32)."""
+    """Tile grid of the 2-D view: rows = prod(padded leading dims) * ceil(padded[-2]/32)."""
+    padded: tuple[int, ...] = ()
+    """Shape in DRAM: grid axes padded to whole waves (zeros in, discarded out);
+    empty when equal to `shape`."""
+
+    @property
+    def stored_shape(self) -> tuple[int, ...]:
+        return self.padded or self.shape
 
 
 @dataclass(frozen=True)
@@ -220,9 +227,7 @@ class WriteDram(Stmt):
 
 @dataclass(frozen=True)
 class Send(Stmt):
-    """Send the acquired block of `buffer` on this core's pipe of `net` (on each of them
-    when the core is the source of several: a 2-D multicast group whose sender is left
-    out of the rectangle takes one pipe for its own row and one for the rows below)."""
+    """Send the acquired block of `buffer` on this core's pipe of `net`."""
 
     buffer: str
     net: str

@@ -12,9 +12,10 @@ from dataclasses import dataclass
 
 from loom.errors import ScheduleError
 from loom.ir.buffers import Allocation, BufferedProgram, TileLayout, VirtualBuffer
-from loom.ir.program import Buffer
+from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, ForLoop, Op, TileProgram, accesses, walk
+from loom.lower.dram import dram_tensor, padded_shapes
 from loom.lower.mesh import spatial_index
 from loom.symbolic import Const, Expr, Sym
 
@@ -51,6 +52,14 @@ class LowerContext:
     defs: dict[str, Op]
     used: frozenset[str]
     """Values (roots) read by some op."""
+    tensors: tuple[DramTensor, ...] = ()
+    """DRAM tensors, grid axes padded to whole waves."""
+
+    def tensor(self, name: str) -> DramTensor:
+        for t in self.tensors:
+            if t.name == name:
+                return t
+        raise KeyError(name)
 
     def root(self, name: str) -> str:
         while name in self.alias:
@@ -115,18 +124,9 @@ def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...
     for axis in program.grid:
         name = axis.tile.name
         block = schedule.block_sizes[name]
-        if axis.extent % block:
-            raise ScheduleError(
-                f"block size {name}={block} does not divide the extent {axis.extent}."
-            )
-        tiles = axis.extent // block
+        tiles = -(-axis.extent // block)  # the last blocks may cover padding
         factor = schedule.mapping.spatial_factor(name)
-        if tiles % factor:
-            raise ScheduleError(
-                f"axis {name} has {tiles} tiles, not a multiple of its {factor} cores; "
-                "Loom lowers exact waves only."
-            )
-        waves = tiles // factor
+        waves = -(-tiles // factor)
         var = Sym(f"{name}_wave", 0, waves - 1, 1, "index") if waves > 1 else None
         logical = spatial_index(schedule.mapping, name)
         if var is not None:
@@ -153,6 +153,13 @@ def _check_schedule(program: TileProgram, schedule: Schedule) -> None:
             f"the schedule has copies for accesses {sorted(c.op for c in schedule.copies)}, "
             f"but kernel {program.name!r} has {len(ops)} loads/stores/gathers."
         )
+    kinds = {c.op: c.kind for c in schedule.copies}
+    for i, op in enumerate(ops):
+        want = type(op).__name__.lower()
+        if kinds[i] != want:
+            raise ScheduleError(
+                f"copy {i} of the schedule is a {kinds[i]}, but access {i} is a {want}."
+            )
     unknown = {lv.axis for lv in schedule.mapping.levels} - {a.tile.name for a in program.grid}
     if unknown:
         raise ScheduleError(f"the mapping places unknown axes {sorted(unknown)} on the mesh.")
@@ -187,7 +194,10 @@ def build_context(buffered: BufferedProgram, schedule: Schedule) -> LowerContext
     by_index = {c.op: c for c in schedule.copies}
     copies = {id(op): by_index[i] for i, op in enumerate(accesses(program.body))}
     alias, defs, used = _value_maps(program)
-    ctx = LowerContext(program, buffered, schedule, axes, env, {}, copies, alias, defs, used)
+    maxima = dict(schedule.block_sizes) | {a.index: a.waves * a.factor - 1 for a in axes}
+    shapes = padded_shapes(program, maxima)
+    tensors = tuple(dram_tensor(arg, shapes[arg.name]) for arg in program.args)
+    ctx = LowerContext(program, buffered, schedule, axes, env, {}, copies, alias, defs, used, tensors)
     for alloc in buffered.allocations:
         rows, cols = ctx.tiles(alloc.layout)
         ctx.cbs[alloc.name] = Buffer(

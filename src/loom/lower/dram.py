@@ -3,7 +3,8 @@
 A tensor of shape (*lead, rows, cols) is stored as a grid of 32x32 tiles: the last two
 dims are padded to the tile and the leading dims fold into rows, so batch `b` of a
 [B, S, D] tensor occupies tile rows [b * ceil(S/32), (b+1) * ceil(S/32)). An access
-window maps to one rectangle of that grid when it covers one batch index.
+window maps to one rectangle of that grid when it covers one batch index. Dims indexed
+by a grid axis are padded to whole waves first (see `padded_shapes`).
 """
 
 from __future__ import annotations
@@ -13,18 +14,35 @@ from collections.abc import Mapping
 
 from loom.errors import ScheduleError
 from loom.ir.program import DramTensor
-from loom.ir.tile import TensorArg, Window
+from loom.ir.tile import ForLoop, Load, Store, TensorArg, TileProgram, Window, accesses, walk
 from loom.symbolic import Const, Expr, floordiv, mod
 
 TILE = 32
 
 
-def dram_tensor(arg: TensorArg) -> DramTensor:
+def dram_tensor(arg: TensorArg, padded: tuple[int, ...]) -> DramTensor:
     if len(arg.shape) < 2:
         raise ScheduleError(f"tensor {arg.name!r} must have at least two dims to be tiled.")
-    rows = math.prod(arg.shape[:-2]) * -(-arg.shape[-2] // TILE)
-    cols = -(-arg.shape[-1] // TILE)
-    return DramTensor(arg.name, tuple(arg.shape), arg.dtype, arg.role, rows, cols)
+    rows = math.prod(padded[:-2]) * -(-padded[-2] // TILE)
+    cols = -(-padded[-1] // TILE)
+    extra = padded if padded != tuple(arg.shape) else ()
+    return DramTensor(arg.name, tuple(arg.shape), arg.dtype, arg.role, rows, cols, extra)
+
+
+def padded_shapes(program: TileProgram, maxima: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
+    """Every tensor's shape grown to the furthest element any access can reach when each
+    grid index takes its largest value (`maxima`: block sizes and index maxima)."""
+    env = dict(maxima)
+    for op in walk(program.body):
+        if isinstance(op, ForLoop):
+            env[op.index.name] = op.trip_count.eval(env) - 1
+    shapes = {a.name: list(a.shape) for a in program.args}
+    for op in accesses(program.body):
+        if isinstance(op, Load | Store):
+            dims = shapes[op.tensor]
+            for d, w in enumerate(op.window):
+                dims[d] = max(dims[d], (w.offset + w.size).eval(env))
+    return {name: tuple(dims) for name, dims in shapes.items()}
 
 
 def _const(e: Expr, what: str) -> int:
@@ -40,13 +58,14 @@ def _tile_offset(offset: Expr, what: str) -> Expr:
 
 
 def tile_window(
-    arg: TensorArg, window: tuple[Window, ...], env: Mapping[str, Expr]
+    arg: DramTensor, window: tuple[Window, ...], env: Mapping[str, Expr]
 ) -> tuple[Expr, Expr, int, int]:
     """(first row, first col, rows, cols) in tiles of `window` on `arg`'s tile grid."""
     where = f"access to {arg.name!r}"
     offsets = [w.offset.subs(env) for w in window]
     sizes = [_const(w.size.subs(env), f"a window size of the {where}") for w in window]
-    lead = arg.shape[:-2]
+    shape = arg.stored_shape
+    lead = shape[:-2]
     if any(s != 1 for s in sizes[:-2]):
         raise ScheduleError(
             f"the {where} spans {sizes[:-2]} batch entries; Loom lowers batch blocks of 1 "
@@ -55,7 +74,7 @@ def tile_window(
     batch: Expr = Const(0)
     for off, extent in zip(offsets[:-2], lead, strict=True):
         batch = batch * extent + off
-    rows_per_batch = -(-arg.shape[-2] // TILE)
+    rows_per_batch = -(-shape[-2] // TILE)
     row = batch * rows_per_batch + _tile_offset(offsets[-2], where)
     col = _tile_offset(offsets[-1], where)
     return row, col, -(-sizes[-2] // TILE), -(-sizes[-1] // TILE)

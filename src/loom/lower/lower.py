@@ -18,7 +18,6 @@ from loom.ir.tile import TileProgram
 from loom.lower.check import check_program
 from loom.lower.compute import ComputeBuilder
 from loom.lower.context import LowerContext, build_context
-from loom.lower.dram import dram_tensor
 from loom.lower.loops import with_waves
 from loom.lower.merge import Merge
 from loom.lower.movement import Movement
@@ -68,7 +67,7 @@ def lower(tile: TileProgram, buffers: BufferedProgram, schedule: Schedule, arch:
         kernel=tile.name,
         arch=arch.name,
         grid=(schedule.mapping.cores_y, schedule.mapping.cores_x),
-        tensors=tuple(dram_tensor(a) for a in tile.args),
+        tensors=ctx.tensors,
         buffers=tuple(ctx.cbs.values()),
         nets=tuple(movement.nets),
         reader=with_waves(ctx, reader),

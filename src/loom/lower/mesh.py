@@ -34,31 +34,45 @@ def spatial_index(mapping: Mapping, axis: str) -> Expr:
     return total
 
 
+def _first(coord: Expr, cores: int, size: int) -> Cond:
+    """True where `coord` is the first of its aligned run of `size` cores."""
+    return cmp("==", coord if size == cores else mod(coord, size), 0)
+
+
 def group_origin_cond(cores: tuple[int, int], area: tuple[int, int]) -> Cond:
     """True on the core at the origin of its aligned `area` = (rows, cols) block."""
-    parts = []
-    for coord, n, size in ((CORE_Y, cores[0], area[0]), (CORE_X, cores[1], area[1])):
-        parts.append(cmp("==", coord if size == n else mod(coord, size), 0))
-    return conj(*parts)
+    return conj(_first(CORE_Y, cores[0], area[0]), _first(CORE_X, cores[1], area[1]))
 
 
-def multicast_pipes(cores: tuple[int, int], area: tuple[int, int]) -> tuple[Pipe, ...]:
-    """One sender per aligned block (its origin) and the block's other cores as
-    receivers: a rectangle per block row 0 and one for the rows below it."""
+def origin_row_cond(cores: tuple[int, int], area: tuple[int, int]) -> Cond:
+    """True on the cores in the same row as their block's origin."""
+    return _first(CORE_Y, cores[0], area[0])
+
+
+def multicast_pipes(
+    cores: tuple[int, int], area: tuple[int, int]
+) -> tuple[tuple[Pipe, ...], tuple[Pipe, ...]]:
+    """Pipes from the origin of each aligned `area` block to the rest of the block.
+
+    A rectangle without its corner is not a rectangle, so a 2-D block takes two pipes:
+    one along the sender's own row and one over the rows below. They go to two nets,
+    because a core is the source of at most one pipe per net.
+    """
     (cy, cx), (ay, ax) = cores, area
     if cy % ay or cx % ax:
         raise ScheduleError(
             f"a multicast area of {ay}x{ax} cores does not tile the {cy}x{cx} cores in use; "
             "multicast groups must be aligned blocks of the core grid."
         )
-    pipes: list[Pipe] = []
+    row: list[Pipe] = []
+    below: list[Pipe] = []
     for oy in range(0, cy, ay):
         for ox in range(0, cx, ax):
             if ax > 1:
-                pipes.append(Pipe((oy, ox), (oy, oy + 1), (ox + 1, ox + ax)))
+                row.append(Pipe((oy, ox), (oy, oy + 1), (ox + 1, ox + ax)))
             if ay > 1:
-                pipes.append(Pipe((oy, ox), (oy + 1, oy + ay), (ox, ox + ax)))
-    return tuple(pipes)
+                below.append(Pipe((oy, ox), (oy + 1, oy + ay), (ox, ox + ax)))
+    return tuple(row), tuple(below)
 
 
 def owner_of(mapping: Mapping, axis: str, core: tuple[int, int]) -> tuple[int, int]:

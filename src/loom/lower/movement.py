@@ -17,6 +17,7 @@ from loom.ir.program import (
     IfCore,
     Loop,
     Parallel,
+    Pipe,
     PipeNet,
     ReadDram,
     Receive,
@@ -30,15 +31,16 @@ from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.lower.context import LowerContext
 from loom.lower.dram import tile_window
 from loom.lower.loops import core_cond, loop_var
-from loom.lower.mesh import all_cores, group_origin_cond, multicast_pipes
+from loom.lower.mesh import all_cores, group_origin_cond, multicast_pipes, origin_row_cond
 from loom.symbolic import Const, Expr
 
 WriterMerge = Callable[[tuple[Gather, ...], If, dict[str, Expr]], tuple[Stmt, ...]]
 
 
-def _address(ctx: LowerContext, op: Load | Store, env: Mapping[str, Expr]) -> tuple:
-    arg = ctx.program.arg(op.tensor)
-    return tile_window(arg, op.window, env)
+def _address(
+    ctx: LowerContext, op: Load | Store, env: Mapping[str, Expr]
+) -> tuple[Expr, Expr, int, int]:
+    return tile_window(ctx.tensor(op.tensor), op.window, env)
 
 
 @dataclass
@@ -103,18 +105,22 @@ class Movement:
         if copy.mode != "multicast":
             raise ScheduleError(f"load of {op.tensor!r} has copy mode {copy.mode!r}.")
         read = self._read(op, env)
-        net = self._multicast_net(op, copy.area, env)
-        sender = (read, Send(read.buffer, net))
+        self._check_invariant(op, copy.area, env)
         m = self.ctx.schedule.mapping
-        origin = group_origin_cond((m.cores_y, m.cores_x), copy.area)
-        stmt = IfCore(origin, sender, (Receive(read.buffer, net),))
+        cores = (m.cores_y, m.cores_x)
+        row, below = multicast_pipes(cores, copy.area)
+        name = f"mcast_{op.result.name}"
+        nets = [self._net(name, row), self._net(f"{name}_below" if row else name, below)]
+        sends = tuple(Send(read.buffer, n) for n in nets if n)
+        recv: tuple[Stmt, ...] = tuple(Receive(read.buffer, n) for n in nets if n)
+        if len(recv) == 2:  # the origin's row receives along it, the rows below from above
+            recv = (IfCore(origin_row_cond(cores, copy.area), recv[:1], recv[1:]),)
+        stmt = IfCore(group_origin_cond(cores, copy.area), (read, *sends), recv)
         return Reserve(read.buffer, (stmt,))
 
-    def _multicast_net(self, op: Load, area: tuple[int, int], env: Mapping[str, Expr]) -> str:
-        name = f"mcast_{op.result.name}"
-        mapping = self.ctx.schedule.mapping
-        pipes = multicast_pipes((mapping.cores_y, mapping.cores_x), area)
-        self._check_invariant(op, area, env)
+    def _net(self, name: str, pipes: tuple[Pipe, ...]) -> str:
+        if not pipes:
+            return ""
         if all(n.name != name for n in self.nets):
             self.nets.append(PipeNet(name, "multicast", pipes))
         return name

@@ -2,9 +2,9 @@
 
 candidates = consistent views (for every linear extension of the axis dominance order)
              x communication choices (multicast on or off per group of loads that
-             depend on the same grid axes), keeping only views whose spatial factors can
-             divide the tile counts exactly (every wave full) and whose split axes can
-             be fully spatial.
+             depend on the same grid axes), keeping only views that give no grid axis
+             more cores than it can have tiles, and whose split axes can be fully
+             spatial (one block per core, the tile dividing the extent).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ def _short(axis: str) -> str:
 
 
 def _max_tiles(program: TileProgram) -> dict[str, int]:
-    return {a.tile.name: a.extent // a.tile.bounds[0] for a in program.grid}
+    return {a.tile.name: -(-a.extent // a.tile.bounds[0]) for a in program.grid}
 
 
 def _gather_axes(program: TileProgram) -> tuple[str, ...]:
@@ -37,12 +37,12 @@ def _gather_axes(program: TileProgram) -> tuple[str, ...]:
 
 
 def _illegal(program: TileProgram, mapping: Mapping, gathers: tuple[str, ...]) -> str | None:
-    """Why this view can never get full waves, or None."""
+    """Why this view can never be legal, or None."""
     for axis in program.grid:
         name, factor = axis.tile.name, mapping.spatial_factor(axis.tile.name)
         lo, hi = axis.tile.bounds
-        if (axis.extent // lo) % factor:
-            return "spatial factor does not divide the tile count"
+        if -(-axis.extent // lo) < factor:
+            return "more cores than tiles along an axis"
         if name in gathers and not any(
             t % axis.tile.align == 0 and axis.extent % t == 0 and axis.extent // t == factor
             for t in range(lo, hi + 1, axis.tile.align)

@@ -1,8 +1,9 @@
 """Logical views of the core mesh (paper §2.5, "topology-aware mapping").
 
 Each physical dimension of the mesh is split into levels — an ordered factorization of
-the number of cores used along it (a sub-mesh may use fewer cores than the dimension
-has), innermost level first — and every level is given to one grid axis. The core
+the number of cores used along it, innermost level first — and every level is given to
+one grid axis. A sub-mesh may use fewer cores than the dimension has: any even number,
+or all of them (the occupancy choices of the reference implementation). The core
 coordinate along a dimension is the mixed-radix number of its level indices, so an axis
 on the innermost level of a dimension changes fastest between neighbouring cores.
 
@@ -41,9 +42,14 @@ def ordered_factorizations(n: int) -> tuple[tuple[int, ...], ...]:
     return tuple(out)
 
 
+def occupancies(limit: int) -> tuple[int, ...]:
+    """Cores used along a dimension of `limit` cores: 1, every even number, or all."""
+    return tuple(sorted({1, limit, *range(2, limit + 1, 2)}))
+
+
 def consistent_choices(limit: int, order: tuple[str, ...]) -> Iterator[DimChoice]:
     """Pruned choices for one dimension of `limit` cores under an axis order."""
-    for used in range(1, limit + 1):
+    for used in occupancies(limit):
         for sizes in ordered_factorizations(used):
             for axes in itertools.combinations(order, len(sizes)):
                 yield DimChoice(sizes, axes)
@@ -51,7 +57,7 @@ def consistent_choices(limit: int, order: tuple[str, ...]) -> Iterator[DimChoice
 
 def all_choices(limit: int, axes: tuple[str, ...]) -> Iterator[DimChoice]:
     """Every legal choice for one dimension (adjacent levels serve different axes)."""
-    for used in range(1, limit + 1):
+    for used in occupancies(limit):
         for sizes in ordered_factorizations(used):
             for assign in itertools.product(axes, repeat=len(sizes)):
                 if all(a != b for a, b in itertools.pairwise(assign)):

@@ -3,9 +3,12 @@
 Constraints (paper §2.6):
 
 * domains and alignment: a tile size is a multiple of its alignment (32 for the tile
-  dimensions) and divides its extent — Loom computes whole tiles, no ragged edges;
-* exact waves: every grid axis's tile count is a multiple of the cores along it;
-* a split reduction's axis is fully spatial (one block per core, no waves);
+  dimensions). A loop tile divides its extent — a reduction must not see padding. A
+  grid axis is padded to whole waves instead: its blocks are independent, so blocks
+  past the extent are computed on zero padding and discarded. Of the tile sizes that
+  give the same number of waves only the smallest is kept (a larger one only adds
+  padding work and L1);
+* a split reduction's axis is fully spatial (one block per core, no waves, no padding);
 * an inner loop over a tile of another tile divides it;
 * primitive validity: a block holds one batch slice (the DRAM layout folds batches
   into rows, so a block of several slices would not be contiguous);
@@ -31,11 +34,27 @@ from loom.symbolic import Const, Expr, Sym, add, cmp, mod
 
 
 def _tile_domain(sym: Sym, extent: int | None) -> tuple[int, ...]:
+    """Multiples of the alignment that divide the extent (loops, split axes)."""
     values = sym.domain()
     if extent is not None:
         values = range(values.start, min(values.stop, extent + 1), values.step)
         return tuple(v for v in values if extent % v == 0)
     return tuple(values)
+
+
+def _wave_domain(sym: Sym, extent: int, cores: int) -> tuple[int, ...]:
+    """For a padded grid axis: the smallest tile size for each number of waves."""
+    values = sym.domain()
+    kept: list[int] = []
+    last_waves = None
+    for t in range(values.start, min(values.stop, extent + values.step), values.step):
+        waves = -(-(-(-extent // t)) // cores)
+        if waves != last_waves:
+            kept.append(t)
+            last_waves = waves
+        if waves == 1:
+            break
+    return tuple(kept)
 
 
 class ProblemBuilder:
@@ -81,6 +100,10 @@ class ProblemBuilder:
         why a domain is empty ('' if none is)."""
         extents = self._extents()
         domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
+        for axis in self.program.grid:
+            name = axis.tile.name
+            if name not in self.c.gather_axes:
+                domains[name] = _wave_domain(axis.tile, axis.extent, self.c.spatial[name])
         domains.update(knobs)
         l1 = self._l1_bytes(domains)
         constraints = self._constraints(l1)
@@ -126,11 +149,6 @@ class ProblemBuilder:
                     f"split_{name}", cmp("==", axis.num_tiles, cores),
                     f"the split reduction over {name} runs one block per core: "
                     f"{axis.extent}/{name} = {cores} cores",
-                ))  # fmt: skip
-            elif cores > 1:
-                out.append(Constraint(
-                    f"waves_{name}", cmp("==", mod(axis.num_tiles, cores), 0),
-                    f"full waves: {axis.extent}/{name} tiles is a multiple of the {cores} cores along {name}",
                 ))  # fmt: skip
         for op in walk(self.program.body):
             if isinstance(op, ForLoop) and not isinstance(op.end - op.begin, Const):

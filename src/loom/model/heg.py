@@ -70,8 +70,8 @@ class HegBuilder:
     def tiles(self, value: Value) -> Expr:
         return self.layout(value).tiles
 
-    def nbytes(self, tiles: Expr, dtype: str) -> Expr:
-        return tiles * self.arch.tile.bytes(dtype if dtype in self.arch.tile.dtypes else "fp32")
+    def tile_bytes(self, dtype: str) -> int:
+        return self.arch.tile.bytes(dtype if dtype in self.arch.tile.dtypes else "fp32")
 
     def buffered_value(self, value: Value) -> bool:
         return self.b.buffer_of(value.name) is not None
@@ -112,7 +112,7 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
-        self.traffic.extend(t.nbytes * t.concurrent * repeats for t in (*loads, *stores))
+        self.traffic.extend(t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores))
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         return Pipe(
@@ -133,7 +133,7 @@ class HegBuilder:
         group = plan.area[0] * plan.area[1]
         what = f"load {op.tensor} (line {op.line}, {plan.mode}{' ' + str(plan.area) if group > 1 else ''})"
         return prim.TransferSpec(
-            what, self.nbytes(tiles, vb.dtype), tiles, max(self.cores // group, 1), plan.mode == "multicast"
+            what, self.tile_bytes(vb.dtype), tiles, max(self.cores // group, 1), plan.mode == "multicast"
         )
 
     def store_spec(self, op: Store, owners_only: bool) -> prim.TransferSpec:
@@ -142,16 +142,15 @@ class HegBuilder:
         tiles = vb.layout.tiles
         writers = self.cores // self.group if owners_only else self.cores
         return prim.TransferSpec(
-            f"store {op.tensor} (line {op.line})", self.nbytes(tiles, vb.dtype), tiles, max(writers, 1)
+            f"store {op.tensor} (line {op.line})", self.tile_bytes(vb.dtype), tiles, max(writers, 1)
         )
 
     def gather_terms(self, op: Gather) -> list[Term]:
         tiles = self.tiles(op.operand)
-        nbytes = self.nbytes(tiles, op.operand.dtype)
         what = f"gather {op.operand.name} across {op.across} (line {op.line})"
         return [
             prim.pack_term(self.arch, f"copy {op.operand.name} to its send buffer", tiles),
-            prim.gather_term(self.arch, what, nbytes, self.group),
+            prim.gather_term(self.arch, what, tiles, self.tile_bytes(op.operand.dtype), self.group),
         ]
 
     def carry_terms(self, loop: ForLoop) -> list[Term]:

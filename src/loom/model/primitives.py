@@ -15,23 +15,25 @@ numbers combine:
   tile-matmuls by math fidelity), plus unpacking the tiles it reads from L1 buffers and
   packing the tiles it writes to one.
 
-Bandwidths are real numbers; latencies are whole cycles computed as
-ceildiv(bytes * 1000, round(bandwidth * 1000)).
+Transfers move whole tiles, so every transfer cost is linear in the number of tiles:
+tiles x ceil(tile bytes / bandwidth) cycles. Rounding up per tile (under 1.1% for a 2 KB
+tile at 22 B/cycle) keeps the latency expressions free of large divisions, which is
+what lets CP-SAT solve them quickly.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.ir.problem import Term
-from loom.symbolic import Const, Expr, ceildiv, maximum
-
-SCALE = 1000
+from loom.symbolic import Const, Expr, maximum
 
 
-def cycles_at(nbytes: Expr, bytes_per_cycle: float) -> Expr:
-    return ceildiv(nbytes * SCALE, max(1, round(bytes_per_cycle * SCALE)))
+def per_tile(tile_bytes: int, bytes_per_cycle: float) -> int:
+    """Cycles to move one tile at a bandwidth, rounded up."""
+    return math.ceil(tile_bytes / bytes_per_cycle)
 
 
 @dataclass(frozen=True)
@@ -39,7 +41,7 @@ class TransferSpec:
     """One DRAM transfer of a stage, as each core sees it."""
 
     what: str
-    nbytes: Expr
+    tile_bytes: int
     tiles: Expr
     concurrent: int
     """Cores issuing this transfer at the same time (DRAM-wide load)."""
@@ -54,6 +56,8 @@ def dram_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tu
     per_core: Expr = Const(0)
     dram_bytes: Expr = Const(0)
     latency = 0
+    dram_rate = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
+    dram_wide: Expr = Const(0)
     for t in transfers:
         bw = arch.dram.reader_bytes_per_cycle
         kind = "dram_read"
@@ -62,12 +66,11 @@ def dram_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tu
             bw = min(bw, arch.noc.multicast_bytes_per_cycle)
             kind = "multicast"
             lat += arch.fixed.semaphore_cycles + arch.noc.read_latency_cycles
-        cycles = cycles_at(t.nbytes, bw) + t.tiles * arch.noc.issue_cycles
+        cycles = t.tiles * (per_tile(t.tile_bytes, bw) + arch.noc.issue_cycles)
         terms.append(Term(kind, t.what, cycles + lat))
         per_core = per_core + cycles
-        dram_bytes = dram_bytes + t.nbytes * t.concurrent
+        dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
         latency = max(latency, lat)
-    dram_wide = cycles_at(dram_bytes, arch.dram.peak_bytes_per_cycle * arch.dram.efficiency)
     return tuple(terms), latency + maximum(per_core, dram_wide)
 
 
@@ -76,19 +79,20 @@ def dram_write_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[t
         return (), Const(0)
     terms = []
     per_core: Expr = Const(0)
-    dram_bytes: Expr = Const(0)
+    dram_wide: Expr = Const(0)
+    dram_rate = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
     for t in transfers:
-        cycles = cycles_at(t.nbytes, arch.noc.unicast_bytes_per_cycle) + t.tiles * arch.noc.issue_cycles
+        per = per_tile(t.tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.noc.issue_cycles
+        cycles = t.tiles * per
         terms.append(Term("dram_write", t.what, cycles + arch.dram.write_latency_cycles))
         per_core = per_core + cycles
-        dram_bytes = dram_bytes + t.nbytes * t.concurrent
-    dram_wide = cycles_at(dram_bytes, arch.dram.peak_bytes_per_cycle * arch.dram.efficiency)
+        dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
     return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram_wide)
 
 
-def gather_term(arch: Arch, what: str, nbytes: Expr, sources: int) -> Term:
+def gather_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int, sources: int) -> Term:
     """The owner receives one partial from each other core of its group."""
-    per_partial = cycles_at(nbytes, arch.noc.unicast_bytes_per_cycle) + arch.fixed.semaphore_cycles
+    per_partial = tiles * per_tile(tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.fixed.semaphore_cycles
     cycles = arch.noc.read_latency_cycles + per_partial * max(sources - 1, 0)
     return Term("gather", what, cycles)
 

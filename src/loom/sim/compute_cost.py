@@ -21,6 +21,7 @@ accumulator is reloaded into Dst (unpacked and copied) first.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom.arch import Arch
@@ -177,9 +178,9 @@ class CostModel:
         return out
 
     @staticmethod
-    def _table(lookup: object, op: str, what: str) -> int:
+    def _table(lookup: Callable[[str], int], op: str, what: str) -> int:
         try:
-            return lookup(op)  # type: ignore[operator]
+            return lookup(op)
         except KeyError:
             raise SimulationError(
                 f"the architecture gives no cost for {what} '{op}'; add it to the "

@@ -1,14 +1,18 @@
 """Execute a Program's streams: one generator per (core, engine), one handler per statement.
 
-Handlers are looked up in :data:`HANDLERS` by statement class (STYLE.md §15). Each is a
-generator that yields requests (buffer operations, transfers, delays) to the scheduler.
-Addresses, trip counts and branch conditions are evaluated per core from `core_y`,
-`core_x` and the enclosing loop variables.
+Handlers are looked up in :data:`HANDLERS` by statement class (STYLE.md §15). A handler
+returns the request its statement makes of the scheduler (buffer operation, transfer,
+delay) and/or pushes the statement's body on the stream's block stack; :func:`run_stream`
+walks that stack. Addresses, trip counts and branch conditions are evaluated per core from
+`core_y`, `core_x` and the enclosing loop variables.
+
+Statements of a Parallel group: its DRAM copies are issued together and waited for
+together; Send/Receive inside a Parallel run one after the other (an approximation).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +27,7 @@ from loom.ir.program import (
     ReadDram,
     Receive,
     ReceiveAll,
+    ReceiveEach,
     Reserve,
     Send,
     Stmt,
@@ -69,6 +74,7 @@ class Frame:
     noc: int
     cbs: dict[str, CircularBuffer]
     env: dict[str, int] = field(default_factory=dict)
+    stack: list[Block] = field(default_factory=list)
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -80,53 +86,107 @@ class Frame:
             ) from None
 
 
+Step = Request | Iterator[Request] | None
+"""What a handler returns: a request to yield, a short generator of requests, or nothing
+(it pushed a block to execute)."""
+
+
+class Block:
+    """A statement list being executed: a stack entry, with what to do when it ends."""
+
+    __slots__ = ("on_exit", "pos", "stmts")
+
+    def __init__(self, stmts: tuple[Stmt, ...], on_exit: Callable[[], bool] | None = None
+                 ) -> None:
+        self.stmts = stmts
+        self.pos = 0
+        self.on_exit = on_exit
+        """Called when the block ends; returns True to run the block again (loops)."""
+
+
 def run_stream(frame: Frame, stmts: tuple[Stmt, ...]) -> Gen:
-    """The process body of one engine of one core."""
-    yield from run_block(frame, stmts)
+    """The process body of one engine of one core.
 
-
-def run_block(frame: Frame, stmts: tuple[Stmt, ...]) -> Gen:
-    for s in stmts:
+    An explicit stack of blocks rather than nested generators, so that a request deep in
+    loops and scopes reaches the scheduler through one generator, not one per level."""
+    stack = frame.stack
+    stack.append(Block(stmts))
+    while stack:
+        top = stack[-1]
+        if top.pos == len(top.stmts):
+            if top.on_exit is not None and top.on_exit():
+                top.pos = 0
+            else:
+                stack.pop()
+            continue
+        s = top.stmts[top.pos]
+        top.pos += 1
         handler = HANDLERS.get(type(s))
         if handler is None:
             raise SimulationError(
                 f"the simulator cannot execute statement {type(s).__name__}; it knows "
                 f"{', '.join(sorted(c.__name__ for c in HANDLERS))}"
             )
-        yield from handler(frame, s)
+        step = handler(frame, s)
+        if step is None:
+            continue
+        if isinstance(step, Request):
+            yield step
+        else:
+            yield from step
 
 
-def _loop(f: Frame, s: Loop) -> Gen:
+def _loop(f: Frame, s: Loop) -> Step:
     n = s.count.eval(f.env)
-    name = s.var.name
-    outer = f.env.get(name)
-    for i in range(n):
-        f.env[name] = i
-        yield from run_block(f, s.body)
-    if outer is None:
-        f.env.pop(name, None)
-    else:
-        f.env[name] = outer
+    if n <= 0:
+        return None
+    env, name = f.env, s.var.name
+    outer = env.get(name)
+    env[name] = 0
+
+    def next_iteration() -> bool:
+        i = env[name] + 1
+        if i < n:
+            env[name] = i
+            return True
+        if outer is None:
+            del env[name]
+        else:
+            env[name] = outer
+        return False
+
+    f.stack.append(Block(s.body, next_iteration))
+    return None
 
 
-def _if_core(f: Frame, s: IfCore) -> Gen:
-    yield from run_block(f, s.then if s.cond.eval(f.env) else s.orelse)
+def _if_core(f: Frame, s: IfCore) -> Step:
+    f.stack.append(Block(s.then if s.cond.eval(f.env) else s.orelse))
+    return None
 
 
-def _reserve(f: Frame, s: Reserve) -> Gen:
+def _reserve(f: Frame, s: Reserve) -> Step:
     cb = f.cb(s.buffer)
-    yield ReserveBlock(cb)
-    yield from run_block(f, s.body)
-    cb.push(f.shared.machine.sched)
-
-
-def _wait(f: Frame, s: Wait) -> Gen:
-    cbs = tuple(f.cb(b) for b in s.buffers)
-    yield TakeBlocks(cbs)
-    yield from run_block(f, s.body)
     sched = f.shared.machine.sched
-    for cb in cbs:
-        cb.pop(sched)
+
+    def push() -> bool:
+        cb.push(sched)
+        return False
+
+    f.stack.append(Block(s.body, push))
+    return ReserveBlock(cb)
+
+
+def _wait(f: Frame, s: Wait) -> Step:
+    cbs = tuple(f.cb(b) for b in s.buffers)
+    sched = f.shared.machine.sched
+
+    def pop() -> bool:
+        for cb in cbs:
+            cb.pop(sched)
+        return False
+
+    f.stack.append(Block(s.body, pop))
+    return TakeBlocks(cbs)
 
 
 def _dram_leg(f: Frame, s: ReadDram | WriteDram, write: bool) -> Leg:
@@ -149,50 +209,61 @@ def _dram_leg(f: Frame, s: ReadDram | WriteDram, write: bool) -> Leg:
     return sh.machine.legs.dram(f.noc, f.core, counts, sh.tile_bytes[s.tensor], write)
 
 
-def _read_dram(f: Frame, s: ReadDram) -> Gen:
-    yield Transfer(f.shared.machine, (_dram_leg(f, s, write=False),), f"read {s.tensor}")
+def _read_dram(f: Frame, s: ReadDram) -> Step:
+    return Transfer(f.shared.machine, (_dram_leg(f, s, write=False),), f"read {s.tensor}")
 
 
-def _write_dram(f: Frame, s: WriteDram) -> Gen:
-    yield Transfer(f.shared.machine, (_dram_leg(f, s, write=True),), f"write {s.tensor}")
+def _write_dram(f: Frame, s: WriteDram) -> Step:
+    return Transfer(f.shared.machine, (_dram_leg(f, s, write=True),), f"write {s.tensor}")
 
 
-def _send(f: Frame, s: Send) -> Gen:
+def _send(f: Frame, s: Send) -> Step:
     f.cb(s.buffer)
-    yield SendReq(f.shared.hub, s.net, f.noc, f.shared.block_bytes[s.buffer])
+    return SendReq(f.shared.hub, s.net, f.noc, f.shared.block_bytes[s.buffer])
 
 
-def _receive(f: Frame, s: Receive) -> Gen:
+def _receive(f: Frame, s: Receive) -> Step:
     f.cb(s.buffer)
-    yield ReceiveReq(f.shared.hub, s.net)
+    return ReceiveReq(f.shared.hub, s.net)
 
 
-def _receive_all(f: Frame, s: ReceiveAll) -> Gen:
-    cb = f.cb(s.buffer)
+def _receive_all(f: Frame, s: ReceiveAll) -> Step:
+    return _receive_each(f, ReceiveEach((s.buffer,), s.net))
+
+
+def _receive_each(f: Frame, s: ReceiveEach) -> Step:
+    """The owner of a gather: per pipe reaching it, in net order, receive each buffer."""
+    cbs = tuple(f.cb(b) for b in s.buffers)
     hub = f.shared.hub
-    for pipe in hub.pipes_to(s.net, f.core):
-        yield ReserveBlock(cb)
-        yield ReceiveReq(hub, s.net, pipe)
-        cb.push(f.shared.machine.sched)
+    sched = f.shared.machine.sched
+
+    def steps() -> Gen:
+        for pipe in hub.pipes_to(s.net, f.core):
+            for cb in cbs:
+                yield ReserveBlock(cb)
+                yield ReceiveReq(hub, s.net, pipe)
+                cb.push(sched)
+
+    return steps()
 
 
-def _parallel(f: Frame, s: Parallel) -> Gen:
+def _parallel(f: Frame, s: Parallel) -> Step:
     """DRAM copies are issued together; pipe copies run in order after them."""
+    rest = tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
+    if rest:
+        f.stack.append(Block(rest))
     legs = [_dram_leg(f, c, isinstance(c, WriteDram)) for c in s.copies
             if isinstance(c, ReadDram | WriteDram)]
-    if legs:
-        yield Transfer(f.shared.machine, tuple(legs), "parallel copies")
-    rest = tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
-    yield from run_block(f, rest)
+    return Transfer(f.shared.machine, tuple(legs), "parallel copies") if legs else None
 
 
-def _compute(f: Frame, s: Compute) -> Gen:
+def _compute(f: Frame, s: Compute) -> Step:
     cost = f.shared.costs.cost(s)
     f.shared.matmul_tiles += cost.matmul_tiles
-    yield Delay(cost.cycles, f"compute {s.dst}")
+    return Delay(cost.cycles, f"compute {s.dst}")
 
 
-HANDLERS: dict[type[Stmt], Callable[[Frame, Any], Gen]] = {
+HANDLERS: dict[type[Stmt], Callable[[Frame, Any], Step]] = {
     Loop: _loop,
     IfCore: _if_core,
     Reserve: _reserve,
@@ -202,6 +273,7 @@ HANDLERS: dict[type[Stmt], Callable[[Frame, Any], Gen]] = {
     Send: _send,
     Receive: _receive,
     ReceiveAll: _receive_all,
+    ReceiveEach: _receive_each,
     Parallel: _parallel,
     Compute: _compute,
 }

@@ -155,3 +155,4 @@ def _progressive_filling(capacity: np.ndarray, caps: np.ndarray, ent_res: np.nda
         rates[newly] = np.minimum(caps[newly], level)
         frozen |= newly
     return rates
+

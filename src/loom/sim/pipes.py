@@ -42,10 +42,15 @@ class PipeHub:
         self._recv_seq: dict[tuple[str, int, Core], int] = {}
         self._pick: dict[tuple[str, Core, str], int] = {}
         self._receivers: dict[tuple[str, int], tuple[Core, ...]] = {}
+        self._to: dict[tuple[str, Core], list[int]] = {}
+        self._from: dict[tuple[str, Core], list[int]] = {}
         for net in nets:
             for i, pipe in enumerate(net.pipes):
-                self._receivers[(net.name, i)] = tuple(
-                    c for c in pipe.receivers if c != pipe.src)
+                dsts = tuple(c for c in pipe.receivers if c != pipe.src)
+                self._receivers[(net.name, i)] = dsts
+                self._from.setdefault((net.name, pipe.src), []).append(i)
+                for c in dsts:
+                    self._to.setdefault((net.name, c), []).append(i)
 
     def receivers(self, net: str, pipe: int) -> tuple[Core, ...]:
         return self._receivers[(net, pipe)]
@@ -60,8 +65,9 @@ class PipeHub:
             ) from None
 
     def pipes_to(self, name: str, core: Core) -> list[int]:
-        net = self._net(name)
-        return [i for i, p in enumerate(net.pipes) if core in p.receivers and p.src != core]
+        """Pipes of net `name` that deliver to `core`, in net order."""
+        self._net(name)
+        return self._to.get((name, core), [])
 
     def _choose(self, name: str, core: Core, role: str, cands: list[int]) -> int:
         if not cands:
@@ -80,9 +86,8 @@ class PipeHub:
 
     def send(self, sched: Scheduler, proc: Process, name: str, noc: int,
              nbytes: float) -> Any:
-        net = self._net(name)
-        cands = [i for i, p in enumerate(net.pipes) if p.src == proc.core]
-        pipe = self._choose(name, proc.core, "send", cands)
+        self._net(name)
+        pipe = self._choose(name, proc.core, "send", self._from.get((name, proc.core), []))
         seq = self._send_seq.get((name, pipe), 0) + 1
         self._send_seq[(name, pipe)] = seq
         rv = self._rv.setdefault((name, pipe, seq), _Rendezvous())

@@ -43,15 +43,20 @@ class Leg:
 def window_bank_counts(n_banks: int, tensor_cols: int, row: int, col: int,
                        rows: int, cols: int) -> tuple[int, ...]:
     """Tiles of the window [row, row+rows) x [col, col+cols) held by each bank."""
-    counts = [0] * n_banks
+    return _bank_counts(n_banks, tensor_cols % n_banks, (row * tensor_cols + col) % n_banks,
+                        rows, cols)
+
+
+@lru_cache(maxsize=8192)
+def _bank_counts(n_banks: int, stride: int, first: int, rows: int, cols: int
+                 ) -> tuple[int, ...]:
+    """Row r of the window starts in bank (first + r * stride) mod n_banks."""
     full, rem = divmod(cols, n_banks)
-    for r in range(row, row + rows):
-        first = r * tensor_cols + col
-        if full:
-            for b in range(n_banks):
-                counts[b] += full
+    counts = [full * rows] * n_banks
+    for r in range(rows):
+        start = first + r * stride
         for i in range(rem):
-            counts[(first + i) % n_banks] += 1
+            counts[(start + i) % n_banks] += 1
     return tuple(counts)
 
 
@@ -138,27 +143,28 @@ class LegBuilder:
                   txn_bytes: float, linked: bool) -> Leg:
         """Back-to-back multicast writes of `nbytes` in transactions of `txn_bytes` from
         `src` to every core of `dsts` (a microbenchmark batch)."""
-        s, d, res, w, hops = self._mcast(noc, src, dsts)
+        n, res, w, hops = self._mcast(noc, src, dsts)
         count = max(round(nbytes / txn_bytes), 1)
-        cap = self.p.multicast_cap(txn_bytes, count, len(d), hops, linked)
+        cap = self.p.multicast_cap(txn_bytes, count, n, hops, linked)
         latency = self.p.write_latency(hops)
-        return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * len(d))
+        return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * n)
 
     def multicast_block(self, noc: int, src: Core, dsts: Sequence[Core], nbytes: float) -> Leg:
         """One block sent the way TT-Metal's kernels multicast: the data as one linked
         transaction, then an unlinked flag (semaphore set) that releases the path. The
         flag costs an unlinked packet's round trip on top of the barrier's."""
-        s, d, res, w, hops = self._mcast(noc, src, dsts)
-        cap = self.p.linked_multicast_cap(nbytes, len(d))
+        n, res, w, hops = self._mcast(noc, src, dsts)
+        cap = self.p.linked_multicast_cap(nbytes, n)
         latency = 2 * self.p.write_latency(hops)
-        return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * len(d))
+        return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * n)
 
     def _mcast(self, noc: int, src: Core, dsts: Sequence[Core]
-               ) -> tuple[XY, tuple[XY, ...], np.ndarray, np.ndarray, int]:
+               ) -> tuple[int, np.ndarray, np.ndarray, int]:
+        """(receivers, resources, weights, hops to the farthest receiver)."""
         s = self.topo.core_xy(src)
         d = tuple(self.topo.core_xy(c) for c in dsts)
         res, w, hops = self._mcast_usage(noc, s, d)
-        return s, d, res, w, hops
+        return len(d), res, w, hops
 
     def _mcast_usage_uncached(self, noc: int, s: XY, d: tuple[XY, ...]
                               ) -> tuple[np.ndarray, np.ndarray, int]:

@@ -7,11 +7,14 @@ gets the current k-th best latency as an inclusive cutoff. Once a candidate's bo
 exceeds the cutoff, it and all later ones are pruned without building their problems.
 The true top k is never pruned. Candidates are solved in rounds of a fixed size (the
 cutoff is updated between rounds), so what is solved and pruned — and therefore every
-result and log line — does not depend on how many run in parallel.
+result and log line — does not depend on how many run in parallel. Candidates whose
+problems are identical (the model does not tell apart, say, two factorizations of a mesh
+dimension that give every axis the same cores and multicast groups) are solved once.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +48,18 @@ class Ranking:
     """The best k solved candidates, best first (ties: less DRAM traffic, then name)."""
 
 
+def problem_key(p: Problem) -> tuple[object, ...]:
+    """Structural identity of a problem: equal keys have equal solutions."""
+    return (
+        p.objective.key,
+        p.l1_bytes.key,
+        p.dram_bytes.key,
+        tuple(c.cond.key for c in p.constraints),
+        tuple(sorted(p.domains.items())),
+        p.infeasible_reason,
+    )
+
+
 def lower_bound(candidate: Candidate, arch: Arch, fidelity: str, flops: int, dram_bytes: int, depth: int) -> int:
     """A bound no assignment of this candidate can beat under the model."""
     tile_flops = 2 * arch.tile.rows * arch.tile.cols * arch.tile.cols
@@ -66,11 +81,13 @@ def rank(
     def cutoff() -> int | None:
         return kept[options.top_k - 1][0].cycles if len(kept) >= options.top_k else None
 
-    def solve(c: Candidate, limit: int | None) -> tuple[Solution, Problem]:
-        problem = build(c)
+    solved_keys: dict[tuple[object, ...], Solution] = {}
+
+    def solve(problem: Problem, limit: int | None) -> Solution:
+        name = problem.candidate.name
         if options.solver == "enumerate":
-            return enumerate_problem(problem, limit, bounds[c.name]), problem
-        return solve_problem(problem, limit, options.deterministic_seconds, bounds[c.name]), problem
+            return enumerate_problem(problem, limit, bounds[name])
+        return solve_problem(problem, limit, options.deterministic_seconds, bounds[name])
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for start in range(0, len(order), ROUND):
@@ -81,10 +98,21 @@ def rank(
                 if c not in todo:
                     results[c.name] = Solution(c.name, "pruned", lower_bound=bounds[c.name],
                                                reason=f"lower bound {bounds[c.name]} > incumbent {limit}")  # fmt: skip
-            for solution, problem in pool.map(lambda c: solve(c, limit), todo):
+            problems = [build(c) for c in todo]
+            unique: dict[tuple[object, ...], Problem] = {}
+            for p in problems:
+                key = problem_key(p)
+                if key not in solved_keys:
+                    unique.setdefault(key, p)
+            fresh = dict(zip(unique, pool.map(lambda p: solve(p, limit), unique.values()), strict=True))
+            solved_keys.update(fresh)
+            for problem in problems:
+                shared = solved_keys[problem_key(problem)]
+                solution = dataclasses.replace(shared, candidate=problem.candidate.name,
+                                               lower_bound=bounds[problem.candidate.name])  # fmt: skip
                 results[solution.candidate] = solution
                 if solution.solved:
                     kept.append((solution, problem))
-                    kept.sort(key=lambda sp: (sp[0].cycles, sp[0].dram_bytes, sp[0].candidate))
-                    del kept[options.top_k :]
+            kept.sort(key=lambda sp: (sp[0].cycles, sp[0].dram_bytes, sp[0].candidate))
+            del kept[options.top_k :]
     return Ranking(tuple(results[c.name] for c in candidates), tuple(kept))

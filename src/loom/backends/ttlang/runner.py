@@ -127,26 +127,29 @@ def _load(path: Path, sim_ttl: Any) -> types.ModuleType:
     try:
         spec.loader.exec_module(module)
     finally:
-        if saved is not None:
+        if saved is None:
+            sys.modules.pop("ttl", None)
+        else:
             sys.modules["ttl"] = saved
     return module
 
 
 def _to_grid(x: torch.Tensor, t: DramTensor) -> torch.Tensor:
-    """A tensor as its 2-D tile grid: last two dims padded to 32, leading dims folded."""
+    """A tensor as its 2-D tile grid: padded (grid axes to whole waves, the last two dims
+    to the tile) with zeros, leading dims folded into rows."""
     import torch
 
-    lead = math.prod(t.shape[:-2])
-    rows, cols = t.shape[-2], t.shape[-1]
-    grid = torch.zeros(lead, t.rows * TILE // lead, t.cols * TILE, dtype=torch.float32)
-    grid[:, :rows, :cols] = x.reshape(lead, rows, cols).float()
+    stored = t.stored_shape
+    grid = torch.zeros(*stored[:-2], t.rows * TILE // math.prod(stored[:-2]), t.cols * TILE)
+    grid[tuple(slice(0, d) for d in t.shape)] = x.float()
     return grid.reshape(t.rows * TILE, t.cols * TILE)
 
 
 def _from_grid(y: torch.Tensor, t: DramTensor) -> torch.Tensor:
-    lead = math.prod(t.shape[:-2])
-    grid = y.reshape(lead, t.rows * TILE // lead, t.cols * TILE)
-    return grid[:, : t.shape[-2], : t.shape[-1]].reshape(t.shape)
+    """The logical tensor back out of its padded tile grid."""
+    stored = t.stored_shape
+    grid = y.reshape(*stored[:-2], t.rows * TILE // math.prod(stored[:-2]), t.cols * TILE)
+    return grid[tuple(slice(0, d) for d in t.shape)].reshape(t.shape)
 
 
 def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> list:
@@ -157,6 +160,12 @@ def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> 
         raise VerificationError(
             f"kernel {program.kernel!r} takes {len(ins)} inputs, but {len(inputs)} were given."
         )
+    for t, x in zip(ins, inputs, strict=True):
+        if tuple(x.shape) != t.shape:
+            raise VerificationError(
+                f"input {t.name!r} of kernel {program.kernel!r} has shape {tuple(x.shape)}, "
+                f"but the program was compiled for {t.shape}."
+            )
     host = dict(zip((t.name for t in ins), inputs, strict=True))
     dtypes = {"bf16": ttnn.bfloat16, "fp16": ttnn.float16, "fp32": ttnn.float32}
     out = []
@@ -172,14 +181,20 @@ def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> 
 
 
 def _failure(program: Program, path: Path, err: BaseException | str, log: str) -> VerificationError:
-    first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    text = str(err).strip()
+    first = (text.splitlines()[0] if text else type(err).__name__).rstrip(".")
     where = [ln.strip() for ln in log.splitlines() if str(path) in ln or "blocked on" in ln]
     detail = "; ".join(dict.fromkeys(where))[:1200]
+    if "Deadlock" in text:
+        kind = "a deadlock (every kernel waits for a block or a message that never comes)"
+    elif "L1 memory limit" in text or "dataflow buffers" in text:
+        kind = "buffers that do not fit the core (L1 bytes or buffer count)"
+    else:
+        kind = "a violation of the buffer or pipe protocol"
     return VerificationError(
-        f"tt-lang-sim rejected kernel {program.kernel!r} ({path}): {first}"
+        f"tt-lang-sim rejected kernel {program.kernel!r} ({path}) with {kind}: {first}"
         + (f" [{detail}]" if detail else "")
-        + ". The lowered program breaks the buffer or pipe protocol or the L1 budget; "
-        "inspect the emitted source at the location given."
+        + ". Inspect the emitted source at the lines given."
     )
 
 
@@ -224,9 +239,15 @@ def verify(
         path = folder / f"{ident(program.kernel)}.py"
     else:
         path = Path(source_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(source)
     (grid, real_bf16), wall = _run(program, path, inputs)
     out_t = next(t for t in program.tensors if t.role == "output")
+    if tuple(reference_output.shape) != out_t.shape:
+        raise VerificationError(
+            f"the reference output has shape {tuple(reference_output.shape)}, but kernel "
+            f"{program.kernel!r} writes {out_t.name!r} of shape {out_t.shape}."
+        )
     out = _from_grid(grid, out_t)
     if out_t.dtype == "bf16":
         out = out.to(real_bf16)

@@ -1,0 +1,21 @@
+"""The emitted TT-Lang source of one schedule per kernel, as golden text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cases import FAST
+from golden_files import check_golden
+from programs import lowered
+
+from loom.backends.ttlang import emit
+
+GOLDEN = Path(__file__).parent / "golden"
+SHOWN = ("gemm512-wh-mcast-ab-2buf", "fa-d64-wh-mcast-kv-waves", "fd-bh-split8-waves-mcast-q")
+
+
+@pytest.mark.parametrize("case_id", SHOWN)
+def test_kernel_text(case_id: str, request: pytest.FixtureRequest) -> None:
+    case = next(c for c in FAST if c.id == case_id)
+    check_golden(request, GOLDEN / f"{case_id}.py.txt", emit(lowered(case)))

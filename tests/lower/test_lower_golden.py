@@ -1,0 +1,21 @@
+"""The printed Programs of one schedule per kernel, as golden text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from cases import FAST
+from golden_files import check_golden
+from programs import lowered
+
+from loom.lower.printer import format_program
+
+GOLDEN = Path(__file__).parent / "golden"
+SHOWN = ("gemm512-wh-mcast-ab-2buf", "fa-d64-wh-mcast-kv-waves", "fd-bh-split8-waves-mcast-q")
+
+
+@pytest.mark.parametrize("case_id", SHOWN)
+def test_program_text(case_id: str, request: pytest.FixtureRequest) -> None:
+    case = next(c for c in FAST if c.id == case_id)
+    check_golden(request, GOLDEN / f"{case_id}.txt", format_program(lowered(case)))

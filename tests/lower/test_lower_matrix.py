@@ -1,0 +1,84 @@
+"""Properties every lowered case must have: each output tile written exactly once, every
+input tile read, multicast reads only at group senders, pipes balanced, one circular
+buffer per L1 allocation with the depth the latency model charges, waves as loops."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from cases import Case
+from walk import all_events, tiles_of
+
+from loom.dataflow import build_buffers
+from loom.ir.program import Loop, Program
+
+
+def test_every_output_tile_is_written_exactly_once(case_program: tuple[Case, Program]) -> None:
+    _, program = case_program
+    events = all_events(program, "writer")
+    for t in (t for t in program.tensors if t.role == "output"):
+        hits = sum((tiles_of(ev, "write", t.name) for ev in events.values()), Counter())
+        assert set(hits) == {(r, c) for r in range(t.rows) for c in range(t.cols)}
+        assert set(hits.values()) == {1}
+
+
+def test_every_input_tile_is_read(case_program: tuple[Case, Program]) -> None:
+    _, program = case_program
+    events = all_events(program, "reader")
+    for t in (t for t in program.tensors if t.role == "input"):
+        hits = sum((tiles_of(ev, "read", t.name) for ev in events.values()), Counter())
+        assert set(hits) == {(r, c) for r in range(t.rows) for c in range(t.cols)}
+
+
+def test_multicast_loads_are_read_by_group_senders_only(case_program: tuple[Case, Program]) -> None:
+    case, program = case_program
+    events = all_events(program, "reader")
+    for copy in case.schedule().copies:
+        if copy.mode != "multicast":
+            continue
+        ay, ax = copy.area
+        for (y, x), ev in events.items():
+            reads = [e for e in ev if e.kind == "read" and e.name == copy.tensor]
+            assert bool(reads) == (y % ay == 0 and x % ax == 0), (copy, (y, x))
+
+
+def test_pipes_are_balanced(case_program: tuple[Case, Program]) -> None:
+    """Each receiver of a pipe receives as many blocks as its source sends."""
+    _, program = case_program
+    sends: Counter = Counter()
+    recvs: Counter = Counter()
+    for stream in ("reader", "writer"):
+        for core, ev in all_events(program, stream).items():
+            for e in ev:
+                if e.kind == "send":
+                    sends[(e.name, e.where[0])] += 1
+                elif e.kind == "recv":
+                    recvs[(e.name, e.where[0], core)] += 1
+    for net in program.nets:
+        for i, pipe in enumerate(net.pipes):
+            for core in pipe.receivers:
+                assert recvs[(net.name, i, core)] == sends[(net.name, i)] > 0
+
+
+def test_one_buffer_per_allocation_with_model_depth(case_program: tuple[Case, Program]) -> None:
+    case, program = case_program
+    allocations = build_buffers(case.program()).allocations
+    assert [b.name for b in program.buffers] == [a.name for a in allocations]
+    pipeline = case.schedule().pipeline
+    for alloc, buf in zip(allocations, program.buffers, strict=True):
+        knobs = pipeline.get(alloc.scope, {})
+        extra = (alloc.role == "load" and knobs.get("b_load")) or (
+            alloc.role == "store" and knobs.get("b_store")
+        )
+        assert buf.depth == alloc.base_depth + (1 if extra else 0)
+
+
+def test_waves_are_outer_loops_of_every_stream(case_program: tuple[Case, Program]) -> None:
+    case, program = case_program
+    waves = [a for a, n in case.schedule().waves.items() if n > 1]
+    for _, body in program.streams:
+        names = []
+        while len(body) == 1 and isinstance(body[0], Loop) and body[0].var.name.endswith("_wave"):
+            names.append(body[0].var.name)
+            body = body[0].body
+        assert names == [f"{a}_wave" for a in waves]
