@@ -43,7 +43,7 @@ def test_compile_json_schedule(capsys, tmp_path) -> None:  # type: ignore[no-unt
     assert sorted(p.name for p in dump.iterdir()) == sorted(
         ["00_frontend.mlir", "01_dataflow.mlir", "02_buffers.txt", "03_mapping.mlir", "04_reuse.mlir",
          "05_multicast.mlir", "candidates.json", "06_heg.txt", "06_problem.txt", "07_cpsat_model.pbtxt",
-         "07_solver.log", "schedule.json"]
+         "07_solver.log", "schedule.json", "08_program.txt", "kernel_ttlang.py"]
     )  # fmt: skip
 
 

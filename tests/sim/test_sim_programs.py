@@ -81,7 +81,7 @@ def test_one_tile_is_exact(wh: Arch) -> None:
     """Fill one BF16 tile (pack-bound), then write it to bank 0 over NoC1."""
     c, noc, dram = wh.compute, wh.noc, wh.dram
     tile = _tile(wh)
-    pack = c.pack_cycles_per_tile  # the YAML's pack cost is for one BF16 tile
+    pack = tile / c.pack_bytes_per_cycle
     compute = c.op_overhead_cycles + max(c.eltwise("copy"), pack) + pack  # + drain
     # one page lives in one bank: the bank, not the per-engine interleaved rate, caps it
     rate = min(noc.size_bandwidth(tile), tile / noc.issue_cycles,

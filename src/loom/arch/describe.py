@@ -105,7 +105,7 @@ def _compute_lines(a: Arch) -> list[str]:
         f"  dst tiles     {_table(c.dst_tiles)} (full sync)",
         f"  eltwise       {_table(c.eltwise_cycles_per_tile)}",
         f"  reduce        {_table(c.reduce_cycles_per_tile)}",
-        f"  unpack {c.unpack_cycles_per_tile}, pack {c.pack_cycles_per_tile}, "
+        f"  unpack {c.unpack_bytes_per_cycle} B/cycle, pack {c.pack_bytes_per_cycle} B/cycle, "
         f"op overhead {c.op_overhead_cycles} cycles",
     ]
 

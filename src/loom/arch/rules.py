@@ -15,7 +15,7 @@ from typing import Any
 from loom.arch.convert import ABSENT, FIELD_PATHS, Problems
 from loom.arch.spec import MATH_FIDELITIES
 
-DTYPES = ("bf16", "fp16", "fp32", "bfp8")
+DTYPES = ("bf16", "fp16", "fp32", "bfp8", "bfp4")
 """Dtypes a tile size or a Dst capacity may be given for."""
 ELTWISE_OPS = (
     "add",

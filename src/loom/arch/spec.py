@@ -63,8 +63,10 @@ class Compute:
     """Cycles per 32x32 tile of each elementwise op (FPU add/sub/mul, SFPU exp/max/...)."""
     reduce_cycles_per_tile: tuple[tuple[str, int], ...]
     """Cycles per input tile of a row reduction (max, sum)."""
-    unpack_cycles_per_tile: int
-    pack_cycles_per_tile: int
+    unpack_bytes_per_cycle: float
+    """Both unpackers together, L1 -> source registers."""
+    pack_bytes_per_cycle: float
+    """All packers together, destination registers -> L1."""
     op_overhead_cycles: int
     """Fixed cost of starting one compute instruction sequence (init, dst acquire)."""
 
@@ -73,6 +75,12 @@ class Compute:
 
     def reduce(self, op: str) -> int:
         return _lookup(self.reduce_cycles_per_tile, op, "reduction")
+
+    def unpack_cycles(self, tile_bytes: int) -> int:
+        return -(-tile_bytes * 1000 // round(self.unpack_bytes_per_cycle * 1000))
+
+    def pack_cycles(self, tile_bytes: int) -> int:
+        return -(-tile_bytes * 1000 // round(self.pack_bytes_per_cycle * 1000))
 
     def dst_capacity(self, dtype: str) -> int:
         return _lookup(self.dst_tiles, dtype, "dst dtype")
@@ -99,6 +107,8 @@ class Noc:
     multicast_bytes_per_cycle: float
     multicast_linked_bytes_per_cycle: float
     """Measured per-sender throughputs of one-to-one writes and one-to-all multicast."""
+    multicast_ack_cycles_per_receiver: float
+    """Sender cycles per receiver per packet of a linked multicast (write acknowledgements)."""
     issue_cycles: int
     """Per-transaction issue cost of the data-movement RISC-V."""
     read_latency_cycles: int
@@ -131,7 +141,8 @@ class Dram:
     read_latency_cycles: int
     write_latency_cycles: int
     reader_bytes_per_cycle: float
-    """Measured per-core DRAM read throughput of one reader (the ideal test)."""
+    writer_bytes_per_cycle: float
+    """Measured per-core DRAM read / write throughput of one engine (the ideal tests)."""
     page_bytes: int
     """Interleaving granularity: consecutive pages go to consecutive banks."""
 

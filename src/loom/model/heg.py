@@ -149,7 +149,8 @@ class HegBuilder:
         tiles = self.tiles(op.operand)
         what = f"gather {op.operand.name} across {op.across} (line {op.line})"
         return [
-            prim.pack_term(self.arch, f"copy {op.operand.name} to its send buffer", tiles),
+            prim.pack_term(self.arch, f"copy {op.operand.name} to its send buffer", tiles,
+                           self.tile_bytes(op.operand.dtype)),
             prim.gather_term(self.arch, what, tiles, self.tile_bytes(op.operand.dtype), self.group),
         ]
 
@@ -161,10 +162,11 @@ class HegBuilder:
             if state is not None and c.next.name not in state.values:
                 tiles = self.tiles(c.next)
                 trip = ceildiv(loop.end - loop.begin, loop.tile)
+                size = self.tile_bytes(c.next.dtype)
+                per = self.arch.compute.pack_cycles(size) + self.arch.compute.unpack_cycles(size)
                 terms.append(
                     prim.Term("pack", f"carry {c.next.name} into {c.arg.name} (per iteration)",
-                              trip * (tiles * (self.arch.compute.pack_cycles_per_tile
-                                               + self.arch.compute.unpack_cycles_per_tile)))
+                              trip * tiles * per)
                 )  # fmt: skip
         return terms
 
@@ -183,7 +185,8 @@ class HegBuilder:
             case Reduce(result=r, op=kind, operand=x):
                 terms.append(prim.reduce_term(arch, kind, f"reduce-{kind} {r.name} ({where})", self.tiles(x)))
             case Full(result=r):
-                terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r)))
+                size = self.tile_bytes(r.dtype)
+                terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r), size))
                 return terms
             case Convert() | ExpandDims():
                 return terms
@@ -191,10 +194,12 @@ class HegBuilder:
                 return terms
         for value in op.operands():
             if self.buffered_value(value):
-                terms.append(prim.unpack_term(arch, f"read {value.name}", self.tiles(value)))
+                size = self.tile_bytes(value.dtype)
+                terms.append(prim.unpack_term(arch, f"read {value.name}", self.tiles(value), size))
         for value in op.results():
             if self.buffered_value(value):
-                terms.append(prim.pack_term(arch, f"write {value.name}", self.tiles(value)))
+                size = self.tile_bytes(value.dtype)
+                terms.append(prim.pack_term(arch, f"write {value.name}", self.tiles(value), size))
         return terms
 
     def merge(self, guard: If) -> tuple[list[HegNode], list[prim.TransferSpec]]:

@@ -110,10 +110,11 @@ def reduce_term(arch: Arch, op: str, what: str, tiles: Expr) -> Term:
     return Term("reduce", what, tiles * arch.compute.reduce(op))
 
 
-def pack_term(arch: Arch, what: str, tiles: Expr) -> Term:
+def pack_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int) -> Term:
     """Write a result to its L1 buffer (and start one compute sequence)."""
-    return Term("pack", what, tiles * arch.compute.pack_cycles_per_tile + arch.compute.op_overhead_cycles)
+    per = arch.compute.pack_cycles(tile_bytes)
+    return Term("pack", what, tiles * per + arch.compute.op_overhead_cycles)
 
 
-def unpack_term(arch: Arch, what: str, tiles: Expr) -> Term:
-    return Term("unpack", what, tiles * arch.compute.unpack_cycles_per_tile)
+def unpack_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int) -> Term:
+    return Term("unpack", what, tiles * arch.compute.unpack_cycles(tile_bytes))

@@ -1,9 +1,7 @@
 """SimParams: every number the simulator uses, read from one :class:`Arch` in one place.
 
 The simulator never holds hardware numbers of its own. Most fields copy an Arch field;
-a few are *derived* from Arch fields because the Arch has no field for them yet (each
-derivation is documented on the field and listed in :data:`DERIVED`). When the Arch gains
-the proposed field, :func:`from_arch` reads it instead (the ``getattr`` fallbacks below).
+one is *derived* from Arch fields (documented on the field and listed in :data:`DERIVED`).
 Calibration scripts may replace individual values with ``dataclasses.replace``.
 """
 
@@ -43,10 +41,7 @@ class SimParams:
     multicast_bytes_per_cycle: float
     """Throughput cap of an unlinked multicast (each packet also waits a round trip)."""
     multicast_ack_cycles: float
-    """Sender cycles per receiver per packet of a linked multicast (write acks). Derived
-    so that a full-grid linked multicast of maximal packets runs at the measured
-    noc.multicast_linked_bytes_per_cycle; proposed Arch field
-    noc.multicast_ack_cycles_per_receiver."""
+    """Sender cycles per receiver per packet of a linked multicast (write acks)."""
     # --- DRAM ------------------------------------------------------------------------
     bank_noc_xy: tuple[tuple[int, int], ...]
     bank_bytes_per_cycle: float
@@ -55,15 +50,12 @@ class SimParams:
     dram_write_latency_cycles: float
     dram_reader_bytes_per_cycle: float
     dram_writer_bytes_per_cycle: float
-    """Per-core caps of one engine reading / writing pages interleaved over several
-    banks. The writer cap falls back to the reader cap until the Arch has
-    dram.writer_bytes_per_cycle."""
+    """Per-core caps of one engine reading / writing pages interleaved over several banks."""
     # --- compute ---------------------------------------------------------------------
     unpack_bytes_per_cycle: float
-    """Both unpackers together (L1 -> source registers). Fallback: two unpackers each
-    moving one BF16 tile in compute.unpack_cycles_per_tile."""
+    """Both unpackers together (L1 -> source registers)."""
     pack_bytes_per_cycle: float
-    """Packers together (Dst -> L1). Fallback: one BF16 tile per pack_cycles_per_tile."""
+    """Packers together (Dst -> L1)."""
 
     def size_bandwidth(self, nbytes: float) -> float:
         """Per-transaction bandwidth cap for `nbytes` (piecewise linear, as Arch.Noc)."""
@@ -109,36 +101,13 @@ class SimParams:
                       + self.multicast_ack_cycles * receivers)
 
 
-DERIVED = (
-    "write_base_cycles = fixed.semaphore_cycles - 2 noc.niu_cycles - noc.hop_cycles",
-    "multicast_ack_cycles from noc.multicast_linked_bytes_per_cycle at the full grid",
-    "dram_writer_bytes_per_cycle = dram.reader_bytes_per_cycle (until dram.writer_...)",
-    "unpack/pack bytes per cycle from compute.unpack/pack_cycles_per_tile of a BF16 tile",
-)
-
-
-def _bf16_tile_bytes(arch: Arch) -> int:
-    """The YAML's per-tile pack/unpack cycles are documented for a BF16 tile."""
-    try:
-        return arch.tile.bytes("bf16")
-    except KeyError:
-        return max(size for _, size in arch.tile.bytes_per_dtype)
+DERIVED = ("write_base_cycles = fixed.semaphore_cycles - 2 noc.niu_cycles - noc.hop_cycles",)
 
 
 def from_arch(arch: Arch) -> SimParams:
     """Read (or derive) every simulator number from `arch`."""
     noc, dram, fixed, comp = arch.noc, arch.dram, arch.fixed, arch.compute
     write_base = fixed.semaphore_cycles - 2 * noc.niu_cycles - noc.hop_cycles
-    pkt = noc.max_packet_bytes
-    full = max(arch.num_cores - 1, 1)
-    wire = pkt / table_bandwidth(noc.transfer_size_bytes_per_cycle, pkt)
-    ack = getattr(noc, "multicast_ack_cycles_per_receiver", None)
-    if ack is None:
-        ack = max(pkt / noc.multicast_linked_bytes_per_cycle - wire, 0.0) / full
-    tile = _bf16_tile_bytes(arch)
-    unpack = getattr(comp, "unpack_bytes_per_cycle", None) or 2 * tile / comp.unpack_cycles_per_tile
-    pack = getattr(comp, "pack_bytes_per_cycle", None) or tile / comp.pack_cycles_per_tile
-    writer = getattr(dram, "writer_bytes_per_cycle", None) or dram.reader_bytes_per_cycle
     return SimParams(
         clock_ghz=arch.clock_ghz,
         launch_cycles=arch.us_to_cycles(fixed.program_launch_us),
@@ -155,15 +124,15 @@ def from_arch(arch: Arch) -> SimParams:
         read_latency_cycles=noc.read_latency_cycles,
         semaphore_cycles=fixed.semaphore_cycles,
         multicast_bytes_per_cycle=noc.multicast_bytes_per_cycle,
-        multicast_ack_cycles=ack,
+        multicast_ack_cycles=noc.multicast_ack_cycles_per_receiver,
         bank_noc_xy=tuple((b.noc_x, b.noc_y) for b in dram.banks),
         bank_bytes_per_cycle=dram.bank_bytes_per_cycle * dram.efficiency,
         dram_read_latency_cycles=dram.read_latency_cycles,
         dram_write_latency_cycles=dram.write_latency_cycles,
         dram_reader_bytes_per_cycle=dram.reader_bytes_per_cycle,
-        dram_writer_bytes_per_cycle=writer,
-        unpack_bytes_per_cycle=unpack,
-        pack_bytes_per_cycle=pack,
+        dram_writer_bytes_per_cycle=dram.writer_bytes_per_cycle,
+        unpack_bytes_per_cycle=comp.unpack_bytes_per_cycle,
+        pack_bytes_per_cycle=comp.pack_bytes_per_cycle,
     )
 
 
