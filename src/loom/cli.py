@@ -47,6 +47,7 @@ def _build_parser() -> argparse.ArgumentParser:
     for name, text in (
         ("verify", "compile, emit TT-Lang, run it on tt-lang-sim and compare with torch"),
         ("simulate", "compile and time the kernel on the discrete-event simulator"),
+        ("run", "compile, verify on tt-lang-sim and simulate: the whole job"),
     ):
         cmd = sub.add_parser(name, help=text)
         cmd.add_argument("kernel", nargs="?", help="kernel name or file (default: the schedule's)")
@@ -55,7 +56,7 @@ def _build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--schedule", help="use this schedule.json instead of compiling")
         cmd.add_argument("--dump-dir", help="write every stage's artifact into this folder")
         _solver_args(cmd)
-        if name == "simulate":
+        if name in ("simulate", "run"):
             cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
             cmd.add_argument("--json", action="store_true", help="print the results as JSON")
 
@@ -186,14 +187,9 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     return spec, result.arch, result.lowered, compile_artifacts(result), result, result.log
 
 
-def _cmd_verify(args: argparse.Namespace) -> int:
+def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
     from loom.pipeline import verify_lowered
-    from loom.report import summary
 
-    spec, arch, lowered, artifacts, result, log = _lowered(args)
-    _write_dump(args.dump_dir, artifacts)
-    if result is not None:
-        print(summary(result), end="")
     outcome = verify_lowered(spec, lowered, log)
     verdict = "PASS" if outcome.passed else "FAIL"
     print(
@@ -207,29 +203,61 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
-def _cmd_simulate(args: argparse.Namespace) -> int:
+def _simulate(args: argparse.Namespace, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
     from loom.pipeline import simulate_lowered
-    from loom.report import summary
     from loom.sim import trace_json
+
+    sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
+    if args.trace:
+        Path(args.trace).write_text(trace_json(sim.trace_events))
+    data = sim_json(sim, lowered.schedule.modeled_cycles)
+    if not args.json:
+        print(sim.summary(), end="" if sim.summary().endswith("\n") else "\n")
+        if data["modeled_cycles"]:
+            print(
+                f"simulated   {sim.cycles:,.0f} cycles vs modeled {data['modeled_cycles']:,} cycles: "
+                f"simulated / modeled = {data['simulated_over_modeled']:.2f}"
+            )
+    return data
+
+
+def _cmd_verify(args: argparse.Namespace) -> int:
+    from loom.report import summary
+
+    spec, _, lowered, artifacts, result, log = _lowered(args)
+    _write_dump(args.dump_dir, artifacts)
+    if result is not None:
+        print(summary(result), end="")
+    return _verify(spec, lowered, log)
+
+
+def _cmd_simulate(args: argparse.Namespace) -> int:
+    from loom.report import summary
 
     _, arch, lowered, artifacts, result, log = _lowered(args)
     _write_dump(args.dump_dir, artifacts)
-    sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
-    modeled = lowered.schedule.modeled_cycles
-    if args.trace:
-        Path(args.trace).write_text(trace_json(sim.trace_events))
-    if args.json:
-        print(json.dumps(sim_json(sim, modeled), indent=2))
-        return 0
-    if result is not None:
+    if result is not None and not args.json:
         print(summary(result), end="")
-    print(sim.summary(), end="" if sim.summary().endswith("\n") else "\n")
-    if modeled:
-        print(
-            f"simulated   {sim.cycles:,.0f} cycles vs modeled {modeled:,} cycles: "
-            f"simulated / modeled = {sim.cycles / modeled:.2f}"
-        )
+    data = _simulate(args, arch, lowered, log)
+    if args.json:
+        print(json.dumps(data, indent=2))
     return 0
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from loom.report import summary
+
+    spec, arch, lowered, artifacts, result, log = _lowered(args)
+    _write_dump(args.dump_dir, artifacts)
+    if result is not None and not args.json:
+        print(summary(result), end="")
+    code = _verify(spec, lowered, log) if not args.json else 0
+    data = _simulate(args, arch, lowered, log)
+    if args.json:
+        print(json.dumps({"schedule": json.loads(lowered.schedule.to_json()), "simulation": data}, indent=2))
+    elif args.dump_dir:
+        print(f"artifacts   {len(artifacts)} files in {args.dump_dir} (TT-Lang kernel: kernel_ttlang.py)")
+    return code
 
 
 def sim_json(sim, modeled: int) -> dict:  # type: ignore[no-untyped-def, type-arg]
@@ -270,6 +298,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "candidates": _cmd_candidates,
     "verify": _cmd_verify,
     "simulate": _cmd_simulate,
+    "run": _cmd_run,
 }
 
 

@@ -11,7 +11,7 @@ def test_gemm_buffers(buffered) -> None:  # type: ignore[no-untyped-def]
     assert roles == {
         "acc": ("state", "compute", "compute", "grid"),
         "a_tile": ("load", "reader", "compute", "loop:tile_k"),
-        "b_tile": ("load", "reader", "compute", "loop:tile_k"),
+        "b_tile": ("load", "writer", "compute", "loop:tile_k"),  # spread over both engines
         "out_out": ("store", "compute", "writer", "grid"),
     }
     acc = b.buffer_of("acc_iter")

@@ -79,8 +79,8 @@ def test_check_program_rejects_a_buffer_held_twice() -> None:
 
 def test_check_program_rejects_a_copy_outside_its_reserve() -> None:
     p = lowered(CASES["gemm512-wh-unicast-1buf"])
-    (group,) = p.reader[0].body  # loop tile_k: reserve a_tile: reserve b_tile: parallel
-    assert isinstance(group, Reserve)
-    bad = dataclasses.replace(p, reader=(group.body[0].body[0],))
+    (load,) = p.reader[0].body  # loop tile_k: reserve a_tile: read a
+    assert isinstance(load, Reserve)
+    bad = dataclasses.replace(p, reader=(load.body[0],))
     with pytest.raises(ScheduleError, match="outside its reserve"):
         check_program(bad)

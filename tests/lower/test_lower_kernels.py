@@ -40,9 +40,13 @@ def test_gemm_summa_multicast_program() -> None:
     assert "write out_out -> out[2*core_y, 2*core_x] 2x2" in text
 
 
-def test_gemm_unicast_loads_are_issued_together() -> None:
-    text = format_program(program("gemm512-wh-unicast-1buf"))
-    assert "reserve a_tile:\n      reserve b_tile:\n        parallel:" in text
+def test_gemm_operands_stream_on_both_engines() -> None:
+    """A is read by the reader (NoC0) and B by the writer (NoC1), in parallel."""
+    p = program("gemm512-wh-unicast-1buf")
+    text = format_program(p)
+    reader, writer = text.split("writer:")[0].split("reader:")[1], text.split("writer:")[1]
+    assert "read a[" in reader and "read b[" not in reader
+    assert "read b[" in writer and "read a[" not in writer
 
 
 def test_gemm_waves_cover_the_sub_mesh() -> None:

@@ -10,6 +10,7 @@ interference graph of each such bucket, visiting buffers in order of birth.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import replace
 
 from loom.ir.buffers import Allocation, VirtualBuffer
 
@@ -62,3 +63,22 @@ def concretize(buffers: tuple[VirtualBuffer, ...]) -> tuple[Allocation, ...]:
             )
     order = {vb.name: i for i, vb in enumerate(buffers)}
     return tuple(sorted(allocations, key=lambda a: order[a.buffers[0]]))
+
+
+def spread_loads(
+    buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
+) -> tuple[VirtualBuffer, ...]:
+    """Give the load allocations of each pipe node to the two data-movement engines in
+    turn (reader on NoC0 first, then writer on NoC1), so two operands stream in
+    parallel instead of queueing behind one engine. A shared allocation stays on one
+    engine: a circular buffer has a single producer."""
+    engine: dict[str, str] = {}
+    per_scope: dict[str, int] = defaultdict(int)
+    for alloc in allocations:
+        if alloc.role == "load":
+            engine[alloc.name] = ("reader", "writer")[per_scope[alloc.scope] % 2]
+            per_scope[alloc.scope] += 1
+    owner = {vb: a.name for a in allocations for vb in a.buffers}
+    return tuple(
+        replace(vb, producer=engine[owner[vb.name]]) if vb.role == "load" else vb for vb in buffers
+    )

@@ -252,7 +252,7 @@ class Merge:
                     ReceiveAll(cbs[0], plan.net) if len(cbs) == 1 else ReceiveEach(cbs, plan.net)
                 )
             for op in gap:
-                owner.extend(self.movement.writer_op(op, env, self.writer_stmts))
+                owner.extend(self.movement.nested(op, env, "writer", self.writer_stmts))
         if plan.parts == 1:
             return tuple(owner)
         sender: list[Stmt] = []

@@ -1,5 +1,6 @@
-"""The data-movement streams: the reader (NoC0) fills load buffers from DRAM or from a
-multicast, the writer (NoC1) drains store buffers to DRAM and runs the gathers.
+"""The data-movement streams: the reader (NoC0) and the writer (NoC1) each fill the load
+buffers the buffer plan gives them (from DRAM or from a multicast); the writer also
+drains store buffers to DRAM and runs the gathers.
 
 Loads follow the tile program's loop nest. A multicast load is read from DRAM by the
 origin core of its group, which sends the block to the rest of the group; the others
@@ -48,30 +49,69 @@ class Movement:
     ctx: LowerContext
     nets: list[PipeNet] = field(default_factory=list)
 
-    # ----- reader ------------------------------------------------------------------
+    # ----- streams -----------------------------------------------------------------
     def reader(self, ops: tuple[Op, ...], env: dict[str, Expr]) -> tuple[Stmt, ...]:
+        return self._stream(ops, env, "reader", None)
+
+    def writer(
+        self, ops: tuple[Op, ...], env: dict[str, Expr], merge: WriterMerge
+    ) -> tuple[Stmt, ...]:
+        return self._stream(ops, env, "writer", merge)
+
+    def _engine(self, op: Load) -> str:
+        vb = self.ctx.buffered.buffer_of(op.result.name)
+        return vb.producer if vb is not None else "reader"
+
+    def _stream(
+        self, ops: tuple[Op, ...], env: dict[str, Expr], engine: str, merge: WriterMerge | None
+    ) -> tuple[Stmt, ...]:
+        """The loads of one engine (and, for the writer, the stores and gathers) in
+        program order, inside the loops and guards that enclose them."""
         out: list[Stmt] = []
         group: list[Load] = []
-        for op in (*ops, None):
-            if isinstance(op, Load) and self._unicast(op) and self._fits(group, op):
+        i = 0
+        while i <= len(ops):
+            op = ops[i] if i < len(ops) else None
+            mine = isinstance(op, Load) and self._engine(op) == engine
+            if mine and self._unicast(op) and self._fits(group, op):
                 group.append(op)
+                i += 1
                 continue
             if group:
                 out.append(self._load_group(group, env))
                 group = []
-            match op:
-                case Load():
-                    out.append(self._load(op, env))
-                case ForLoop():
-                    var, count = loop_var(op, env)
-                    body = self.reader(op.body, {**env, op.index.name: var})
-                    if body:
-                        out.append(Loop(var, Const(count), body))
-                case If(cond=cond, body=body_ops):
-                    body = self.reader(body_ops, env)
-                    if body:
-                        out.append(IfCore(core_cond(cond, env), body))
+            if merge is not None and isinstance(op, Gather):
+                j = i
+                while j < len(ops) and isinstance(ops[j], Gather):
+                    j += 1
+                if j == len(ops) or not isinstance(ops[j], If):
+                    raise ScheduleError("a gather must be followed by the owner's `if` merge.")
+                out.extend(merge(tuple(ops[i:j]), ops[j], env))
+                i = j + 1
+                continue
+            if mine:
+                out.append(self._load(op, env))
+            elif op is not None:
+                out.extend(self.nested(op, env, engine, merge))
+            i += 1
         return tuple(out)
+
+    def nested(
+        self, op: Op, env: dict[str, Expr], engine: str, merge: WriterMerge | None
+    ) -> tuple[Stmt, ...]:
+        match op:
+            case Store() if merge is not None:
+                cb = self.ctx.role_cb(op.value.name, "store")
+                row, col, rows, cols = _address(self.ctx, op, env)
+                return (Wait((cb,), (WriteDram(cb, op.tensor, row, col, rows, cols),)),)
+            case ForLoop():
+                var, count = loop_var(op, env)
+                body = self._stream(op.body, {**env, op.index.name: var}, engine, merge)
+                return (Loop(var, Const(count), body),) if body else ()
+            case If(cond=cond, body=body_ops):
+                body = self._stream(body_ops, env, engine, merge)
+                return (IfCore(core_cond(cond, env), body),) if body else ()
+        return ()
 
     def _unicast(self, op: Load) -> bool:
         copy = self.ctx.copy_of(op)
@@ -138,39 +178,3 @@ class Movement:
                         f"load of {op.tensor!r} is multicast over {area[0]}x{area[1]} cores, "
                         f"but core ({y}, {x}) needs another block than its group's sender."
                     )
-
-    # ----- writer ------------------------------------------------------------------
-    def writer(
-        self, ops: tuple[Op, ...], env: dict[str, Expr], merge: WriterMerge
-    ) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        i = 0
-        while i < len(ops):
-            op = ops[i]
-            if isinstance(op, Gather):
-                j = i
-                while j < len(ops) and isinstance(ops[j], Gather):
-                    j += 1
-                if j == len(ops) or not isinstance(ops[j], If):
-                    raise ScheduleError("a gather must be followed by the owner's `if` merge.")
-                out.extend(merge(tuple(ops[i:j]), ops[j], env))
-                i = j + 1
-                continue
-            out.extend(self.writer_op(op, env, merge))
-            i += 1
-        return tuple(out)
-
-    def writer_op(self, op: Op, env: dict[str, Expr], merge: WriterMerge) -> tuple[Stmt, ...]:
-        match op:
-            case Store():
-                cb = self.ctx.role_cb(op.value.name, "store")
-                row, col, rows, cols = _address(self.ctx, op, env)
-                return (Wait((cb,), (WriteDram(cb, op.tensor, row, col, rows, cols),)),)
-            case ForLoop():
-                var, count = loop_var(op, env)
-                body = self.writer(op.body, {**env, op.index.name: var}, merge)
-                return (Loop(var, Const(count), body),) if body else ()
-            case If(cond=cond, body=body_ops):
-                body = self.writer(body_ops, env, merge)
-                return (IfCore(core_cond(cond, env), body),) if body else ()
-        return ()

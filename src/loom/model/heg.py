@@ -133,7 +133,12 @@ class HegBuilder:
         group = plan.area[0] * plan.area[1]
         what = f"load {op.tensor} (line {op.line}, {plan.mode}{' ' + str(plan.area) if group > 1 else ''})"
         return prim.TransferSpec(
-            what, self.tile_bytes(vb.dtype), tiles, max(self.cores // group, 1), plan.mode == "multicast"
+            what,
+            self.tile_bytes(vb.dtype),
+            tiles,
+            max(self.cores // group, 1),
+            plan.mode == "multicast",
+            vb.producer,
         )
 
     def store_spec(self, op: Store, owners_only: bool) -> prim.TransferSpec:

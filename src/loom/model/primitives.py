@@ -3,9 +3,12 @@
 Every number comes from the architecture description; this module only says how the
 numbers combine:
 
-* a DRAM read of `bytes` by one core costs the read latency plus bytes over the
-  bandwidth that core gets: its own reader throughput, capped (for a multicast) by the
-  multicast throughput;
+* a DRAM read of `bytes` by one core costs the read latency plus bytes over that
+  core's reader throughput; a multicast sender then also sends the block to its group
+  at the (linked) multicast throughput — read and send one after the other, as the
+  lowered program does — and the receivers wait for the same time;
+* the two data-movement engines (reader on NoC0, writer on NoC1) load in parallel: a
+  stage takes as long as its busier engine;
 * all cores of a stage read at once, so the stage also takes at least the bytes of all
   concurrent readers over the DRAM's achievable aggregate bandwidth; a stage costs the
   larger of the per-core and the DRAM-wide figure;
@@ -46,6 +49,7 @@ class TransferSpec:
     concurrent: int
     """Cores issuing this transfer at the same time (DRAM-wide load)."""
     multicast: bool = False
+    engine: str = "reader"
 
 
 def dram_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tuple[Term, ...], Expr]:
@@ -53,25 +57,24 @@ def dram_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tu
     if not transfers:
         return (), Const(0)
     terms = []
-    per_core: Expr = Const(0)
-    dram_bytes: Expr = Const(0)
+    per_engine: dict[str, Expr] = {}
     latency = 0
     dram_rate = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
     dram_wide: Expr = Const(0)
     for t in transfers:
-        bw = arch.dram.reader_bytes_per_cycle
+        per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
         kind = "dram_read"
         lat = arch.dram.read_latency_cycles
         if t.multicast:
-            bw = min(bw, arch.noc.multicast_bytes_per_cycle)
+            per += per_tile(t.tile_bytes, arch.noc.multicast_linked_bytes_per_cycle)
             kind = "multicast"
             lat += arch.fixed.semaphore_cycles + arch.noc.read_latency_cycles
-        cycles = t.tiles * (per_tile(t.tile_bytes, bw) + arch.noc.issue_cycles)
-        terms.append(Term(kind, t.what, cycles + lat))
-        per_core = per_core + cycles
+        cycles = t.tiles * per
+        terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
+        per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
         dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
         latency = max(latency, lat)
-    return tuple(terms), latency + maximum(per_core, dram_wide)
+    return tuple(terms), latency + maximum(*per_engine.values(), dram_wide)
 
 
 def dram_write_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tuple[Term, ...], Expr]:
