@@ -16,6 +16,7 @@ collects the artifacts that `--dump-dir` writes (only the CLI writes files).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -30,7 +31,7 @@ from loom.backends.ttlang import VerifyResult, emit, verify
 from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
 from loom.ir.buffers import BufferedProgram
-from loom.ir.candidate import CandidateSet
+from loom.ir.candidate import Candidate, CandidateSet
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
 from loom.ir.program import Program
@@ -40,7 +41,7 @@ from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem, check_feasible
-from loom.solve import RankOptions, Ranking, lower_bound, rank
+from loom.solve import RankOptions, Ranking, core_bound, rank
 from loom.sim import SimResult, simulate
 from loom.solve.materialize import CompileStats, materialize
 
@@ -139,7 +140,7 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     dram_bytes = _compulsory_bytes(program, arch)
     depth = _loop_depth(program)
     bounds = {
-        c.name: lower_bound(c, arch, fidelity, flops, dram_bytes, depth) for c in candidates.candidates
+        c.name: core_bound(c, arch, fidelity, flops, dram_bytes, depth) for c in candidates.candidates
     }
     rank_options = RankOptions(
         top_k=options.top_k,
@@ -147,14 +148,9 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
         solver=options.solver,
         deterministic_seconds=options.time_limit_s,
     )
+    problems = ProblemCache(buffered, arch, fidelity, flops)
     ranking = log.timed(
-        "model+solve",
-        lambda: rank(
-            candidates.candidates,
-            bounds,
-            lambda c: build_problem(buffered, c, arch, fidelity, flops),
-            rank_options,
-        ),
+        "model+solve", lambda: rank(candidates.candidates, bounds, problems.build, rank_options)
     )
     if not ranking.top:
         raise InfeasibleError(_infeasible_message(program, arch, ranking))
@@ -175,6 +171,30 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     )
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered)
+
+
+@dataclass
+class ProblemCache:
+    """Builds each candidate's problem once per *signature*: a problem depends on the
+    candidate only through the cores per axis and the mode and area of every copy, so
+    candidates that differ in nothing else (say, x2x4 versus x4x2 with the same groups)
+    share one."""
+
+    buffered: BufferedProgram
+    arch: Arch
+    fidelity: str
+    flops: int
+    built: dict[tuple[object, ...], Problem] = field(default_factory=dict)
+
+    def build(self, candidate: Candidate) -> Problem:
+        key = (
+            tuple(sorted(candidate.spatial.items())),
+            tuple((c.mode, c.area) for c in candidate.copies),
+            candidate.gather_axes,
+        )
+        if key not in self.built:
+            self.built[key] = build_problem(self.buffered, candidate, self.arch, self.fidelity, self.flops)
+        return dataclasses.replace(self.built[key], candidate=candidate)
 
 
 def _count_feasible(buffered: BufferedProgram, candidates: CandidateSet, arch: Arch) -> int:

@@ -2,14 +2,16 @@
 
 from loom.solve.cpsat import build_model, model_text, solve_problem
 from loom.solve.enumerate import enumerate_problem
-from loom.solve.rank import RankOptions, Ranking, lower_bound, rank
+from loom.solve.bounds import core_bound, path_bound
+from loom.solve.rank import RankOptions, Ranking, rank
 
 __all__ = [
     "RankOptions",
     "Ranking",
     "build_model",
     "enumerate_problem",
-    "lower_bound",
+    "core_bound",
+    "path_bound",
     "model_text",
     "rank",
     "solve_problem",

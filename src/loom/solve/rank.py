@@ -1,10 +1,10 @@
 """Solve every candidate and rank them; keep the top k.
 
-Candidates are visited in order of a cheap lower bound on their modeled latency — the
-matmul work per core at the peak tile-matmul rate, and the compulsory DRAM traffic
-(every tensor read or written once) at the DRAM's achievable bandwidth — and each solve
-gets the current k-th best latency as an inclusive cutoff. Once a candidate's bound
-exceeds the cutoff, it and all later ones are pruned without building their problems.
+Candidates are visited in order of a cheap lower bound on their modeled latency
+(`bounds.core_bound`), and each solve gets the current k-th best latency as an
+inclusive cutoff. A candidate whose bound exceeds the cutoff is pruned without building
+its problem; one whose compute-path bound (`bounds.path_bound`) exceeds it is pruned
+without solving it.
 The true top k is never pruned. Candidates are solved in rounds of a fixed size (the
 cutoff is updated between rounds), so what is solved and pruned — and therefore every
 result and log line — does not depend on how many run in parallel. Candidates whose
@@ -15,16 +15,15 @@ dimension that give every axis the same cores and multicast groups) are solved o
 from __future__ import annotations
 
 import dataclasses
-import math
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from loom.arch import Arch
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.solve.cpsat import solve_problem
+from loom.solve.bounds import path_bound
 from loom.solve.enumerate import enumerate_problem
 
 
@@ -60,14 +59,6 @@ def problem_key(p: Problem) -> tuple[object, ...]:
     )
 
 
-def lower_bound(candidate: Candidate, arch: Arch, fidelity: str, flops: int, dram_bytes: int, depth: int) -> int:
-    """A bound no assignment of this candidate can beat under the model."""
-    tile_flops = 2 * arch.tile.rows * arch.tile.cols * arch.tile.cols
-    compute = math.ceil(flops * arch.matmul.cycles(fidelity) / (tile_flops * candidate.num_cores))
-    dram = math.ceil(dram_bytes / (arch.dram.peak_bytes_per_cycle * arch.dram.efficiency) / depth)
-    return max(compute, dram)
-
-
 def rank(
     candidates: tuple[Candidate, ...],
     bounds: dict[str, int],
@@ -89,16 +80,29 @@ def rank(
             return enumerate_problem(problem, limit, bounds[name])
         return solve_problem(problem, limit, options.deterministic_seconds, bounds[name])
 
+    path_bounds: dict[tuple[object, ...], int] = {}
+
+    def pruned(c: Candidate, bound: int, kind: str, limit: int | None) -> Solution:
+        return Solution(c.name, "pruned", lower_bound=bound,
+                        reason=f"{kind} bound {bound} > incumbent {limit}")  # fmt: skip
+
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for start in range(0, len(order), ROUND):
             limit = cutoff()
             group = order[start : start + ROUND]
-            todo = [c for c in group if limit is None or bounds[c.name] <= limit]
+            problems = []
             for c in group:
-                if c not in todo:
-                    results[c.name] = Solution(c.name, "pruned", lower_bound=bounds[c.name],
-                                               reason=f"lower bound {bounds[c.name]} > incumbent {limit}")  # fmt: skip
-            problems = [build(c) for c in todo]
+                if limit is not None and bounds[c.name] > limit:
+                    results[c.name] = pruned(c, bounds[c.name], "cores", limit)
+                    continue
+                problem = build(c)
+                key = problem_key(problem)
+                if key not in path_bounds:
+                    path_bounds[key] = path_bound(problem)
+                if limit is not None and path_bounds[key] > limit:
+                    results[c.name] = pruned(c, path_bounds[key], "compute-path", limit)
+                    continue
+                problems.append(problem)
             unique: dict[tuple[object, ...], Problem] = {}
             for p in problems:
                 key = problem_key(p)

@@ -31,7 +31,7 @@ class SymbolicError(ValueError):
     """An expression cannot be evaluated (unbound symbol, bad divisor)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Expr:
     """Base class of all integer expressions."""
 
@@ -87,13 +87,24 @@ class Expr:
     def ne(self, other: ExprLike) -> Cond:
         return cmp("!=", self, other)
 
+    # ----- identity: the canonical text (cached), so deep trees compare and hash fast --
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Expr) and self.key == other.key)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        return hash(self.key)
+
     # ----- queries ---------------------------------------------------------------------
     def children(self) -> tuple[Expr, ...]:
         return ()
 
     @cached_property
     def key(self) -> str:
-        """Canonical text, used for ordering atoms and as a cache key."""
+        """Canonical text: equal for equal expressions (symbols are equal by name)."""
         return str(self)
 
     def free_syms(self) -> frozenset[Sym]:
@@ -146,7 +157,7 @@ def as_expr(value: ExprLike) -> Expr:
     return Const(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Const(Expr):
     value: int
     _rank: ClassVar[int] = 0
@@ -167,7 +178,7 @@ class Const(Expr):
         return self.value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Sym(Expr):
     """A compile-time unknown with a source-level name and a finite domain.
 
@@ -193,9 +204,6 @@ class Sym(Expr):
 
     def __str__(self) -> str:
         return self.name
-
-    def __hash__(self) -> int:
-        return hash(("Sym", self.name))
 
     def free_syms(self) -> frozenset[Sym]:
         return frozenset((self,))
@@ -230,7 +238,7 @@ class Sym(Expr):
 Monomial = tuple[Expr, ...]  # sorted atoms, repeated for powers
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Poly(Expr):
     """Sum of ``coeff * product(atoms)``; the empty monomial is the constant term."""
 
@@ -362,7 +370,7 @@ def _const_content(poly: Mapping[Monomial, int]) -> int:
 # ----- division-like nodes -----------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Binary(Expr):
     lhs: Expr
     rhs: Expr
@@ -384,7 +392,7 @@ class _Binary(Expr):
         return a, b
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class FloorDiv(_Binary):
     op_name: ClassVar[str] = "floordiv"
     _rank: ClassVar[int] = 3
@@ -400,7 +408,7 @@ class FloorDiv(_Binary):
         return _div_bounds(self.lhs.bounds, self.rhs.bounds, lambda a, b: a // b)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class CeilDiv(_Binary):
     op_name: ClassVar[str] = "ceildiv"
     _rank: ClassVar[int] = 4
@@ -416,7 +424,7 @@ class CeilDiv(_Binary):
         return _div_bounds(self.lhs.bounds, self.rhs.bounds, lambda a, b: -(-a // b))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Mod(_Binary):
     op_name: ClassVar[str] = "mod"
     _rank: ClassVar[int] = 5
@@ -508,7 +516,7 @@ def mod(a: ExprLike, b: ExprLike) -> Expr:
 # ----- min / max ---------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Extremum(Expr):
     args: tuple[Expr, ...]
     op_name: ClassVar[str] = ""
@@ -523,7 +531,7 @@ class _Extremum(Expr):
         return {self.op_name: [a.to_json() for a in self.args]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Min(_Extremum):
     op_name: ClassVar[str] = "min"
     _rank: ClassVar[int] = 6
@@ -538,7 +546,7 @@ class Min(_Extremum):
         return (min(a.bounds[0] for a in self.args), min(a.bounds[1] for a in self.args))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Max(_Extremum):
     op_name: ClassVar[str] = "max"
     _rank: ClassVar[int] = 7
@@ -593,7 +601,7 @@ def maximum(*args: ExprLike) -> Expr:
 # ----- conditions and select ---------------------------------------------------------
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Cond:
     """Base class of boolean conditions over integer expressions."""
 
@@ -617,6 +625,12 @@ class Cond:
     def key(self) -> str:
         return str(self)
 
+    def __eq__(self, other: object) -> bool:
+        return self is other or (isinstance(other, Cond) and self.key == other.key)
+
+    def __hash__(self) -> int:
+        return hash(self.key)
+
     def to_json(self) -> object:
         raise NotImplementedError
 
@@ -631,7 +645,7 @@ _CMP_OPS: dict[str, Callable[[int, int], bool]] = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class BoolConst(Cond):
     value: bool
 
@@ -654,7 +668,7 @@ class BoolConst(Cond):
         return self.value
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Cmp(Cond):
     op: str
     lhs: Expr
@@ -696,7 +710,7 @@ def cmp(op: str, a: ExprLike, b: ExprLike) -> Cond:
     return BoolConst(decided) if decided is not None else c
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class _Junction(Cond):
     args: tuple[Cond, ...]
     op_name: ClassVar[str] = ""
@@ -711,7 +725,7 @@ class _Junction(Cond):
         return {self.op_name: [a.to_json() for a in self.args]}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class And(_Junction):
     op_name: ClassVar[str] = "and"
 
@@ -722,7 +736,7 @@ class And(_Junction):
         return conj(*(a.subs(mapping) for a in self.args))
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Or(_Junction):
     op_name: ClassVar[str] = "or"
 
@@ -757,7 +771,7 @@ def disj(*args: Cond) -> Cond:
     return _junction(Or, args, unit=False)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Select(Expr):
     cond: Cond
     if_true: Expr

@@ -1,0 +1,112 @@
+"""Compile time of `loom compile` per shape: in-process (after imports) and whole-process.
+
+GEMM over the paper's 18 shapes (M, N in {256, 2048, 16384} with N <= M, K in {256, 2048,
+16384}), flash attention over the paper's Wormhole set (batch*heads x sequence = 16384,
+head dim 64 and 128) and flash decode (32 heads, batch 8/16/24, KV length 1024-4096,
+head dim 64), on wormhole_n150 and blackhole_12x10.
+
+In-process: the median of `--repeats` compiles in one Python process after the imports
+(Helion's import alone takes ~6 s), each a full compile: Helion bind, dataflow, mapping,
+one CP-SAT problem per surviving candidate, ranking, lowering. Whole-process: the median
+wall time of `loom compile ... --json` in a fresh process, for one shape per kernel
+and architecture (the full cost a user pays, imports included).
+
+    PYTHONPATH=src .venv/bin/python benchmarks/compile_time.py [--repeats 3] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from loom.arch import load_arch  # noqa: E402
+from loom.kernels.registry import resolve_kernel  # noqa: E402
+from loom.pipeline import CompileOptions, compile_kernel  # noqa: E402
+
+ARCHS = ("wormhole_n150", "blackhole_12x10")
+SIZES = (256, 2048, 16384)
+GEMM = [
+    {"M": m, "N": n, "K": k}
+    for m, n, k in itertools.product(SIZES, SIZES, SIZES)
+    if n <= m
+]
+FLASH_ATTENTION = [
+    {"B": b, "H": 1, "S": 16384 // b, "D": d} for d in (64, 128) for b in (1, 2, 4, 8, 16)
+]
+FLASH_DECODE = [
+    {"B": b, "H": 32, "S": s, "D": 64} for b in (8, 16, 24) for s in (1024, 2048, 4096)
+]
+SHAPES = {"gemm": GEMM, "flash_attention": FLASH_ATTENTION, "flash_decode": FLASH_DECODE}
+WHOLE_PROCESS = {
+    "gemm": {"M": 2048, "N": 2048, "K": 2048},
+    "flash_attention": {"B": 4, "H": 1, "S": 4096, "D": 64},
+    "flash_decode": {"B": 8, "H": 32, "S": 2048, "D": 64},
+}
+
+
+def _fmt(shape: dict[str, int]) -> str:
+    return ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def in_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int) -> tuple[float, str]:
+    spec = resolve_kernel(kernel)
+    options = CompileOptions(arch=load_arch(arch), shape=shape, jobs=jobs)
+    times, last = [], None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        last = compile_kernel(spec, options)
+        times.append(time.perf_counter() - start)
+    assert last is not None
+    s = last.schedule
+    solved = sum(1 for x in last.ranking.solutions if x.status != "pruned")
+    note = f"{s.candidates_after_pruning:>5} cand {solved:>4} solved  {s.modeled_tflops:8.2f} TFLOPS"
+    return statistics.median(times), note
+
+
+def whole_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int) -> float:
+    loom = Path(sys.executable).with_name("loom")
+    cmd = [str(loom), "compile", kernel, "--arch", arch, "--shape", _fmt(shape), "--json", "--jobs", str(jobs)]
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(cmd, check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
+    args = parser.parse_args()
+    print(f"compile time, median of {args.repeats} in-process runs, --jobs {args.jobs}")
+    for kernel in args.kernels.split(","):
+        for arch in ARCHS:
+            medians = []
+            print(f"\n{kernel} on {arch}")
+            for shape in SHAPES[kernel]:
+                median, note = in_process(kernel, shape, arch, args.repeats, args.jobs)
+                medians.append(median)
+                print(f"  {_fmt(shape):28} {median:6.2f} s   {note}")
+            print(
+                f"  median over {len(medians)} shapes: {statistics.median(medians):.2f} s "
+                f"(min {min(medians):.2f}, max {max(medians):.2f})"
+            )
+    print("\nwhole process (imports included), median of runs:")
+    for kernel in args.kernels.split(","):
+        for arch in ARCHS:
+            t = whole_process(kernel, WHOLE_PROCESS[kernel], arch, args.repeats, args.jobs)
+            print(f"  {kernel:16} {arch:16} {_fmt(WHOLE_PROCESS[kernel]):24} {t:6.2f} s")
+
+
+if __name__ == "__main__":
+    main()
