@@ -58,20 +58,35 @@ ARCHS = {"wormhole_b0": "wormhole_n150", "blackhole": "blackhole_p150"}
 
 PROPOSED: dict[str, dict[str, tuple[float, str]]] = {
     "wormhole_n150": {
-        "dram_read_latency_cycles": (384.0, "FITTED: DRAM Interleaved Packet Sizes (WH, "
-                                     "Receiver), 1 transaction of 32-128 B: 382-384 cycles"),
-        "multicast_ack_cycles": (0.73, "FITTED: One to All Multicast Linked 11x10 (WH), 256 "
-                                 "transactions: (cycles/txn - wire time) / 63 receivers / "
-                                 "packets at 64 B and 64 KB"),
-        "dram_writer_bytes_per_cycle": (21.0, "[S13] ideal_performance.md DRAM Write 21 "
-                                        "B/cycle (proposed field dram.writer_bytes_per_cycle)"),
-        "unpack_bytes_per_cycle": (80.0, "[S19] tt-isa-documentation L1.md: both unpackers "
-                                   "together read 5 x 128 b per cycle from L1 (proposed "
-                                   "field compute.unpack_bytes_per_cycle)"),
+        "dram_read_latency_cycles": (
+            384.0,
+            "FITTED: DRAM Interleaved Packet Sizes (WH, "
+            "Receiver), 1 transaction of 32-128 B: 382-384 cycles",
+        ),
+        "multicast_ack_cycles": (
+            0.73,
+            "FITTED: One to All Multicast Linked 11x10 (WH), 256 "
+            "transactions: (cycles/txn - wire time) / 63 receivers / "
+            "packets at 64 B and 64 KB",
+        ),
+        "dram_writer_bytes_per_cycle": (
+            21.0,
+            "[S13] ideal_performance.md DRAM Write 21 "
+            "B/cycle (proposed field dram.writer_bytes_per_cycle)",
+        ),
+        "unpack_bytes_per_cycle": (
+            80.0,
+            "[S19] tt-isa-documentation L1.md: both unpackers "
+            "together read 5 x 128 b per cycle from L1 (proposed "
+            "field compute.unpack_bytes_per_cycle)",
+        ),
     },
     "blackhole_p150": {
-        "multicast_ack_cycles": (0.8, "FITTED: One to All Multicast Linked 11x10 (BH), 256 "
-                                 "transactions: (cycles/txn - wire time) / 109 / packets"),
+        "multicast_ack_cycles": (
+            0.8,
+            "FITTED: One to All Multicast Linked 11x10 (BH), 256 "
+            "transactions: (cycles/txn - wire time) / 109 / packets",
+        ),
         "dram_writer_bytes_per_cycle": (34.0, "[S13] ideal_performance.md DRAM Write 34"),
         "unpack_bytes_per_cycle": (80.0, "[S19] L1.md (Wormhole; assumed equal on Blackhole)"),
     },
@@ -115,8 +130,7 @@ def report(title: str, rows: list[Row], brief: bool, pool: bool = False) -> floa
 
 
 def all_others(arch: Arch, sender: tuple[int, int] = (0, 0)) -> tuple[tuple[int, int], ...]:
-    return tuple((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x)
-                 if (y, x) != sender)
+    return tuple((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x) if (y, x) != sender)
 
 
 PEER = (1, 1)
@@ -133,15 +147,17 @@ def copy_for(primitive: str, kernel: str, arch: Arch, size: int, n: int) -> Copy
     if primitive.startswith("DRAM Interleaved"):
         return Copy("dram_read" if kernel == "Receiver" else "dram_write", origin, size, n)
     if primitive.startswith("One to All Multicast"):
-        return Copy("multicast", origin, size, n, dsts=all_others(arch),
-                    linked="Linked" in primitive)
+        return Copy(
+            "multicast", origin, size, n, dsts=all_others(arch), linked="Linked" in primitive
+        )
     if primitive.startswith("One from All"):
         return Copy("gather", origin, size, n, dsts=all_others(arch))
     return None
 
 
-def per_size_tables(params: dict[str, SimParams], archs: dict[str, Arch],
-                    brief: bool) -> list[float]:
+def per_size_tables(
+    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool
+) -> list[float]:
     groups: dict[tuple[str, str, str], list[Row]] = {}
     with open(CALIBRATION / "noc_ideal_throughput.csv") as f:
         for rec in csv.DictReader(f):
@@ -155,7 +171,8 @@ def per_size_tables(params: dict[str, SimParams], archs: dict[str, Arch],
             sim = run_copies(params[name], [[c]])[0]
             label = f"{rec['kernel'][:4]} {size:>7} B x {n:>3}"
             groups.setdefault((rec["primitive"], name, rec["kernel"]), []).append(
-                Row(label, float(rec["latency_cycles"]), sim, "cycles"))
+                Row(label, float(rec["latency_cycles"]), sim, "cycles")
+            )
     meds = []
     for (prim, name, kernel), rows in groups.items():
         meds.append(report(f"{prim} [{name}, {kernel}]", rows, brief, pool=True))
@@ -175,8 +192,15 @@ def ideal_table(params: dict[str, SimParams], archs: dict[str, Arch], brief: boo
             size, n = 65536, 64
             c = ideal_copy(prim, arch, size, n)
             sim = c.size * c.count / run_copies(params[name], [[c]])[0]
-            rows.append(Row(f"{prim} [{name}]", float(rec["bytes_per_cycle"]), sim, "B/cycle",
-                            counted=prim not in inputs))
+            rows.append(
+                Row(
+                    f"{prim} [{name}]",
+                    float(rec["bytes_per_cycle"]),
+                    sim,
+                    "B/cycle",
+                    counted=prim not in inputs,
+                )
+            )
     return report("ideal primitive throughputs (64 x 64 KB)", rows, brief, pool=True)
 
 
@@ -188,10 +212,12 @@ def ideal_copy(prim: str, arch: Arch, size: int, n: int) -> Copy:
         "One To One": lambda: Copy("write", origin, size, n, peer=PEER),
         "One From One": lambda: Copy("read", origin, size, n, peer=PEER),
         "One To All (Unicast)": lambda: Copy("scatter", origin, size, n, dsts=others),
-        "One To All (Multicast)": lambda: Copy("multicast", origin, size, n, dsts=others,
-                                               linked=False),
-        "One To All (Multicast + Linked)": lambda: Copy("multicast", origin, size, n,
-                                                        dsts=others, linked=True),
+        "One To All (Multicast)": lambda: Copy(
+            "multicast", origin, size, n, dsts=others, linked=False
+        ),
+        "One To All (Multicast + Linked)": lambda: Copy(
+            "multicast", origin, size, n, dsts=others, linked=True
+        ),
         "One From All": lambda: Copy("gather", origin, size, n, dsts=others),
     }
     return table[prim]()
@@ -203,16 +229,18 @@ def adjacent_cores(arch: Arch, topo: Topology) -> list[tuple[int, int]]:
     out = []
     for b in range(topo.n_banks):
         bank = topo.bank_xy(b)
-        best = min(((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x)
-                    if (y, x) not in taken),
-                   key=lambda c: topo.hops(0, bank, topo.core_xy(c)))
+        best = min(
+            ((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x) if (y, x) not in taken),
+            key=lambda c: topo.hops(0, bank, topo.core_xy(c)),
+        )
         taken.add(best)
         out.append(best)
     return out
 
 
-def dram_aggregate_table(params: dict[str, SimParams], archs: dict[str, Arch],
-                         brief: bool) -> float:
+def dram_aggregate_table(
+    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool
+) -> float:
     """Many readers streaming DRAM at once (dram_bandwidth.csv). A barrier after every
     read is a sequence of one-read copies; trid double-buffering keeps reads in flight,
     which is one streaming copy (latency paid once)."""
@@ -225,27 +253,62 @@ def dram_aggregate_table(params: dict[str, SimParams], archs: dict[str, Arch],
         total = sum(c.size * c.count for e in engines for c in e)
         return total / max(run_copies(p, engines)) * arch.clock_ghz
 
-    own = [[Copy("dram_read", core, 8192, 256, first_bank=b, one_bank=True)]
-           for b, core in enumerate(adjacent_cores(wh, Topology(pw)))]
-    rows.append(Row("WH 12 readers, one per bank, bank-adjacent (u-benchmark)", 267,
-                    gbps(pw, wh, own), "GB/s", counted=False))
+    own = [
+        [Copy("dram_read", core, 8192, 256, first_bank=b, one_bank=True)]
+        for b, core in enumerate(adjacent_cores(wh, Topology(pw)))
+    ]
+    rows.append(
+        Row(
+            "WH 12 readers, one per bank, bank-adjacent (u-benchmark)",
+            267,
+            gbps(pw, wh, own),
+            "GB/s",
+            counted=False,
+        )
+    )
     first8 = [(0, x) for x in range(8)]
-    one = [[Copy("dram_read", core, chunk, 1, first_bank=(i + k) % 8, one_bank=True)
-            for k in range(reads)] for i, core in enumerate(first8)]
-    rows.append(Row("BH 8 readers (first 8 cores), 16 KB reads, barrier each", 186,
-                    gbps(pb, bh, one), "GB/s"))
+    one = [
+        [
+            Copy("dram_read", core, chunk, 1, first_bank=(i + k) % 8, one_bank=True)
+            for k in range(reads)
+        ]
+        for i, core in enumerate(first8)
+    ]
+    rows.append(
+        Row(
+            "BH 8 readers (first 8 cores), 16 KB reads, barrier each",
+            186,
+            gbps(pb, bh, one),
+            "GB/s",
+        )
+    )
     two = [[Copy("dram_read", core, chunk, reads, first_bank=i)] for i, core in enumerate(first8)]
-    rows.append(Row("BH 8 readers (first 8 cores), 16 KB reads, 2 trids (streaming)", 344,
-                    gbps(pb, bh, two), "GB/s"))
-    own = [[Copy("dram_read", core, chunk, reads, first_bank=b, one_bank=True)]
-           for b, core in enumerate(adjacent_cores(bh, Topology(pb)))]
-    rows.append(Row("BH 8 readers, bank-adjacent, own bank, 2 trids (streaming)", 500,
-                    gbps(pb, bh, own), "GB/s"))
+    rows.append(
+        Row(
+            "BH 8 readers (first 8 cores), 16 KB reads, 2 trids (streaming)",
+            344,
+            gbps(pb, bh, two),
+            "GB/s",
+        )
+    )
+    own = [
+        [Copy("dram_read", core, chunk, reads, first_bank=b, one_bank=True)]
+        for b, core in enumerate(adjacent_cores(bh, Topology(pb)))
+    ]
+    rows.append(
+        Row(
+            "BH 8 readers, bank-adjacent, own bank, 2 trids (streaming)",
+            500,
+            gbps(pb, bh, own),
+            "GB/s",
+        )
+    )
     return report("DRAM aggregate bandwidth (dram_bandwidth.csv)", rows, brief, pool=True)
 
 
-def yaml_entries(pred: Callable[[dict[str, int]], bool]
-                 ) -> Iterable[tuple[dict[str, int], list[tuple[int, float]]]]:
+def yaml_entries(
+    pred: Callable[[dict[str, int]], bool],
+) -> Iterable[tuple[dict[str, int], list[tuple[int, float]]]]:
     """noc_latencies.yaml entries matching `pred`, with their measured sizes: a trailing
     run of equal latencies is a clamped copy (noc_latencies_README.md), so only the first
     of the run is kept."""
@@ -263,8 +326,9 @@ def yaml_entries(pred: Callable[[dict[str, int]], bool]
         yield key, list(zip(sizes[:end], lat[:end], strict=True))
 
 
-def all_cores_dram_table(params: dict[str, SimParams], archs: dict[str, Arch],
-                         brief: bool) -> float:
+def all_cores_dram_table(
+    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool
+) -> float:
     """Every core of the grid reads (ALL_FROM_ALL) or writes (ALL_TO_ALL) a DRAM-interleaved
     buffer at once, on NoC0 or NoC1: the contention of whole-grid DRAM traffic."""
     rows = []
@@ -279,13 +343,19 @@ def all_cores_dram_table(params: dict[str, SimParams], archs: dict[str, Arch],
         cores = [(y, x) for y in range(arch.grid_y) for x in range(arch.grid_x)]
         n_banks = len(arch.dram.banks)
         for size, lat in points:
-            engines = [[Copy(kinds[key["pattern"]], c, size, n, noc=noc, first_bank=i % n_banks)]
-                       for i, c in enumerate(cores)]
+            engines = [
+                [Copy(kinds[key["pattern"]], c, size, n, noc=noc, first_bank=i % n_banks)]
+                for i, c in enumerate(cores)
+            ]
             sim = max(run_copies(params[name], engines))
             label = f"{name[:2]} {kinds[key['pattern']]:10s} NoC{noc} {size:>6} B x {n:>3}"
             rows.append(Row(label, lat, sim, "cycles"))
-    return report("all cores to/from DRAM (noc_latencies.yaml ALL_TO_ALL / ALL_FROM_ALL)",
-                  rows, brief, pool=True)
+    return report(
+        "all cores to/from DRAM (noc_latencies.yaml ALL_TO_ALL / ALL_FROM_ALL)",
+        rows,
+        brief,
+        pool=True,
+    )
 
 
 def one_bank_table(params: dict[str, SimParams], brief: bool) -> float:
@@ -304,8 +374,9 @@ def one_bank_table(params: dict[str, SimParams], brief: bool) -> float:
             c = Copy(kind, (0, 0), size, n, noc=noc, first_bank=0, one_bank=True)
             label = f"{name[:2]} {kind:10s} NoC{noc} {size:>6} B x {n:>3}"
             rows.append(Row(label, lat, run_copies(params[name], [[c]])[0], "cycles"))
-    return report("one core, one DRAM bank (noc_latencies.yaml DRAM_SHARDED)", rows, brief,
-                  pool=True)
+    return report(
+        "one core, one DRAM bank (noc_latencies.yaml DRAM_SHARDED)", rows, brief, pool=True
+    )
 
 
 # ----- (b) TTNN matmul rows -----------------------------------------------------------------
@@ -328,8 +399,7 @@ def ttnn_schedule(rec: dict[str, str]) -> Schedule:
         candidate="ttnn_reuse_mcast_2d",
         mapping=Mapping((MeshLevel("x", 0, gx, "tile_n"), MeshLevel("y", 0, gy, "tile_m"))),
         copies=(
-            CopySpec(0, "a", "load", "multicast", (1, gx), "row of the core",
-                     ("x",)),
+            CopySpec(0, "a", "load", "multicast", (1, gx), "row of the core", ("x",)),
             CopySpec(1, "b", "load", "multicast", (gy, 1), "column of the core", ("y",)),
             CopySpec(2, "out", "store", "unicast"),
         ),
@@ -365,16 +435,27 @@ def fixture_program(schedule: Schedule) -> Program:
     along the row); a block-sharded C is not written back."""
     s = schedule
     a_l1 = "in0 L1 block-sharded" in s.notes
-    return gemm_program(GemmConfig(
-        m=s.shape["M"], n=s.shape["N"], k=s.shape["K"],
-        grid=(s.mapping.cores_y, s.mapping.cores_x),
-        bm=s.block_sizes["tile_m"] // 32, bn=s.block_sizes["tile_n"] // 32,
-        bk=s.block_sizes["tile_k"] // 32,
-        waves_m=s.waves["tile_m"], waves_n=s.waves["tile_n"],
-        a_in_l1=a_l1, out_in_l1="out L1 block-sharded" in s.notes,
-        dtype=s.dtype, acc_dtype="bf16", out_dtype=s.dtype, fidelity=s.math_fidelity,
-        a_on_writer=True, split_store=not a_l1,
-    ))
+    return gemm_program(
+        GemmConfig(
+            m=s.shape["M"],
+            n=s.shape["N"],
+            k=s.shape["K"],
+            grid=(s.mapping.cores_y, s.mapping.cores_x),
+            bm=s.block_sizes["tile_m"] // 32,
+            bn=s.block_sizes["tile_n"] // 32,
+            bk=s.block_sizes["tile_k"] // 32,
+            waves_m=s.waves["tile_m"],
+            waves_n=s.waves["tile_n"],
+            a_in_l1=a_l1,
+            out_in_l1="out L1 block-sharded" in s.notes,
+            dtype=s.dtype,
+            acc_dtype="bf16",
+            out_dtype=s.dtype,
+            fidelity=s.math_fidelity,
+            a_on_writer=True,
+            split_store=not a_l1,
+        )
+    )
 
 
 _TILE_PROGRAMS: dict[tuple[int, int, int], object] = {}
@@ -400,19 +481,22 @@ def loom_program(schedule: Schedule, arch: Arch) -> Program:
     return dataclasses.replace(
         program,
         tensors=tuple(dataclasses.replace(t, dtype=dt) for t in program.tensors),
-        buffers=tuple(b if b.role == "state" else dataclasses.replace(b, dtype=dt)
-                      for b in program.buffers),
+        buffers=tuple(
+            b if b.role == "state" else dataclasses.replace(b, dtype=dt) for b in program.buffers
+        ),
     )
 
 
 def with_bfp4(arch: Arch) -> Arch:
     tile = dataclasses.replace(
-        arch.tile, bytes_per_dtype=(*arch.tile.bytes_per_dtype, ("bfp4", BFP4_TILE_BYTES)))
+        arch.tile, bytes_per_dtype=(*arch.tile.bytes_per_dtype, ("bfp4", BFP4_TILE_BYTES))
+    )
     return dataclasses.replace(arch, tile=tile)
 
 
-def matmul_tables(params: dict[str, SimParams], archs: dict[str, Arch],
-                  brief: bool, lowering: str = "fixture") -> list[float]:
+def matmul_tables(
+    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool, lowering: str = "fixture"
+) -> list[float]:
     with open(CALIBRATION / "ttnn_matmul.csv") as f:
         recs = [r for r in csv.DictReader(f) if r["table"] == "N150_MANUAL"]
     cache: dict[tuple[str, ...], tuple[float, float]] = {}
@@ -426,21 +510,32 @@ def matmul_tables(params: dict[str, SimParams], archs: dict[str, Arch],
             r = simulate(program_for(sched, arch, lowering), arch, params=params[sched.arch])
             cache[key] = (r.tflops, arch.cycles_to_us(r.kernel_cycles))
         tflops, kernel_us = cache[key]
-        label = (f"{rec['M']}x{rec['K']}x{rec['N']} {DTYPES[rec['dtype_in0']]:4s} "
-                 f"{rec['math_fidelity']:5s} {'L1' if rec['in0_sharded'] == 'True' else 'DRAM'}")
+        label = (
+            f"{rec['M']}x{rec['K']}x{rec['N']} {DTYPES[rec['dtype_in0']]:4s} "
+            f"{rec['math_fidelity']:5s} {'L1' if rec['in0_sharded'] == 'True' else 'DRAM'}"
+        )
         table = "trace" if rec["trace"] == "True" else "no trace"
         tables[table].append(Row(label, float(rec["tflops"]), tflops, "TFLOPS"))
         if table == "trace":
-            tables["device"].append(Row(label, float(rec["device_kernel_time_us_derived"]),
-                                        kernel_us, "us (kernel)"))
-    print(f"\n(matmul, {lowering} lowering: {len(cache)} distinct programs simulated in "
-          f"{time.perf_counter() - t0:.1f} s)")
+            tables["device"].append(
+                Row(label, float(rec["device_kernel_time_us_derived"]), kernel_us, "us (kernel)")
+            )
+    print(
+        f"\n(matmul, {lowering} lowering: {len(cache)} distinct programs simulated in "
+        f"{time.perf_counter() - t0:.1f} s)"
+    )
     return [
         report("TTNN N150 manual matmul, trace (TFLOPS vs published)", tables["trace"], brief),
-        report("TTNN N150 manual matmul, no trace (host dispatch not modelled)",
-               tables["no trace"], brief),
-        report("TTNN N150 manual matmul, trace: kernel time vs device-profiler time",
-               tables["device"], brief),
+        report(
+            "TTNN N150 manual matmul, no trace (host dispatch not modelled)",
+            tables["no trace"],
+            brief,
+        ),
+        report(
+            "TTNN N150 manual matmul, trace: kernel time vs device-profiler time",
+            tables["device"],
+            brief,
+        ),
     ]
 
 
@@ -473,25 +568,34 @@ def run(proposed: bool, brief: bool, parts: Iterable[str], lowering: str) -> Non
         noc.append(dram_aggregate_table(params, archs, brief))
         noc.append(one_bank_table(params, brief))
         noc.append(all_cores_dram_table(params, archs, brief))
-        print(f"\n>>> NoC/DRAM microbenchmarks (target <= 10%): median |error| over all "
-              f"{len(POOLED)} counted rows {statistics.median(POOLED):.1f}%; median of the "
-              f"{len(noc)} per-table medians {statistics.median(noc):.1f}%; "
-              f"{sum(m > 10 for m in noc)} tables above 10%")
+        print(
+            f"\n>>> NoC/DRAM microbenchmarks (target <= 10%): median |error| over all "
+            f"{len(POOLED)} counted rows {statistics.median(POOLED):.1f}%; median of the "
+            f"{len(noc)} per-table medians {statistics.median(noc):.1f}%; "
+            f"{sum(m > 10 for m in noc)} tables above 10%"
+        )
     if "matmul" in parts:
         mm = matmul_tables(params, archs, brief, lowering)
-        print(f"\n>>> TTNN matmul rows (target <= 15%): trace rows, TFLOPS {mm[0]:.1f}%; "
-              f"trace rows, kernel vs device-profiler time {mm[2]:.1f}%; no-trace rows "
-              f"{mm[1]:.1f}% (host dispatch not simulated)")
+        print(
+            f"\n>>> TTNN matmul rows (target <= 15%): trace rows, TFLOPS {mm[0]:.1f}%; "
+            f"trace rows, kernel vs device-profiler time {mm[2]:.1f}%; no-trace rows "
+            f"{mm[1]:.1f}% (host dispatch not simulated)"
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--brief", action="store_true", help="print only the medians")
-    ap.add_argument("--proposed", action="store_true",
-                    help="also run with the proposed architecture values")
+    ap.add_argument(
+        "--proposed", action="store_true", help="also run with the proposed architecture values"
+    )
     ap.add_argument("--parts", default="noc,matmul", help="comma list of noc, matmul")
-    ap.add_argument("--lowering", choices=("fixture", "loom"), default="fixture",
-                    help="matmul Programs from the TTNN-mirroring fixture or from loom.lower")
+    ap.add_argument(
+        "--lowering",
+        choices=("fixture", "loom"),
+        default="fixture",
+        help="matmul Programs from the TTNN-mirroring fixture or from loom.lower",
+    )
     args = ap.parse_args()
     parts = args.parts.split(",")
     run(False, args.brief, parts, args.lowering)

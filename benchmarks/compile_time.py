@@ -27,23 +27,17 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from loom.arch import load_arch  # noqa: E402
-from loom.kernels.registry import resolve_kernel  # noqa: E402
-from loom.pipeline import CompileOptions, compile_kernel  # noqa: E402
+from loom.arch import load_arch
+from loom.kernels.registry import resolve_kernel
+from loom.pipeline import CompileOptions, compile_kernel
 
 ARCHS = ("wormhole_n150", "blackhole_12x10")
 SIZES = (256, 2048, 16384)
-GEMM = [
-    {"M": m, "N": n, "K": k}
-    for m, n, k in itertools.product(SIZES, SIZES, SIZES)
-    if n <= m
-]
+GEMM = [{"M": m, "N": n, "K": k} for m, n, k in itertools.product(SIZES, SIZES, SIZES) if n <= m]
 FLASH_ATTENTION = [
     {"B": b, "H": 1, "S": 16384 // b, "D": d} for d in (64, 128) for b in (1, 2, 4, 8, 16)
 ]
-FLASH_DECODE = [
-    {"B": b, "H": 32, "S": s, "D": 64} for b in (8, 16, 24) for s in (1024, 2048, 4096)
-]
+FLASH_DECODE = [{"B": b, "H": 32, "S": s, "D": 64} for b in (8, 16, 24) for s in (1024, 2048, 4096)]
 SHAPES = {"gemm": GEMM, "flash_attention": FLASH_ATTENTION, "flash_decode": FLASH_DECODE}
 WHOLE_PROCESS = {
     "gemm": {"M": 2048, "N": 2048, "K": 2048},
@@ -56,7 +50,9 @@ def _fmt(shape: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in shape.items())
 
 
-def in_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int) -> tuple[float, str]:
+def in_process(
+    kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int
+) -> tuple[float, str]:
     spec = resolve_kernel(kernel)
     options = CompileOptions(arch=load_arch(arch), shape=shape, jobs=jobs)
     times, last = [], None
@@ -67,13 +63,26 @@ def in_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs
     assert last is not None
     s = last.schedule
     solved = sum(1 for x in last.ranking.solutions if x.status != "pruned")
-    note = f"{s.candidates_after_pruning:>5} cand {solved:>4} solved  {s.modeled_tflops:8.2f} TFLOPS"
+    note = (
+        f"{s.candidates_after_pruning:>5} cand {solved:>4} solved  {s.modeled_tflops:8.2f} TFLOPS"
+    )
     return statistics.median(times), note
 
 
 def whole_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int) -> float:
     loom = Path(sys.executable).with_name("loom")
-    cmd = [str(loom), "compile", kernel, "--arch", arch, "--shape", _fmt(shape), "--json", "--jobs", str(jobs)]
+    cmd = [
+        str(loom),
+        "compile",
+        kernel,
+        "--arch",
+        arch,
+        "--shape",
+        _fmt(shape),
+        "--json",
+        "--jobs",
+        str(jobs),
+    ]
     times = []
     for _ in range(repeats):
         start = time.perf_counter()

@@ -24,13 +24,15 @@ from loom.sim import simulate
 
 N = 4096
 CASES = {
-    "ttnn config (bk=16, 2x2 waves)": GemmConfig(N, N, N, (8, 8), 8, 8, 16, waves_m=2,
-                                                 waves_n=2, a_on_writer=True,
-                                                 split_store=True),
-    "fine (bk=2, 64 K steps)": GemmConfig(N, N, N, (8, 8), 16, 16, 2, a_on_writer=True,
-                                          split_store=True),
-    "fine, no multicast": GemmConfig(N, N, N, (8, 8), 16, 16, 2, mcast=False,
-                                     a_on_writer=True, split_store=True),
+    "ttnn config (bk=16, 2x2 waves)": GemmConfig(
+        N, N, N, (8, 8), 8, 8, 16, waves_m=2, waves_n=2, a_on_writer=True, split_store=True
+    ),
+    "fine (bk=2, 64 K steps)": GemmConfig(
+        N, N, N, (8, 8), 16, 16, 2, a_on_writer=True, split_store=True
+    ),
+    "fine, no multicast": GemmConfig(
+        N, N, N, (8, 8), 16, 16, 2, mcast=False, a_on_writer=True, split_store=True
+    ),
 }
 
 
@@ -38,9 +40,11 @@ def main() -> None:
     arch = load_arch("wormhole_n150")
     for name, cfg in CASES.items():
         r = simulate(gemm_program(cfg), arch)
-        print(f"{name:32s} {r.wall_seconds:6.2f} s  {r.events:>8,} events  "
-              f"{r.events_per_second:>8,.0f} events/s  {r.rate_solves:>6,} rate solves  "
-              f"-> {r.us:9.1f} us, {r.tflops:5.1f} TFLOPS")
+        print(
+            f"{name:32s} {r.wall_seconds:6.2f} s  {r.events:>8,} events  "
+            f"{r.events_per_second:>8,.0f} events/s  {r.rate_solves:>6,} rate solves  "
+            f"-> {r.us:9.1f} us, {r.tflops:5.1f} TFLOPS"
+        )
 
 
 if __name__ == "__main__":

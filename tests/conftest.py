@@ -52,7 +52,8 @@ def tile_programs(kernel_specs):  # type: ignore[no-untyped-def]
     from loom.pipeline import StageLog, run_frontend
 
     return {
-        name: run_frontend(spec, SMALL_SHAPES[name], StageLog()) for name, spec in kernel_specs.items()
+        name: run_frontend(spec, SMALL_SHAPES[name], StageLog())
+        for name, spec in kernel_specs.items()
     }
 
 

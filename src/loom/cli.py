@@ -30,7 +30,7 @@ def _kernel_args(parser: argparse.ArgumentParser) -> None:
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loom",
-        description="Tuning-free compiler of Helion tile kernels for Tenstorrent Wormhole/Blackhole.",
+        description="Tuning-free compiler of Helion tile kernels for Tenstorrent chips.",
     )
     sub = parser.add_subparsers(dest="command", required=True)
 
@@ -72,9 +72,11 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
-        "--time-limit", type=float, default=10.0,
+        "--time-limit",
+        type=float,
+        default=10.0,
         help="per-candidate CP-SAT limit in deterministic seconds",
-    )  # fmt: skip
+    )
 
 
 def _cmd_archs(args: argparse.Namespace) -> int:
@@ -87,7 +89,10 @@ def _cmd_archs(args: argparse.Namespace) -> int:
         return 0
     for name in list_archs():
         arch = load_arch(name)
-        print(f"{name:24} {arch.grid_x}x{arch.grid_y} cores @ {arch.clock_ghz} GHz  {arch.description}")
+        print(
+            f"{name:24} {arch.grid_x}x{arch.grid_y} cores @ {arch.clock_ghz} GHz  "
+            f"{arch.description}"
+        )
     return 0
 
 
@@ -158,7 +163,9 @@ def _read_schedule(path: str):  # type: ignore[no-untyped-def]
     try:
         return schedule_from_dict(json.loads(Path(path).read_text()))
     except FileNotFoundError:
-        raise ScheduleError(f"schedule file {path!r} does not exist; pass a schedule.json.") from None
+        raise ScheduleError(
+            f"schedule file {path!r} does not exist; pass a schedule.json."
+        ) from None
     except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
         raise ScheduleError(
             f"schedule file {path!r} is not a valid Loom schedule ({type(err).__name__}: {err}); "
@@ -215,7 +222,8 @@ def _simulate(args: argparse.Namespace, arch, lowered, log) -> dict:  # type: ig
         print(sim.summary(), end="" if sim.summary().endswith("\n") else "\n")
         if data["modeled_cycles"]:
             print(
-                f"simulated   {sim.cycles:,.0f} cycles vs modeled {data['modeled_cycles']:,} cycles: "
+                f"simulated   {sim.cycles:,.0f} cycles vs modeled "
+                f"{data['modeled_cycles']:,} cycles: "
                 f"simulated / modeled = {data['simulated_over_modeled']:.2f}"
             )
     return data
@@ -254,9 +262,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     code = _verify(spec, lowered, log) if not args.json else 0
     data = _simulate(args, arch, lowered, log)
     if args.json:
-        print(json.dumps({"schedule": json.loads(lowered.schedule.to_json()), "simulation": data}, indent=2))
+        print(
+            json.dumps(
+                {"schedule": json.loads(lowered.schedule.to_json()), "simulation": data}, indent=2
+            )
+        )
     elif args.dump_dir:
-        print(f"artifacts   {len(artifacts)} files in {args.dump_dir} (TT-Lang kernel: kernel_ttlang.py)")
+        print(
+            f"artifacts   {len(artifacts)} files in {args.dump_dir} "
+            "(TT-Lang kernel: kernel_ttlang.py)"
+        )
     return code
 
 

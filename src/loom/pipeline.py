@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from loom.arch import Arch
-from loom.dataflow import build_buffers
 from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
 from loom.ir.buffers import BufferedProgram
@@ -41,8 +41,8 @@ from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem, check_feasible
-from loom.solve import RankOptions, Ranking, core_bound, rank
 from loom.sim import SimResult, simulate
+from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
 
 T = TypeVar("T")
@@ -115,14 +115,28 @@ class CompileResult:
 def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
     total = 0
     for arg in program.args:
-        tiles = math.prod(arg.shape[:-2]) * math.ceil(arg.shape[-2] / 32) * math.ceil(arg.shape[-1] / 32)
+        tiles = (
+            math.prod(arg.shape[:-2])
+            * math.ceil(arg.shape[-2] / 32)
+            * math.ceil(arg.shape[-1] / 32)
+        )
         total += tiles * arch.tile.bytes(arg.dtype if arg.dtype in arch.tile.dtypes else "fp32")
     return total
 
 
 def _loop_depth(program: TileProgram) -> int:
     def depth(ops: tuple) -> int:  # type: ignore[type-arg]
-        return max((1 + depth(op.body) if isinstance(op, ForLoop) else depth(op.body) if isinstance(op, If) else 0 for op in ops), default=0)
+        return max(
+            (
+                1 + depth(op.body)
+                if isinstance(op, ForLoop)
+                else depth(op.body)
+                if isinstance(op, If)
+                else 0
+                for op in ops
+            ),
+            default=0,
+        )
 
     return depth(program.body) + 1
 
@@ -140,7 +154,8 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     dram_bytes = _compulsory_bytes(program, arch)
     depth = _loop_depth(program)
     bounds = {
-        c.name: core_bound(c, arch, fidelity, flops, dram_bytes, depth) for c in candidates.candidates
+        c.name: core_bound(c, arch, fidelity, flops, dram_bytes, depth)
+        for c in candidates.candidates
     }
     rank_options = RankOptions(
         top_k=options.top_k,
@@ -170,7 +185,9 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
     lowered = lower_schedule(program, buffered, schedule, arch, log)
-    return CompileResult(program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered)
+    return CompileResult(
+        program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered
+    )
 
 
 @dataclass
@@ -193,7 +210,9 @@ class ProblemCache:
             candidate.gather_axes,
         )
         if key not in self.built:
-            self.built[key] = build_problem(self.buffered, candidate, self.arch, self.fidelity, self.flops)
+            self.built[key] = build_problem(
+                self.buffered, candidate, self.arch, self.fidelity, self.flops
+            )
         return dataclasses.replace(self.built[key], candidate=candidate)
 
 

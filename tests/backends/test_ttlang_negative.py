@@ -57,9 +57,11 @@ def run(case_id: str, **streams: Callable[[Program], Program]) -> object:
 
 def with_depth(name: str, depth: int) -> Callable[[Program], Program]:
     def edit(p: Program) -> Program:
-        bufs = tuple(dataclasses.replace(b, depth=depth) if b.name == name else b
-                     for b in p.buffers)
+        bufs = tuple(
+            dataclasses.replace(b, depth=depth) if b.name == name else b for b in p.buffers
+        )
         return dataclasses.replace(p, buffers=bufs)
+
     return edit
 
 
@@ -74,8 +76,16 @@ def test_missing_multicast_receive_is_a_protocol_violation() -> None:
 
 def test_missing_gather_send_deadlocks() -> None:
     def edit(p: Program) -> Program:
-        drop = rewrite(p.writer, lambda s: None if isinstance(s, Wait) and
-                       isinstance(s.body[0], Send) and s.body[0].buffer.startswith("acc") else s)
+        drop = rewrite(
+            p.writer,
+            lambda s: (
+                None
+                if isinstance(s, Wait)
+                and isinstance(s.body[0], Send)
+                and s.body[0].buffer.startswith("acc")
+                else s
+            ),
+        )
         return dataclasses.replace(p, writer=drop)
 
     with pytest.raises(VerificationError, match="Deadlock"):
@@ -89,8 +99,7 @@ def test_too_small_state_buffer_deadlocks() -> None:
 
 def test_too_small_block_is_a_shape_error() -> None:
     def edit(p: Program) -> Program:
-        bufs = tuple(dataclasses.replace(b, rows=1) if b.name == "a_tile" else b
-                     for b in p.buffers)
+        bufs = tuple(dataclasses.replace(b, rows=1) if b.name == "a_tile" else b for b in p.buffers)
         return dataclasses.replace(p, buffers=bufs)
 
     with pytest.raises(VerificationError, match="shape"):
@@ -108,6 +117,7 @@ def test_wrong_write_window_is_a_numeric_mismatch() -> None:
             if isinstance(s, WriteDram):
                 return dataclasses.replace(s, row=s.col, col=s.row)  # writes the transpose
             return s
+
         return dataclasses.replace(p, writer=rewrite(p.writer, shift))
 
     result = run("gemm512-wh-unicast-1buf", edit=edit)
@@ -121,6 +131,7 @@ def test_a_corrupted_compute_is_a_numeric_mismatch() -> None:
             if isinstance(s, Compute) and s.dst == "out_out":
                 return dataclasses.replace(s, expr=BinaryExpr("mul", s.expr, FillExpr(2.0, 2, 2)))
             return s
+
         return dataclasses.replace(p, compute=rewrite(p.compute, double))
 
     result = run("gemm512-wh-unicast-1buf", edit=edit)

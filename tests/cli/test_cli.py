@@ -19,9 +19,12 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:  # type: ignore[no-untyped-
 
 def test_archs(capsys) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run(capsys, "archs")
-    assert code == 0 and {"wormhole_n150", "blackhole_p150", "blackhole_12x10", "blackhole_p150_13x10"} <= {
-        line.split()[0] for line in out.splitlines()
-    }
+    assert code == 0 and {
+        "wormhole_n150",
+        "blackhole_p150",
+        "blackhole_12x10",
+        "blackhole_p150_13x10",
+    } <= {line.split()[0] for line in out.splitlines()}
     code, out, _ = run(capsys, "archs", "show", "wormhole_n150")
     assert code == 0 and "8" in out and "HiFi4" in out
 
@@ -31,20 +34,53 @@ def test_compile_json_schedule(capsys, tmp_path) -> None:  # type: ignore[no-unt
     code, out, _ = run(capsys, "compile", *GEMM, "--json", "--dump-dir", str(dump))
     assert code == 0
     s = json.loads(out)
-    for field in ("kernel", "arch", "shape", "dtype", "math_fidelity", "candidate", "mapping", "copies",
-                  "block_sizes", "pipeline", "l1_bytes", "l1_capacity_bytes", "modeled_cycles", "modeled_us",
-                  "modeled_tflops", "bottleneck", "binding_constraints", "top_k", "candidates_total",
-                  "candidates_after_pruning", "candidates_feasible", "compile_seconds"):  # fmt: skip
+    for field in (
+        "kernel",
+        "arch",
+        "shape",
+        "dtype",
+        "math_fidelity",
+        "candidate",
+        "mapping",
+        "copies",
+        "block_sizes",
+        "pipeline",
+        "l1_bytes",
+        "l1_capacity_bytes",
+        "modeled_cycles",
+        "modeled_us",
+        "modeled_tflops",
+        "bottleneck",
+        "binding_constraints",
+        "top_k",
+        "candidates_total",
+        "candidates_after_pruning",
+        "candidates_feasible",
+        "compile_seconds",
+    ):
         assert field in s, field
     assert all(v % 32 == 0 for v in s["block_sizes"].values())
     assert 0 < s["l1_bytes"] <= s["l1_capacity_bytes"]
     assert 0 < s["modeled_tflops"] < 65.6  # HiFi4 peak of the 8x8 grid
     assert s["bottleneck"]["text"] and s["top_k"][0]["candidate"] == s["candidate"]
     assert sorted(p.name for p in dump.iterdir()) == sorted(
-        ["00_frontend.mlir", "01_dataflow.mlir", "02_buffers.txt", "03_mapping.mlir", "04_reuse.mlir",
-         "05_multicast.mlir", "candidates.json", "06_heg.txt", "06_problem.txt", "07_cpsat_model.pbtxt",
-         "07_solver.log", "schedule.json", "08_program.txt", "kernel_ttlang.py"]
-    )  # fmt: skip
+        [
+            "00_frontend.mlir",
+            "01_dataflow.mlir",
+            "02_buffers.txt",
+            "03_mapping.mlir",
+            "04_reuse.mlir",
+            "05_multicast.mlir",
+            "candidates.json",
+            "06_heg.txt",
+            "06_problem.txt",
+            "07_cpsat_model.pbtxt",
+            "07_solver.log",
+            "schedule.json",
+            "08_program.txt",
+            "kernel_ttlang.py",
+        ]
+    )
 
 
 def test_compile_is_deterministic_across_jobs(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -54,7 +90,9 @@ def test_compile_is_deterministic_across_jobs(capsys, tmp_path) -> None:  # type
         argv = [a if a != "1" else jobs for a in GEMM]
         assert run(capsys, "compile", *argv, "--dump-dir", str(dump))[0] == 0
         files = {p.name: p.read_text() for p in dump.iterdir()}
-        files["schedule.json"] = json.dumps({**json.loads(files["schedule.json"]), "compile_seconds": 0})
+        files["schedule.json"] = json.dumps(
+            {**json.loads(files["schedule.json"]), "compile_seconds": 0}
+        )
         outputs.append(files)
     assert outputs[0] == outputs[1]
 
@@ -62,18 +100,25 @@ def test_compile_is_deterministic_across_jobs(capsys, tmp_path) -> None:  # type
 def test_candidates_json(capsys) -> None:  # type: ignore[no-untyped-def]
     code, out, _ = run(capsys, "candidates", *GEMM[:5], "--json")
     data = json.loads(out)
-    assert code == 0 and data["candidates_total"] >= data["candidates_after_pruning"] == len(data["candidates"])
+    assert code == 0 and data["candidates_total"] >= data["candidates_after_pruning"] == len(
+        data["candidates"]
+    )
     orthogonal = [
-        c for c in data["candidates"]
-        if [p["area"] for p in c["copies"] if p["mode"] == "multicast"] in ([[8, 1], [1, 8]], [[1, 8], [8, 1]])
-    ]  # fmt: skip
+        c
+        for c in data["candidates"]
+        if [p["area"] for p in c["copies"] if p["mode"] == "multicast"]
+        in ([[8, 1], [1, 8]], [[1, 8], [8, 1]])
+    ]
     assert orthogonal
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["compile", "gemm", "--arch", "nowhere_n9"], "neither a built-in name nor an existing file"),
+        (
+            ["compile", "gemm", "--arch", "nowhere_n9"],
+            "neither a built-in name nor an existing file",
+        ),
         (["compile", "gemm", "--shape", "M=100,N=64,K=64"], "not a multiple of the 32x32 tile"),
         (["compile", "gemm", "--shape", "M=64,N=64"], "missing: K"),
         (["compile", "nokernel"], "neither a shipped kernel"),
@@ -94,6 +139,16 @@ def test_infeasible_leaves_no_partial_output(capsys, tmp_path) -> None:  # type:
     text = builtin_path("wormhole_n150").read_text()
     arch.write_text(text.replace("l1_usable_bytes: 1398784", "l1_usable_bytes: 4096"))
     dump = tmp_path / "dump"
-    code, out, err = run(capsys, "compile", "gemm", "--arch", str(arch), "--shape", "M=256,N=256,K=256", "--dump-dir", str(dump))
+    code, _, err = run(
+        capsys,
+        "compile",
+        "gemm",
+        "--arch",
+        str(arch),
+        "--shape",
+        "M=256,N=256,K=256",
+        "--dump-dir",
+        str(dump),
+    )
     assert code != 0 and "L1 footprint" in err and "Traceback" not in err
     assert not dump.exists()

@@ -82,14 +82,18 @@ USER_HEADER = """
 def test_unsupported_op_names_the_source_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
     from loom.pipeline import StageLog, run_frontend
 
-    spec = _user_kernel(tmp_path, USER_HEADER + """
+    spec = _user_kernel(
+        tmp_path,
+        USER_HEADER
+        + """
     @helion.kernel(static_shapes=True)
     def sorter(x: torch.Tensor) -> torch.Tensor:
         out = torch.empty_like(x)
         for tile_m, tile_n in hl.tile(x.size()):
             out[tile_m, tile_n] = torch.sigmoid(x[tile_m, tile_n])
         return out
-    """)
+    """,
+    )
     with pytest.raises(FrontendError, match=r"user_kernel\.py:\d+: Loom cannot compile `sigmoid`"):
         run_frontend(spec, {"M": 64, "N": 64}, StageLog())
 
@@ -121,5 +125,5 @@ def test_unknown_kernel_and_bad_file(tmp_path) -> None:  # type: ignore[no-untyp
         resolve_kernel("not_a_kernel")
     bad = tmp_path / "bad.py"
     bad.write_text("x = 1\n")
-    with pytest.raises(FrontendError, match="exactly one @helion.kernel"):
+    with pytest.raises(FrontendError, match=r"exactly one @helion\.kernel"):
         resolve_kernel(str(bad))

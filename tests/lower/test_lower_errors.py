@@ -27,18 +27,25 @@ def _lower(case_id: str, **changes: object) -> None:
 def test_grid_axes_are_padded_to_whole_waves() -> None:
     """96-row tiles over 8 cores: 6 tiles of 512 rows fill one wave of 8 blocks, so the
     DRAM tensors of A and C are padded to 8 * 96 = 768 rows (zeros in, cropped out)."""
-    case = dataclasses.replace(CASES["gemm512-wh-unicast-1buf"], blocks={"tile_m": 96, "tile_n": 64, "tile_k": 128})
+    case = dataclasses.replace(
+        CASES["gemm512-wh-unicast-1buf"], blocks={"tile_m": 96, "tile_n": 64, "tile_k": 128}
+    )
     tile = case.program()
     program = lower(tile, build_buffers(tile), case.schedule(), load_arch(case.arch))
     shapes = {t.name: (t.stored_shape, t.rows, t.cols) for t in program.tensors}
-    assert shapes == {"a": ((768, 512), 24, 16), "b": ((512, 512), 16, 16), "out": ((768, 512), 24, 16)}
+    assert shapes == {
+        "a": ((768, 512), 24, 16),
+        "b": ((512, 512), 16, 16),
+        "out": ((768, 512), 24, 16),
+    }
 
 
 def test_mapping_must_fit_the_grid() -> None:
     view = {"y": [(8, "tile_m")], "x": [(16, "tile_n")]}
     with pytest.raises(ScheduleError, match="more than the 8x8 grid"):
-        _lower("gemm512-wh-unicast-1buf", view=view,
-               blocks={"tile_m": 64, "tile_n": 32, "tile_k": 128})
+        _lower(
+            "gemm512-wh-unicast-1buf", view=view, blocks={"tile_m": 64, "tile_n": 32, "tile_k": 128}
+        )
 
 
 def test_split_axis_must_run_in_one_wave() -> None:

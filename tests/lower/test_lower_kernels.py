@@ -97,8 +97,10 @@ def test_flash_decode_gathers_partials_to_the_split_owner() -> None:
     p = program("fd-bh-split8-waves-mcast-q")
     gather = p.net("gather_tile_s")
     assert gather.kind == "gather" and len(gather.pipes) == 28  # 32 cores, 4 owners
-    assert all(pipe.dst_y == (0, 1) and pipe.dst_x == (pipe.src[1], pipe.src[1] + 1)
-               for pipe in gather.pipes)
+    assert all(
+        pipe.dst_y == (0, 1) and pipe.dst_x == (pipe.src[1], pipe.src[1] + 1)
+        for pipe in gather.pipes
+    )
     writer = all_events(p, "writer")
     sends = [e for e in writer[(3, 1)] if e.kind == "send"]
     assert len(sends) == 2 * 4  # per wave: max twice (two passes), sum, output

@@ -25,7 +25,9 @@ def test_every_output_tile_is_written_exactly_once(case_program: tuple[Case, Pro
 def _load_events(program: Program) -> dict:  # type: ignore[type-arg]
     """Per core, the events of both data-movement engines (loads are spread over both)."""
     reader, writer = all_events(program, "reader"), all_events(program, "writer")
-    return {core: reader.get(core, []) + writer.get(core, []) for core in reader.keys() | writer.keys()}
+    return {
+        core: reader.get(core, []) + writer.get(core, []) for core in reader.keys() | writer.keys()
+    }
 
 
 def test_every_input_tile_is_read(case_program: tuple[Case, Program]) -> None:

@@ -56,7 +56,9 @@ def test_q2_candidate_counts(sets) -> None:  # type: ignore[no-untyped-def]
     counts = {n: (cs.candidates_total, len(cs.candidates)) for n, cs in sets.items()}
     assert counts == {"gemm": (937, 595), "flash_attention": (99, 69), "flash_decode": (119, 75)}
     gemm = sets["gemm"]
-    expected = _independent_view_count(8, {"tile_m": 256 // 32, "tile_n": 512 // 32}, list(gemm.orders))
+    expected = _independent_view_count(
+        8, {"tile_m": 256 // 32, "tile_n": 512 // 32}, list(gemm.orders)
+    )
     assert len({c.mapping.levels for c in gemm.candidates}) == expected == 218
     # every view has one candidate per on/off choice of each group of multicastable loads
     for levels in {c.mapping.levels for c in gemm.candidates}:
@@ -71,7 +73,9 @@ def test_q3_spatial_bounds_match_hardware(sets, wormhole) -> None:  # type: igno
             assert c.mapping.cores_x <= wormhole.grid_x and c.mapping.cores_y <= wormhole.grid_y
             for dim in ("x", "y"):
                 sizes = [lv.size for lv in c.mapping.levels_of(dim)]
-                assert all(s >= 2 for s in sizes) and [lv.level for lv in c.mapping.levels_of(dim)] == list(range(len(sizes)))
+                assert all(s >= 2 for s in sizes) and [
+                    lv.level for lv in c.mapping.levels_of(dim)
+                ] == list(range(len(sizes)))
 
 
 def test_q4_core_plus_wave_reconstructs_the_tile_index(sets) -> None:  # type: ignore[no-untyped-def]
@@ -93,13 +97,17 @@ def test_q4_core_plus_wave_reconstructs_the_tile_index(sets) -> None:  # type: i
 def test_q5_reuse_follows_offset_dependences(sets) -> None:  # type: ignore[no-untyped-def]
     gemm = sets["gemm"]
     a, b, out = gemm.accesses
-    assert (a.grid_axes, b.grid_axes, out.grid_axes) == (("tile_m",), ("tile_n",), ("tile_m", "tile_n"))
+    assert (a.grid_axes, b.grid_axes, out.grid_axes) == (
+        ("tile_m",),
+        ("tile_n",),
+        ("tile_m", "tile_n"),
+    )
     for c in gemm.candidates:
         ra, rb, ro = (p.reuse for p in c.copies)
         assert ra.spatial == (c.spatial["tile_n"] > 1) and rb.spatial == (c.spatial["tile_m"] > 1)
         assert not ro.spatial and not ra.sequential  # A depends on the k loop
     fa = sets["flash_attention"]
-    q, k, v, _ = fa.accesses
+    q, k, _, _ = fa.accesses
     assert k.loop_deps == ("tile_n",) and q.loops == () and k.grid_axes == ("tile_b",)
     for c in fa.candidates:
         rq, rk, rv, _ = (p.reuse for p in c.copies)
@@ -118,7 +126,11 @@ def test_q6_multicast_directions_match_reuse(sets) -> None:  # type: ignore[no-u
                 for label in plan.levels:
                     level = next(lv for lv in c.mapping.levels if f"{lv.dim}{lv.level}" == label)
                     assert level.axis not in info.grid_axes
-    two_d = [c for c in sets["gemm"].candidates if c.name.startswith("gemm__x8_y8__x0m_y0n__") and "a-mc" in c.name and "b-mc" in c.name]
+    two_d = [
+        c
+        for c in sets["gemm"].candidates
+        if c.name.startswith("gemm__x8_y8__x0m_y0n__") and "a-mc" in c.name and "b-mc" in c.name
+    ]
     (cand,) = two_d
     a, b, _ = cand.copies
     assert (a.area, b.area) == ((8, 1), (1, 8))  # A along y (rows of cores), B along x
@@ -138,7 +150,13 @@ def test_q8_candidates_describe_choices_not_values(sets) -> None:  # type: ignor
     from loom.ir.candidate import Candidate
 
     assert {f.name for f in fields(Candidate)} == {
-        "name", "mapping", "order", "copies", "spatial", "waves", "gather_axes"
+        "name",
+        "mapping",
+        "order",
+        "copies",
+        "spatial",
+        "waves",
+        "gather_axes",
     }
     for c in sets["gemm"].candidates:
         assert all(isinstance(w, Expr) for w in c.waves.values())

@@ -93,21 +93,25 @@ def gemm_program(cfg: GemmConfig) -> Program:
     mcast_a = cfg.mcast and cols > 1
     mcast_b = cfg.mcast and rows > 1
 
-    read_a: list[Stmt] = [] if cfg.a_in_l1 else [
-        ReadDram("a", "A", m0, kb * cfg.bk, cfg.bm, cfg.bk)]
+    read_a: list[Stmt] = (
+        [] if cfg.a_in_l1 else [ReadDram("a", "A", m0, kb * cfg.bk, cfg.bm, cfg.bk)]
+    )
     if mcast_a:
-        a_body: tuple[Stmt, ...] = (IfCore(cmp("==", CORE_X, 0), (*read_a, Send("a", "a_net")),
-                                           (Receive("a", "a_net"),)),)
+        a_body: tuple[Stmt, ...] = (
+            IfCore(cmp("==", CORE_X, 0), (*read_a, Send("a", "a_net")), (Receive("a", "a_net"),)),
+        )
     else:
         a_body = tuple(read_a)
     b_read = ReadDram("b", "B", kb * cfg.bk, n0, cfg.bk, cfg.bn)
     if mcast_b:
-        b_body: tuple[Stmt, ...] = (IfCore(cmp("==", CORE_Y, 0), (b_read, Send("b", "b_net")),
-                                           (Receive("b", "b_net"),)),)
+        b_body: tuple[Stmt, ...] = (
+            IfCore(cmp("==", CORE_Y, 0), (b_read, Send("b", "b_net")), (Receive("b", "b_net"),)),
+        )
     else:
         b_body = (b_read,)
-    write_c: tuple[Stmt, ...] = () if cfg.out_in_l1 else (
-        WriteDram("out", "C", m0, n0, cfg.bm, cfg.bn),)
+    write_c: tuple[Stmt, ...] = (
+        () if cfg.out_in_l1 else (WriteDram("out", "C", m0, n0, cfg.bm, cfg.bn),)
+    )
     store: tuple[Stmt, ...] = (Wait(("out",), write_c),)
     other_store: tuple[Stmt, ...] = ()
     if cfg.split_store and cols > 2:
@@ -123,18 +127,30 @@ def gemm_program(cfg: GemmConfig) -> Program:
     b_stream = waves((Loop(kb, kloop, (Reserve("b", b_body),)), *store))
     reader, writer = (b_stream, a_stream) if cfg.a_on_writer else (a_stream, b_stream)
     mac = BinaryExpr("add", BlockRef("acc"), MatmulExpr(BlockRef("a"), BlockRef("b")))
-    compute = waves((
-        Reserve("acc", (Compute("acc", FillExpr(0.0, cfg.bm, cfg.bn)),)),
-        Loop(kb, kloop, (Wait(("a", "b", "acc"), (Reserve("acc", (Compute("acc", mac),)),)),)),
-        Wait(("acc",), (Reserve("out", (Compute("out", BlockRef("acc")),)),)),
-    ))
+    compute = waves(
+        (
+            Reserve("acc", (Compute("acc", FillExpr(0.0, cfg.bm, cfg.bn)),)),
+            Loop(kb, kloop, (Wait(("a", "b", "acc"), (Reserve("acc", (Compute("acc", mac),)),)),)),
+            Wait(("acc",), (Reserve("out", (Compute("out", BlockRef("acc")),)),)),
+        )
+    )
     nets = []
     if mcast_a:
-        nets.append(PipeNet("a_net", "multicast", tuple(
-            Pipe((y, 0), (y, y + 1), (1, cols)) for y in range(rows))))
+        nets.append(
+            PipeNet(
+                "a_net",
+                "multicast",
+                tuple(Pipe((y, 0), (y, y + 1), (1, cols)) for y in range(rows)),
+            )
+        )
     if mcast_b:
-        nets.append(PipeNet("b_net", "multicast", tuple(
-            Pipe((0, x), (1, rows), (x, x + 1)) for x in range(cols))))
+        nets.append(
+            PipeNet(
+                "b_net",
+                "multicast",
+                tuple(Pipe((0, x), (1, rows), (x, x + 1)) for x in range(cols)),
+            )
+        )
     mt, nt, kt = cfg.m // TILE, cfg.n // TILE, cfg.k // TILE
     return Program(
         kernel="gemm",
@@ -159,15 +175,27 @@ def gemm_program(cfg: GemmConfig) -> Program:
     )
 
 
-def dram_read_program(grid: tuple[int, int], blocks: int, block_rows: int, block_cols: int,
-                      dtype: str = "bf16", depth: int = 2) -> Program:
+def dram_read_program(
+    grid: tuple[int, int],
+    blocks: int,
+    block_rows: int,
+    block_cols: int,
+    dtype: str = "bf16",
+    depth: int = 2,
+) -> Program:
     """Every core streams `blocks` blocks of its own row of tile-blocks from DRAM; the
     compute engine only consumes them (a DRAM read microbenchmark)."""
     rows, cols = grid
     i = Sym("i", 0, blocks - 1, 1, "index")
     core = CORE_Y * cols + CORE_X
-    tensor = DramTensor("X", (rows * cols * block_rows * TILE, blocks * block_cols * TILE),
-                        dtype, "input", rows * cols * block_rows, blocks * block_cols)
+    tensor = DramTensor(
+        "X",
+        (rows * cols * block_rows * TILE, blocks * block_cols * TILE),
+        dtype,
+        "input",
+        rows * cols * block_rows,
+        blocks * block_cols,
+    )
     return Program(
         kernel="dram_read",
         arch="any",
@@ -175,15 +203,35 @@ def dram_read_program(grid: tuple[int, int], blocks: int, block_rows: int, block
         tensors=(tensor,),
         buffers=(Buffer("x", block_rows, block_cols, dtype, depth, "load"),),
         nets=(),
-        reader=(Loop(i, Const(blocks), (Reserve("x", (
-            ReadDram("x", "X", core * block_rows, i * block_cols, block_rows, block_cols),)),)),),
+        reader=(
+            Loop(
+                i,
+                Const(blocks),
+                (
+                    Reserve(
+                        "x",
+                        (
+                            ReadDram(
+                                "x", "X", core * block_rows, i * block_cols, block_rows, block_cols
+                            ),
+                        ),
+                    ),
+                ),
+            ),
+        ),
         compute=(Loop(i, Const(blocks), (Wait(("x",), ()),)),),
         writer=(),
     )
 
 
-def pipe_program(dst_x: tuple[int, int], blocks: int, block_tiles: int, cols: int,
-                 dtype: str = "bf16", receive_on: tuple[int, ...] | None = None) -> Program:
+def pipe_program(
+    dst_x: tuple[int, int],
+    blocks: int,
+    block_tiles: int,
+    cols: int,
+    dtype: str = "bf16",
+    receive_on: tuple[int, ...] | None = None,
+) -> Program:
     """Core (0,0) sends `blocks` blocks to the cores of row 0, columns [dst_x), which
     consume them. `receive_on` limits the columns that run the Receive (a program with
     a missing receive deadlocks)."""

@@ -20,6 +20,9 @@ def test_sim_imports_only_contracts() -> None:
                 names = [a.name for a in node.names]
             elif isinstance(node, ast.ImportFrom) and node.module:
                 names = [node.module]
-            bad += [f"{path.name}: {n}" for n in names
-                    if n.startswith("loom") and not n.startswith(ALLOWED)]
+            bad += [
+                f"{path.name}: {n}"
+                for n in names
+                if n.startswith("loom") and not n.startswith(ALLOWED)
+            ]
     assert bad == []

@@ -14,8 +14,9 @@ from loom.sim.topology import Topology
 
 
 def _flow(nbytes: float, cap: float, res: list[int], done: list[str], name: str) -> Flow:
-    return Flow(nbytes, cap, np.array(res, dtype=np.int64), np.ones(len(res)),
-                lambda: done.append(name))
+    return Flow(
+        nbytes, cap, np.array(res, dtype=np.int64), np.ones(len(res)), lambda: done.append(name)
+    )
 
 
 def test_two_flows_share_a_link_equally() -> None:
@@ -52,12 +53,19 @@ def test_rates_are_resolved_when_a_flow_ends() -> None:
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.tuples(st.floats(0.5, 50), st.lists(st.integers(0, 4), min_size=1,
-                                                        max_size=3, unique=True)),
-                min_size=1, max_size=8),
-       st.lists(st.floats(1, 40), min_size=5, max_size=5))
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(0.5, 50), st.lists(st.integers(0, 4), min_size=1, max_size=3, unique=True)
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    st.lists(st.floats(1, 40), min_size=5, max_size=5),
+)
 def test_fair_rates_are_feasible_and_saturate_something(
-        flows: list[tuple[float, list[int]]], caps: list[float]) -> None:
+    flows: list[tuple[float, list[int]]], caps: list[float]
+) -> None:
     capacity = np.array(caps)
     res = [np.array(r, dtype=np.int64) for _, r in flows]
     ent_res = np.concatenate(res)

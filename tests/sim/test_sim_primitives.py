@@ -27,8 +27,9 @@ def test_large_writes_approach_the_link_rate(params: SimParams) -> None:
 def test_small_transactions_are_issue_bound(params: SimParams) -> None:
     c = Copy("write", (0, 0), 32, 256, peer=(1, 1))
     per_txn = _cycles(params, c) / 256
-    assert per_txn == pytest.approx(max(params.issue_cycles, 32 / params.size_bandwidth(32)),
-                                    rel=0.1)
+    assert per_txn == pytest.approx(
+        max(params.issue_cycles, 32 / params.size_bandwidth(32)), rel=0.1
+    )
 
 
 def test_dram_read_is_capped_per_reader(params: SimParams) -> None:
@@ -47,8 +48,9 @@ def test_one_bank_is_capped_by_the_bank(params: SimParams) -> None:
 def test_many_readers_share_the_banks(params: SimParams) -> None:
     n_banks = len(params.bank_noc_xy)
     grid = [(y, x) for y in range(4) for x in range(4)]
-    engines = [[Copy("dram_read", core, 8192, 64, first_bank=i % n_banks)]
-               for i, core in enumerate(grid)]
+    engines = [
+        [Copy("dram_read", core, 8192, 64, first_bank=i % n_banks)] for i, core in enumerate(grid)
+    ]
     total = sum(c[0].size * c[0].count for c in engines)
     rate = total / max(run_copies(params, engines))
     assert rate <= n_banks * params.bank_bytes_per_cycle * (1 + 1e-9)

@@ -67,7 +67,9 @@ def test_bytes_moved_match_the_program(wh: Arch, mcast: bool) -> None:
 def _one_tile_program() -> Program:
     """One core fills one tile and writes it to DRAM."""
     return Program(
-        kernel="one_tile", arch=WH, grid=(1, 1),
+        kernel="one_tile",
+        arch=WH,
+        grid=(1, 1),
         tensors=(DramTensor("C", (32, 32), "bf16", "output", 1, 1),),
         buffers=(Buffer("o", 1, 1, "bf16", 1, "store"),),
         nets=(),
@@ -84,13 +86,18 @@ def test_one_tile_is_exact(wh: Arch) -> None:
     pack = tile / c.pack_bytes_per_cycle
     compute = c.op_overhead_cycles + max(c.eltwise("copy"), pack) + pack  # + drain
     # one page lives in one bank: the bank, not the per-engine interleaved rate, caps it
-    rate = min(noc.size_bandwidth(tile), tile / noc.issue_cycles,
-               dram.bank_bytes_per_cycle * dram.efficiency, noc.link_effective_bytes_per_cycle)
+    rate = min(
+        noc.size_bandwidth(tile),
+        tile / noc.issue_cycles,
+        dram.bank_bytes_per_cycle * dram.efficiency,
+        noc.link_effective_bytes_per_cycle,
+    )
     write = tile / rate + dram.write_latency_cycles
     r = simulate(_one_tile_program(), wh)
     assert r.kernel_cycles == pytest.approx(compute + write, rel=1e-12)
-    assert r.cycles == pytest.approx(compute + write + wh.us_to_cycles(
-        wh.fixed.program_launch_us), rel=1e-12)
+    assert r.cycles == pytest.approx(
+        compute + write + wh.us_to_cycles(wh.fixed.program_launch_us), rel=1e-12
+    )
 
 
 def test_one_block_unicast_is_exact(wh: Arch) -> None:
@@ -98,8 +105,9 @@ def test_one_block_unicast_is_exact(wh: Arch) -> None:
     r = simulate(pipe_program((1, 2), blocks=1, block_tiles=2, cols=2), wh)
     noc = wh.noc
     nbytes = 2 * _tile(wh)
-    rate = min(noc.size_bandwidth(nbytes), nbytes / noc.issue_cycles,
-               noc.link_effective_bytes_per_cycle)
+    rate = min(
+        noc.size_bandwidth(nbytes), nbytes / noc.issue_cycles, noc.link_effective_bytes_per_cycle
+    )
     # write latency: semaphore_cycles is a one-hop write, and so is this one
     expected = wh.fixed.semaphore_cycles + nbytes / rate + wh.fixed.semaphore_cycles
     assert r.kernel_cycles == pytest.approx(expected, rel=1e-12)
@@ -135,8 +143,9 @@ def test_more_bandwidth_is_never_slower(name: str, k: float) -> None:
     assert fast <= slow * (1 + 1e-9)
 
 
-@pytest.mark.parametrize("field", ["bank_bytes_per_cycle", "dram_reader_bytes_per_cycle",
-                                   "link_bytes_per_cycle"])
+@pytest.mark.parametrize(
+    "field", ["bank_bytes_per_cycle", "dram_reader_bytes_per_cycle", "link_bytes_per_cycle"]
+)
 def test_one_faster_resource_is_never_slower(wh: Arch, field: str) -> None:
     base = from_arch(wh)
     program = PROGRAMS["dram_read"]
@@ -152,15 +161,21 @@ def test_double_buffering_overlaps_reads(wh: Arch) -> None:
 
 def test_missing_receive_is_a_deadlock(wh: Arch) -> None:
     program = pipe_program((1, 4), blocks=2, block_tiles=1, cols=4, receive_on=(1, 3))
-    with pytest.raises(SimulationError, match=r"deadlock: .* core \(0,0\) reader waits in "
-                                              r"Send #1 on net 'net' for receivers \(0,2\)"):
+    with pytest.raises(
+        SimulationError,
+        match=r"deadlock: .* core \(0,0\) reader waits in "
+        r"Send #1 on net 'net' for receivers \(0,2\)",
+    ):
         simulate(program, wh)
 
 
 def test_deadlock_names_buffers(wh: Arch) -> None:
     program = dataclasses.replace(_one_tile_program(), compute=())
-    with pytest.raises(SimulationError, match=r"core \(0,0\) writer waits for a filled "
-                                              r"block of 'o' \(depth 1"):
+    with pytest.raises(
+        SimulationError,
+        match=r"core \(0,0\) writer waits for a filled "
+        r"block of 'o' \(depth 1",
+    ):
         simulate(program, wh)
 
 
@@ -168,21 +183,27 @@ def test_receive_without_pipe_is_reported(wh: Arch) -> None:
     program = dataclasses.replace(
         _one_tile_program(),
         nets=(PipeNet("n", "multicast", (Pipe((0, 0), (0, 1), (0, 1)),)),),
-        reader=(Reserve("o", (Receive("o", "n"),)),), compute=())
+        reader=(Reserve("o", (Receive("o", "n"),)),),
+        compute=(),
+    )
     with pytest.raises(SimulationError, match=r"Receive on net 'n' but is reached by no pipe"):
         simulate(program, wh)
 
 
 def test_grid_too_large_is_reported(wh: Arch) -> None:
     program = dataclasses.replace(_one_tile_program(), grid=(9, 9))
-    with pytest.raises(SimulationError, match=r"9x9 grid but architecture 'wormhole_n150' has "
-                                              r"8x8 cores"):
+    with pytest.raises(
+        SimulationError,
+        match=r"9x9 grid but architecture 'wormhole_n150' has "
+        r"8x8 cores",
+    ):
         simulate(program, wh)
 
 
 def test_unknown_dtype_is_reported(wh: Arch) -> None:
-    program = dataclasses.replace(_one_tile_program(),
-                                  buffers=(Buffer("o", 1, 1, "int3", 1, "store"),))
+    program = dataclasses.replace(
+        _one_tile_program(), buffers=(Buffer("o", 1, 1, "int3", 1, "store"),)
+    )
     with pytest.raises(SimulationError, match=r"dtype 'int3'.* known dtypes: bf16"):
         simulate(program, wh)
 

@@ -19,7 +19,11 @@ from loom.solve import encode as encode_module
 from loom.solve.encode import Encoder
 from loom.symbolic import Sym, ceildiv, cmp, floordiv, maximum, minimum, select
 
-FLOPS = {"gemm": 2 * 256 * 512 * 128, "flash_attention": 4 * 2 * 256 * 256 * 64, "flash_decode": 4 * 2 * 1024 * 64}
+FLOPS = {
+    "gemm": 2 * 256 * 512 * 128,
+    "flash_attention": 4 * 2 * 256 * 256 * 64,
+    "flash_decode": 4 * 2 * 1024 * 64,
+}
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +72,9 @@ def test_double_buffering_trades_against_tile_size(buffered, wormhole) -> None: 
         problem = _gemm_problem(buffered, arch, prefix)
         best = {}
         for knob in (0, 1):
-            fixed = dataclasses.replace(problem, domains={**problem.domains, "b_load_tile_k": (knob,)})
+            fixed = dataclasses.replace(
+                problem, domains={**problem.domains, "b_load_tile_k": (knob,)}
+            )
             best[knob] = enumerate_problem(fixed)
         if not (best[0].solved and best[1].solved):
             continue
@@ -87,7 +93,12 @@ def test_ranking_is_independent_of_jobs(buffered, wormhole) -> None:  # type: ig
     bounds = {c.name: 0 for c in cands}
 
     def run(jobs: int):  # type: ignore[no-untyped-def]
-        return rank(cands, bounds, lambda c: build_problem(b, c, wormhole, "HiFi4", FLOPS["gemm"]), RankOptions(top_k=3, jobs=jobs))
+        return rank(
+            cands,
+            bounds,
+            lambda c: build_problem(b, c, wormhole, "HiFi4", FLOPS["gemm"]),
+            RankOptions(top_k=3, jobs=jobs),
+        )
 
     one, two = run(1), run(2)
     assert [s.candidate for s, _ in one.top] == [s.candidate for s, _ in two.top]
@@ -101,7 +112,10 @@ def test_too_small_l1_is_reported(kernel_specs, wormhole) -> None:  # type: igno
 
     arch = dataclasses.replace(wormhole, l1_usable_bytes=8192)
     with pytest.raises(InfeasibleError, match="L1 footprint"):
-        compile_kernel(kernel_specs["gemm"], CompileOptions(arch=arch, shape={"M": 256, "N": 512, "K": 128}, jobs=1))
+        compile_kernel(
+            kernel_specs["gemm"],
+            CompileOptions(arch=arch, shape={"M": 256, "N": 512, "K": 128}, jobs=1),
+        )
 
 
 # ----- the encoder on random expressions --------------------------------------------
@@ -126,7 +140,11 @@ def _exprs(children):  # type: ignore[no-untyped-def]
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.recursive(ATOMS.map(lambda a: a if not isinstance(a, int) else X * 0 + a), _exprs, max_leaves=6))
+@given(
+    st.recursive(
+        ATOMS.map(lambda a: a if not isinstance(a, int) else X * 0 + a), _exprs, max_leaves=6
+    )
+)
 def test_encoder_matches_brute_force(e) -> None:  # type: ignore[no-untyped-def]
     for tables in (0, 1):
         encode_module.TABLE_SYMBOLS = tables
@@ -138,7 +156,9 @@ def test_encoder_matches_brute_force(e) -> None:  # type: ignore[no-untyped-def]
             solver = cp_model.CpSolver()
             solver.parameters.num_workers = 1
             assert solver.Solve(model) == cp_model.OPTIMAL
-            expected = min(e.eval({"x": x, "y": y}) for x, y in itertools.product(*DOMAINS.values()))
+            expected = min(
+                e.eval({"x": x, "y": y}) for x, y in itertools.product(*DOMAINS.values())
+            )
             assert solver.Value(obj.var) == expected
         finally:
             encode_module.TABLE_SYMBOLS = 1

@@ -92,13 +92,19 @@ def _combine(children: st.SearchStrategy[Expr]) -> st.SearchStrategy[Expr]:
         st.tuples(children, pos).map(lambda ab: mod(*ab)),
         st.tuples(children, children).map(lambda ab: minimum(*ab)),
         st.tuples(children, children).map(lambda ab: maximum(*ab)),
-        st.tuples(children, children, children).map(lambda abc: select(cmp("<", abc[0], abc[1]), abc[1], abc[2])),
+        st.tuples(children, children, children).map(
+            lambda abc: select(cmp("<", abc[0], abc[1]), abc[1], abc[2])
+        ),
     )
 
 
 EXPRS = st.recursive(LEAVES, _combine, max_leaves=8)
 ENVS = st.fixed_dictionaries(
-    {"tile_m": st.sampled_from(list(TM.domain())), "tile_k": st.sampled_from(list(TK.domain())), "b": st.integers(0, 1)}
+    {
+        "tile_m": st.sampled_from(list(TM.domain())),
+        "tile_k": st.sampled_from(list(TK.domain())),
+        "b": st.integers(0, 1),
+    }
 )
 
 
@@ -108,7 +114,7 @@ def _reference(e: Expr, env: dict[str, int]) -> int:
     text = text.replace("floordiv(", "_fd(").replace("ceildiv(", "_cd(").replace("mod(", "_md(")
     for op in (" <= ", " < ", " >= ", " > ", " == ", " != "):
         text = text.replace(op, op)
-    return eval(  # noqa: S307 - test oracle on our own printed text
+    return eval(
         text,
         {
             "_fd": lambda a, b: a // b,

@@ -76,7 +76,7 @@ class LayoutInference:
         for op in ops:
             self._op(op)
 
-    def _op(self, op: Op) -> None:  # noqa: C901 - one case per op class
+    def _op(self, op: Op) -> None:
         match op:
             case Load(result=r) | Matmul(result=r):
                 self._set(r, ValueLayout(default_layout(r.shape)))
@@ -125,7 +125,9 @@ class LayoutInference:
                 "the operand or reduce over -1."
             )
         lay = src.layout
-        self._set(result, ValueLayout(TileLayout(lay.batch, lay.rows, Const(1), True), src.gathered))
+        self._set(
+            result, ValueLayout(TileLayout(lay.batch, lay.rows, Const(1), True), src.gathered)
+        )
 
     def _elementwise(self, result: Value, operands: list[Value]) -> None:
         same = [v for v in operands if v.shape == result.shape]

@@ -99,7 +99,9 @@ class Reifier:
                 self.a.loop_end[id(op)] = end
                 for c in op.carried:
                     # the next value is copied into the state buffer at the iteration end
-                    self.yields[self._root(c.next.name)] = _Site(op, end, _scope_name((*loops, op)), (*loops, op))
+                    self.yields[self._root(c.next.name)] = _Site(
+                        op, end, _scope_name((*loops, op)), (*loops, op)
+                    )
             elif isinstance(op, If):
                 self._walk(op.body, loops)
 
@@ -141,9 +143,13 @@ class Reifier:
         """Whether `site` runs once per gathered partial (an op on a gathered value, or
         a fold over the gathered axis) on the owner of a split reduction."""
         results = site.op.results() if not isinstance(site.op, ForLoop) else ()
-        return bool(results) and results[0].name in self.layouts and (
-            self.layouts[results[0].name].gathered
-            or (isinstance(site.op, Reduce) and site.op.axis == 0)
+        return (
+            bool(results)
+            and results[0].name in self.layouts
+            and (
+                self.layouts[results[0].name].gathered
+                or (isinstance(site.op, Reduce) and site.op.axis == 0)
+            )
         )
 
     def _merge_end(self, end: int, use: _Site) -> int:
@@ -235,7 +241,11 @@ class Reifier:
                 self._add(r.name, self._aliases(r.name), "state", COMPUTE, site)
             case Store(tensor=t, value=v):
                 root = self._root(v.name)
-                values = (v.name,) if root in self.owned or root not in self.a.defs else self._aliases(root)
+                values = (
+                    (v.name,)
+                    if root in self.owned or root not in self.a.defs
+                    else self._aliases(root)
+                )
                 self._add(f"{t}_out", values, "store", WRITE, site, t, v.dtype)
             case _:
                 pass
@@ -250,6 +260,8 @@ class Reifier:
                 self._add(name, self._aliases(name), "compute", COMPUTE, site)
 
 
-def reify(program: TileProgram) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...]]:
+def reify(
+    program: TileProgram,
+) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...]]:
     """Virtual buffers of `program`, the layout of every value, and the inlined values."""
     return Reifier(program).run()

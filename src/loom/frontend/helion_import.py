@@ -358,7 +358,9 @@ class HelionImporter:
     def _sym_size(self, node: torch.fx.Node, scope: _Scope) -> Expr:
         return self._dim(node.meta["val"], node)
 
-    def _window(self, node: torch.fx.Node, tensor: str, index: Sequence[object]) -> tuple[Window, ...]:
+    def _window(
+        self, node: torch.fx.Node, tensor: str, index: Sequence[object]
+    ) -> tuple[Window, ...]:
         shape = self.tensors[tensor].shape
         if len(index) != len(shape):
             self._unsupported(node, f"indexing {tensor} with {len(index)} of {len(shape)} dims")
@@ -389,7 +391,9 @@ class HelionImporter:
     def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         return self._emit(scope, Full(self._new_value(node), float(node.args[1]), _line(node)))
 
-    def _matmul(self, node: torch.fx.Node, scope: _Scope, acc: object, a: object, b: object) -> Value | None:
+    def _matmul(
+        self, node: torch.fx.Node, scope: _Scope, acc: object, a: object, b: object
+    ) -> Value | None:
         rhs = scope.values.get(b) if isinstance(b, torch.fx.Node) else None
         transposed = isinstance(rhs, _Transposed)
         rhs_value = rhs.value if isinstance(rhs, _Transposed) else self._value(scope, b, node)
@@ -437,19 +441,25 @@ class HelionImporter:
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 
-    def _elementwise(self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]) -> Value | None:
+    def _elementwise(
+        self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]
+    ) -> Value | None:
         operands: list[Value | float] = []
         for arg in args:
             if isinstance(arg, int | float) and not isinstance(arg, bool):
                 operands.append(float(arg))
             else:
                 operands.append(self._value(scope, arg, node))
-        return self._emit(scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node)))
+        return self._emit(
+            scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node))
+        )
 
     def _reduce(self, node: torch.fx.Node, scope: _Scope, op: str) -> Value | None:
         operand = self._value(scope, node.args[0], node)
         dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
-        keepdim = (node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)) or False
+        keepdim = (
+            node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+        ) or False
         if not isinstance(dims, list | tuple) or len(dims) != 1 or keepdim:
             self._unsupported(node, f"{op} over {dims} (one axis, keepdim=False)")
         axis = int(dims[0]) % operand.rank
@@ -478,7 +488,9 @@ class HelionImporter:
         return self.block_index[bid]
 
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
-        lhs, rhs = (scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args)
+        lhs, rhs = (
+            scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args
+        )
         return cmp("==", as_expr(lhs), as_expr(rhs))
 
     def _gather(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
@@ -577,4 +589,3 @@ class HelionImporter:
         body = _Scope()
         self._convert_graph(info, body, inputs)
         scope.ops.append(If(cond, tuple(body.ops), _line(node)))
-

@@ -52,7 +52,9 @@ def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:
 
     for axis in program.grid:
         if axis.tile.align > 1 and axis.extent % axis.tile.align:
-            problems.append(f"the extent {axis.extent}{key_of(axis.extent)} tiled by {axis.tile.name}")
+            problems.append(
+                f"the extent {axis.extent}{key_of(axis.extent)} tiled by {axis.tile.name}"
+            )
     for arg in program.args:
         for dim in arg.shape[-2:]:
             if dim > TILE and dim % TILE:
@@ -63,4 +65,3 @@ def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:
             f"the {TILE}x{TILE} tile. Loom computes on whole tiles; choose shapes whose matrix "
             f"dimensions are multiples of {TILE} (or smaller than one tile)."
         )
-

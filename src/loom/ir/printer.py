@@ -99,7 +99,9 @@ class TilePrinter:
         self.emit(f"// Loom TileProgram of kernel {p.name} ({p.source_file})")
         self.emit('"builtin.module"() ({')
         self.depth += 1
-        self.emit(f'"func.func"() <{{function_type = {fn_type}, sym_name = {_str_attr(p.name)}}}> ({{')
+        self.emit(
+            f'"func.func"() <{{function_type = {fn_type}, sym_name = {_str_attr(p.name)}}}> ({{'
+        )
         self.emit(f"^bb0({arg_list}):")
         self.depth += 1
         for sym in p.tile_syms:
@@ -128,7 +130,7 @@ class TilePrinter:
         for op in ops:
             self.op(op)
 
-    def op(self, op: Op) -> None:  # noqa: C901 - one branch per op class, flat
+    def op(self, op: Op) -> None:
         match op:
             case Load(result=r, tensor=t, window=w):
                 self.emit(
@@ -142,23 +144,23 @@ class TilePrinter:
                 )
             case Full(result=r, fill=f):
                 self.emit(
-                    f'%{r.name} = "loom.full"() {{value = {_float_attr(f)}, shape = {_shape_attr(r)}}}'
+                    f'%{r.name} = "loom.full"() '
+                    f"{{value = {_float_attr(f)}, shape = {_shape_attr(r)}}}"
                     f" : () -> {tensor_type(r)}"
                 )
             case Matmul(result=r, lhs=a, rhs=b, acc=acc, rhs_transposed=tr):
                 operands = [a, b] + ([acc] if acc is not None else [])
-                self.simple(
-                    "loom.matmul", r, operands, f"rhs_transposed = {str(tr).lower()}"
-                )
+                self.simple("loom.matmul", r, operands, f"rhs_transposed = {str(tr).lower()}")
             case Elementwise(result=r, op=kind, args=args):
                 values = [a for a in args if isinstance(a, Value)]
-                scalars = [
-                    f"{_float_attr(a)}" for a in args if not isinstance(a, Value)
-                ]
+                scalars = [f"{_float_attr(a)}" for a in args if not isinstance(a, Value)]
                 positions = [str(i) for i, a in enumerate(args) if not isinstance(a, Value)]
                 attrs = f"fn = {_str_attr(kind)}"
                 if scalars:
-                    attrs += f", scalars = [{', '.join(scalars)}], scalar_positions = [{', '.join(positions)}]"
+                    attrs += (
+                        f", scalars = [{', '.join(scalars)}], "
+                        f"scalar_positions = [{', '.join(positions)}]"
+                    )
                 self.simple("loom.elementwise", r, values, attrs)
             case Reduce(result=r, op=kind, operand=x, axis=axis):
                 self.simple("loom.reduce", r, [x], f"fn = {_str_attr(kind)}, axis = {axis} : i64")

@@ -30,7 +30,9 @@ from loom.symbolic import Cond, Const, Expr, Sym, add, maximum, select
 class Term:
     """A primitive latency term, traceable to the source (`what`)."""
 
-    kind: str  # dram_read | multicast | dram_write | gather | matmul | eltwise | reduce | pack | ...
+    kind: (
+        str  # dram_read | multicast | dram_write | gather | matmul | eltwise | reduce | pack | ...
+    )
     what: str
     cycles: Expr
 

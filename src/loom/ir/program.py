@@ -79,9 +79,7 @@ class Pipe:
 
     @property
     def receivers(self) -> tuple[tuple[int, int], ...]:
-        return tuple(
-            (y, x) for y in range(*self.dst_y) for x in range(*self.dst_x)
-        )
+        return tuple((y, x) for y in range(*self.dst_y) for x in range(*self.dst_x))
 
     @property
     def is_multicast(self) -> bool:

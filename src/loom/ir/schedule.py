@@ -180,9 +180,7 @@ def schedule_from_dict(data: dict[str, Any]) -> Schedule:
     )
     top_k = tuple(TopEntry(**t) for t in data.get("top_k", ()))
     known = {f.name for f in fields(Schedule)}
-    rest = {
-        k: v for k, v in data.items() if k in known and k not in {"mapping", "copies", "top_k"}
-    }
+    rest = {k: v for k, v in data.items() if k in known and k not in {"mapping", "copies", "top_k"}}
     for key in ("binding_constraints", "notes"):
         if key in rest:
             rest[key] = tuple(rest[key])

@@ -88,7 +88,9 @@ def parse_shape(text: str | None, spec: KernelSpec) -> dict[str, int]:
     if not text:
         if spec.default_shape:
             return dict(spec.default_shape)
-        raise ShapeError(f"kernel {spec.name} needs --shape {','.join(k + '=' for k in spec.shape_keys)}")
+        raise ShapeError(
+            f"kernel {spec.name} needs --shape {','.join(k + '=' for k in spec.shape_keys)}"
+        )
     shape: dict[str, int] = {}
     for part in text.split(","):
         key, sep, value = part.partition("=")

@@ -197,11 +197,17 @@ def build_context(buffered: BufferedProgram, schedule: Schedule) -> LowerContext
     maxima = dict(schedule.block_sizes) | {a.index: a.waves * a.factor - 1 for a in axes}
     shapes = padded_shapes(program, maxima)
     tensors = tuple(dram_tensor(arg, shapes[arg.name]) for arg in program.args)
-    ctx = LowerContext(program, buffered, schedule, axes, env, {}, copies, alias, defs, used, tensors)
+    ctx = LowerContext(
+        program, buffered, schedule, axes, env, {}, copies, alias, defs, used, tensors
+    )
     for alloc in buffered.allocations:
         rows, cols = ctx.tiles(alloc.layout)
         ctx.cbs[alloc.name] = Buffer(
-            alloc.name, rows, cols, alloc.dtype, _depth(alloc, schedule),
+            alloc.name,
+            rows,
+            cols,
+            alloc.dtype,
+            _depth(alloc, schedule),
             "gather" if alloc.role.startswith("gather") else alloc.role,
         )
     return ctx

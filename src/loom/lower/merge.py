@@ -133,8 +133,14 @@ def plan_merge(
     gathered = {g.result.name for g in gathers}
     orders = tuple(_order(ctx, ops, gathered) for ops in passes)
     return MergePlan(
-        gathers, axis.tile, axis.factor, core_cond(guard.cond, env),
-        tuple(map(tuple, passes)), tuple(map(tuple, between)), orders, f"gather_{axis.tile}",
+        gathers,
+        axis.tile,
+        axis.factor,
+        core_cond(guard.cond, env),
+        tuple(map(tuple, passes)),
+        tuple(map(tuple, between)),
+        orders,
+        f"gather_{axis.tile}",
     )
 
 

@@ -10,6 +10,7 @@ candidates = consistent views (for every linear extension of the axis dominance 
 from __future__ import annotations
 
 import itertools
+import math
 from collections import Counter
 
 from loom.arch import Arch
@@ -38,8 +39,15 @@ def _gather_axes(program: TileProgram) -> tuple[str, ...]:
 
 def _illegal(program: TileProgram, mapping: Mapping, gathers: tuple[str, ...]) -> str | None:
     """Why this view can never be legal, or None."""
+    factors = {a.tile.name: mapping.spatial_factor(a.tile.name) for a in program.grid}
+    return _illegal_factors(program, factors, gathers)
+
+
+def _illegal_factors(
+    program: TileProgram, factors: dict[str, int], gathers: tuple[str, ...]
+) -> str | None:
     for axis in program.grid:
-        name, factor = axis.tile.name, mapping.spatial_factor(axis.tile.name)
+        name, factor = axis.tile.name, factors[axis.tile.name]
         lo, hi = axis.tile.bounds
         if -(-axis.extent // lo) < factor:
             return "more cores than tiles along an axis"
@@ -68,12 +76,15 @@ class Enumerator:
         views: dict[tuple[object, ...], tuple[Mapping, tuple[str, ...]]] = {}
         for order in orders:
             for x, y in itertools.product(
-                consistent_choices(self.arch.grid_x, order), consistent_choices(self.arch.grid_y, order)
+                consistent_choices(self.arch.grid_x, order),
+                consistent_choices(self.arch.grid_y, order),
             ):
                 mapping = build_mapping(x, y)
                 if _illegal(self.program, mapping, self.gathers) is None:
                     views.setdefault(mapping.levels, (mapping, order))
-        candidates = [c for mapping, order in views.values() for c in self._variants(mapping, order)]
+        candidates = [
+            c for mapping, order in views.values() for c in self._variants(mapping, order)
+        ]
         total = self._count_legal(rejected)
         return CandidateSet(
             buffered=self.buffered,
@@ -86,16 +97,39 @@ class Enumerator:
         )
 
     def _count_legal(self, rejected: Counter[str]) -> int:
+        """Legal candidates before pruning, counted without building them.
+
+        Legality depends on a view only through the cores it gives each axis, and the
+        number of communication variants only through the axis of the innermost level
+        of each dimension (which loads can multicast), so the dimension choices are
+        grouped by that signature and the pairs of groups counted."""
+
+        def signature(choice: DimChoice) -> tuple[tuple[int, ...], str]:
+            factors = tuple(
+                math.prod(s for s, a in zip(choice.sizes, choice.axes, strict=True) if a == axis)
+                for axis in self.axes
+            )
+            return factors, choice.axes[0] if choice.axes else ""
+
+        xs = Counter(signature(c) for c in all_choices(self.arch.grid_x, self.axes))
+        ys = Counter(signature(c) for c in all_choices(self.arch.grid_y, self.axes))
         total = 0
-        for x, y in itertools.product(
-            all_choices(self.arch.grid_x, self.axes), all_choices(self.arch.grid_y, self.axes)
-        ):
-            mapping = build_mapping(x, y)
-            reason = _illegal(self.program, mapping, self.gathers)
-            if reason:
-                rejected[reason] += 1
-            else:
-                total += 2 ** len(self._comm_groups(mapping))
+        for (fx, inner_x), nx in xs.items():
+            for (fy, inner_y), ny in ys.items():
+                factors = dict(
+                    zip(self.axes, (a * b for a, b in zip(fx, fy, strict=True)), strict=True)
+                )
+                reason = _illegal_factors(self.program, factors, self.gathers)
+                if reason:
+                    rejected[reason] += nx * ny
+                    continue
+                groups = {
+                    info.grid_axes
+                    for info in self.infos
+                    if info.kind == "load"
+                    and any(inner and inner not in info.grid_axes for inner in (inner_x, inner_y))
+                }
+                total += nx * ny * 2 ** len(groups)
         return total
 
     def _comm_groups(self, mapping: Mapping) -> list[tuple[str, ...]]:
@@ -138,7 +172,9 @@ class Enumerator:
         return out
 
     def _name(self, mapping: Mapping, copies: tuple[object, ...]) -> str:
-        assign = "_".join(f"{lv.dim}{lv.level}{_short(lv.axis)}" for lv in mapping.levels) or "single"
+        assign = (
+            "_".join(f"{lv.dim}{lv.level}{_short(lv.axis)}" for lv in mapping.levels) or "single"
+        )
         comm = []
         for c in copies:
             tag = {"unicast": "n", "multicast": "mc", "gather": "g"}[c.mode]  # type: ignore[attr-defined]

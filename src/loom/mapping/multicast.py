@@ -55,16 +55,28 @@ def plan_copy(
     if access.kind == "gather":
         levels = mapping.axis_levels(gather_axis)
         return CopyPlan(
-            access.op, access.tensor, "gather", "gather", _area(levels),
+            access.op,
+            access.tensor,
+            "gather",
+            "gather",
+            _area(levels),
             f"owner: cores with {gather_axis} index 0 in " + _rect(_area(levels)),
-            reuse, _label(levels),
-        )  # fmt: skip
+            reuse,
+            _label(levels),
+        )
     if access.kind == "load" and multicast:
         levels = multicast_levels(access, mapping)
         area = _area(levels)
         if area != (1, 1):
             return CopyPlan(
-                access.op, access.tensor, "load", "multicast", area, _rect(area), reuse, _label(levels)
+                access.op,
+                access.tensor,
+                "load",
+                "multicast",
+                area,
+                _rect(area),
+                reuse,
+                _label(levels),
             )
     region = f"UL: [{CORE_Y}, {CORE_X}], LR: [{CORE_Y}, {CORE_X}]"
     return CopyPlan(access.op, access.tensor, access.kind, "unicast", (1, 1), region, reuse)

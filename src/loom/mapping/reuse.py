@@ -20,9 +20,7 @@ def analyze_accesses(program: TileProgram) -> tuple[AccessInfo, ...]:
         loops = loops_enclosing(program.body, op) or ()
         if isinstance(op, Gather):
             grid = tuple(a.tile.name for a in program.grid if a.tile.name != op.across)
-            infos.append(
-                AccessInfo(position, op.operand.name, "gather", grid, (), (), 0)
-            )
+            infos.append(AccessInfo(position, op.operand.name, "gather", grid, (), (), 0))
             continue
         names = frozenset().union(*(w.offset.free_names() for w in op.window))
         grid = tuple(a.tile.name for a in program.grid if a.index.name in names)

@@ -66,7 +66,9 @@ def all_choices(limit: int, axes: tuple[str, ...]) -> Iterator[DimChoice]:
 
 def build_mapping(x: DimChoice, y: DimChoice) -> Mapping:
     levels = [MeshLevel("x", i, s, a) for i, (s, a) in enumerate(zip(x.sizes, x.axes, strict=True))]
-    levels += [MeshLevel("y", i, s, a) for i, (s, a) in enumerate(zip(y.sizes, y.axes, strict=True))]
+    levels += [
+        MeshLevel("y", i, s, a) for i, (s, a) in enumerate(zip(y.sizes, y.axes, strict=True))
+    ]
     levels.sort(key=lambda lv: (lv.level, lv.dim))
     return Mapping(tuple(levels))
 

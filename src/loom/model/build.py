@@ -48,7 +48,8 @@ def _wave_domain(sym: Sym, extent: int, cores: int) -> tuple[int, ...]:
     kept: list[int] = []
     last_waves = None
     for t in range(values.start, min(values.stop, extent + values.step), values.step):
-        waves = -(-(-(-extent // t)) // cores)
+        tiles = -(-extent // t)
+        waves = -(-tiles // cores)
         if waves != last_waves:
             kept.append(t)
             last_waves = waves
@@ -125,7 +126,9 @@ class ProblemBuilder:
         for op in walk(self.program.body):
             if isinstance(op, ForLoop):
                 span = op.end - op.begin
-                extents.setdefault(op.tile.name, span.value if isinstance(span, Const) else op.tile.upper)
+                extents.setdefault(
+                    op.tile.name, span.value if isinstance(span, Const) else op.tile.upper
+                )
         return extents
 
     def _l1_bytes(self, domains: dict[str, tuple[int, ...]]) -> Expr:
@@ -136,7 +139,9 @@ class ProblemBuilder:
                 k = knob("b_load" if alloc.role == "load" else "b_store", alloc.scope)
                 if domains.get(k.name, (0,)) != (0,):
                     depth = depth + k
-            tile_bytes = self.arch.tile.bytes(alloc.dtype if alloc.dtype in self.arch.tile.dtypes else "fp32")
+            tile_bytes = self.arch.tile.bytes(
+                alloc.dtype if alloc.dtype in self.arch.tile.dtypes else "fp32"
+            )
             terms.append(alloc.tiles * tile_bytes * depth)
         return add(*terms)
 
@@ -145,27 +150,40 @@ class ProblemBuilder:
         for axis in self.program.grid:
             name, cores = axis.tile.name, self.c.spatial[axis.tile.name]
             if name in self.c.gather_axes:
-                out.append(Constraint(
-                    f"split_{name}", cmp("==", axis.num_tiles, cores),
-                    f"the split reduction over {name} runs one block per core: "
-                    f"{axis.extent}/{name} = {cores} cores",
-                ))  # fmt: skip
+                out.append(
+                    Constraint(
+                        f"split_{name}",
+                        cmp("==", axis.num_tiles, cores),
+                        f"the split reduction over {name} runs one block per core: "
+                        f"{axis.extent}/{name} = {cores} cores",
+                    )
+                )
         for op in walk(self.program.body):
             if isinstance(op, ForLoop) and not isinstance(op.end - op.begin, Const):
                 span = op.end - op.begin
-                out.append(Constraint(
-                    f"divides_{op.tile.name}", cmp("==", mod(span, op.tile), 0),
-                    f"{op.tile.name} divides the loop extent {span}",
-                ))  # fmt: skip
+                out.append(
+                    Constraint(
+                        f"divides_{op.tile.name}",
+                        cmp("==", mod(span, op.tile), 0),
+                        f"{op.tile.name} divides the loop extent {span}",
+                    )
+                )
         for sym in self._batch_tiles():
-            out.append(Constraint(
-                f"batch_{sym.name}", cmp("==", sym, 1),
-                f"a block holds one batch slice ({sym.name} = 1): batches are folded into DRAM rows",
-            ))  # fmt: skip
-        out.append(Constraint(
-            "l1", cmp("<=", l1, self.arch.l1_usable_bytes),
-            f"L1 footprint <= {self.arch.l1_usable_bytes} usable bytes per core",
-        ))  # fmt: skip
+            out.append(
+                Constraint(
+                    f"batch_{sym.name}",
+                    cmp("==", sym, 1),
+                    f"a block holds one batch slice ({sym.name} = 1): batches are folded into "
+                    "DRAM rows",
+                )
+            )
+        out.append(
+            Constraint(
+                "l1",
+                cmp("<=", l1, self.arch.l1_usable_bytes),
+                f"L1 footprint <= {self.arch.l1_usable_bytes} usable bytes per core",
+            )
+        )
         return out
 
     def _batch_tiles(self) -> list[Sym]:

@@ -46,7 +46,9 @@ def knob(kind: str, scope: str) -> Sym:
 
 
 class HegBuilder:
-    def __init__(self, buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str) -> None:
+    def __init__(
+        self, buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str
+    ) -> None:
         self.b = buffered
         self.program = buffered.program
         self.c = candidate
@@ -112,7 +114,9 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
-        self.traffic.extend(t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores))
+        self.traffic.extend(
+            t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores)
+        )
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         return Pipe(
@@ -131,7 +135,8 @@ class HegBuilder:
         assert vb is not None
         tiles = vb.layout.tiles
         group = plan.area[0] * plan.area[1]
-        what = f"load {op.tensor} (line {op.line}, {plan.mode}{' ' + str(plan.area) if group > 1 else ''})"
+        area = f" {plan.area}" if group > 1 else ""
+        what = f"load {op.tensor} (line {op.line}, {plan.mode}{area})"
         return prim.TransferSpec(
             what,
             self.tile_bytes(vb.dtype),
@@ -154,8 +159,12 @@ class HegBuilder:
         tiles = self.tiles(op.operand)
         what = f"gather {op.operand.name} across {op.across} (line {op.line})"
         return [
-            prim.pack_term(self.arch, f"copy {op.operand.name} to its send buffer", tiles,
-                           self.tile_bytes(op.operand.dtype)),
+            prim.pack_term(
+                self.arch,
+                f"copy {op.operand.name} to its send buffer",
+                tiles,
+                self.tile_bytes(op.operand.dtype),
+            ),
             prim.gather_term(self.arch, what, tiles, self.tile_bytes(op.operand.dtype), self.group),
         ]
 
@@ -170,25 +179,40 @@ class HegBuilder:
                 size = self.tile_bytes(c.next.dtype)
                 per = self.arch.compute.pack_cycles(size) + self.arch.compute.unpack_cycles(size)
                 terms.append(
-                    prim.Term("pack", f"carry {c.next.name} into {c.arg.name} (per iteration)",
-                              trip * tiles * per)
-                )  # fmt: skip
+                    prim.Term(
+                        "pack",
+                        f"carry {c.next.name} into {c.arg.name} (per iteration)",
+                        trip * tiles * per,
+                    )
+                )
         return terms
 
     # ----- compute -------------------------------------------------------------------
-    def op_terms(self, op: Op) -> list[Term]:  # noqa: C901 - one case per op class
+    def op_terms(self, op: Op) -> list[Term]:
         arch, terms = self.arch, []
         where = f"line {getattr(op, 'line', 0)}"
         match op:
             case Matmul(result=r, lhs=a, rhs=b):
                 la, lb = self.layout(a), self.layout(b)
                 n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
-                terms.append(prim.matmul_term(arch, self.fidelity, f"matmul {r.name} ({where})",
-                                              la.tile_rows, n, la.tile_cols))  # fmt: skip
+                terms.append(
+                    prim.matmul_term(
+                        arch,
+                        self.fidelity,
+                        f"matmul {r.name} ({where})",
+                        la.tile_rows,
+                        n,
+                        la.tile_cols,
+                    )
+                )
             case Elementwise(result=r, op=kind):
-                terms.append(prim.eltwise_term(arch, kind, f"{kind} {r.name} ({where})", self.tiles(r)))
+                terms.append(
+                    prim.eltwise_term(arch, kind, f"{kind} {r.name} ({where})", self.tiles(r))
+                )
             case Reduce(result=r, op=kind, operand=x):
-                terms.append(prim.reduce_term(arch, kind, f"reduce-{kind} {r.name} ({where})", self.tiles(x)))
+                terms.append(
+                    prim.reduce_term(arch, kind, f"reduce-{kind} {r.name} ({where})", self.tiles(x))
+                )
             case Full(result=r):
                 size = self.tile_bytes(r.dtype)
                 terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r), size))
@@ -223,7 +247,9 @@ class HegBuilder:
                 self.gathered.update(r.name for r in op.results())
         nodes: list[HegNode] = []
         if per_partial:
-            nodes.append(For("merge partials", Const(self.group), Leaf("merge@fold", tuple(per_partial))))
+            nodes.append(
+                For("merge partials", Const(self.group), Leaf("merge@fold", tuple(per_partial)))
+            )
         if once:
             nodes.append(Leaf("merge@final", tuple(once)))
         return nodes, stores

@@ -52,7 +52,9 @@ class TransferSpec:
     engine: str = "reader"
 
 
-def dram_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tuple[Term, ...], Expr]:
+def dram_read_stage(
+    arch: Arch, transfers: tuple[TransferSpec, ...]
+) -> tuple[tuple[Term, ...], Expr]:
     """Terms and total cycles of a load stage issued back to back by one engine."""
     if not transfers:
         return (), Const(0)
@@ -77,7 +79,9 @@ def dram_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tu
     return tuple(terms), latency + maximum(*per_engine.values(), dram_wide)
 
 
-def dram_write_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[tuple[Term, ...], Expr]:
+def dram_write_stage(
+    arch: Arch, transfers: tuple[TransferSpec, ...]
+) -> tuple[tuple[Term, ...], Expr]:
     if not transfers:
         return (), Const(0)
     terms = []
@@ -95,7 +99,9 @@ def dram_write_stage(arch: Arch, transfers: tuple[TransferSpec, ...]) -> tuple[t
 
 def gather_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int, sources: int) -> Term:
     """The owner receives one partial from each other core of its group."""
-    per_partial = tiles * per_tile(tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.fixed.semaphore_cycles
+    per_partial = (
+        tiles * per_tile(tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.fixed.semaphore_cycles
+    )
     cycles = arch.noc.read_latency_cycles + per_partial * max(sources - 1, 0)
     return Term("gather", what, cycles)
 

@@ -44,28 +44,39 @@ def print_dataflow(buffered: BufferedProgram) -> str:
 
 
 def print_buffers(buffered: BufferedProgram) -> str:
-    lines = ["// Virtual buffers: role, engines, layout (batch x rows x cols), dtype, pipe node, lifetime"]
+    lines = [
+        "// Virtual buffers: role, engines, layout (batch x rows x cols), dtype, pipe node, "
+        "lifetime"
+    ]
     for vb in buffered.buffers:
         lines.append(
             f"vb @{vb.name}: {vb.role} {vb.producer}->{vb.consumer} {vb.layout} {vb.dtype} "
             f"scope={vb.scope} live=[{vb.birth}, {vb.death}] values={', '.join(vb.values)}"
         )
     lines.append("")
-    lines.append("// Physical L1 allocations (blocks of `tiles` tiles; load/store ones double with b_load/b_store)")
+    lines.append(
+        "// Physical L1 allocations (blocks of `tiles` tiles; load/store ones double with "
+        "b_load/b_store)"
+    )
     for a in buffered.allocations:
         lines.append(
             f"alloc @{a.name}: tiles = {a.tiles}, dtype = {a.dtype}, role = {a.role}, "
             f"scope = {a.scope}, base depth = {a.base_depth}, holds {', '.join(a.buffers)}"
         )
     lines.append("")
-    lines.append(f"// Inlined into their consumer (no buffer): {', '.join(buffered.inlined) or 'none'}")
+    lines.append(
+        f"// Inlined into their consumer (no buffer): {', '.join(buffered.inlined) or 'none'}"
+    )
     return "\n".join(lines) + "\n"
 
 
 def print_mapping(cs: CandidateSet, cand: Candidate) -> str:
     """Stage 03: the grid split into spatial levels and temporal waves."""
     p = cs.buffered.program
-    lines = [f"// candidate {cand.name}", f"// axis order (priority first): {', '.join(cand.order)}"]
+    lines = [
+        f"// candidate {cand.name}",
+        f"// axis order (priority first): {', '.join(cand.order)}",
+    ]
     for s in cs.scores:
         lines.append(
             f"// score {s.axis}: parallel_extent={s.parallel_extent} reuse_volume={s.reuse_volume} "
@@ -80,12 +91,17 @@ def print_mapping(cs: CandidateSet, cand: Candidate) -> str:
         )
     for axis in p.grid:
         name = axis.tile.name
-        levels = " + ".join(
-            f"{lv.dim}{lv.level}*{cand.mapping.radix(lv)}" for lv in cand.mapping.axis_levels(name)
-        ) or "0"
+        levels = (
+            " + ".join(
+                f"{lv.dim}{lv.level}*{cand.mapping.radix(lv)}"
+                for lv in cand.mapping.axis_levels(name)
+            )
+            or "0"
+        )
         lines.append(
             f'"loom.temporal"() {{axis = @{name}, waves = "{cand.waves[name]}", '
-            f'logical = "{levels} + wave_{name.removeprefix("tile_")}*{cand.spatial[name]}"}} : () -> ()'
+            f'logical = "{levels} + wave_{name.removeprefix("tile_")}*{cand.spatial[name]}"}}'
+            " : () -> ()"
         )
     return "\n".join(lines) + "\n"
 
@@ -98,7 +114,8 @@ def print_reuse(cs: CandidateSet, cand: Candidate) -> str:
         where = f"line {op.line}" if isinstance(op, Load | Store) else "gather"
         lines.append(
             f'"loom.subview"() {{tensor = "{info.tensor}", kind = "{info.kind}", depends_on = '
-            f"[{', '.join(info.grid_axes + info.loop_deps)}], reuse = \"{copy.reuse}\"}} : () -> ()  // {where}"
+            f'[{", ".join(info.grid_axes + info.loop_deps)}], reuse = "{copy.reuse}"}}'
+            f" : () -> ()  // {where}"
         )
     return "\n".join(lines) + "\n"
 
@@ -137,10 +154,16 @@ def candidate_dict(c: Candidate) -> dict[str, object]:
         "spatial": c.spatial,
         "waves": {a: str(w) for a, w in c.waves.items()},
         "copies": [
-            {"tensor": p.tensor, "kind": p.kind, "mode": p.mode, "area": list(p.area),
-             "region": p.region, "reuse": str(p.reuse)}
+            {
+                "tensor": p.tensor,
+                "kind": p.kind,
+                "mode": p.mode,
+                "area": list(p.area),
+                "region": p.region,
+                "reuse": str(p.reuse),
+            }
             for p in c.copies
-        ],  # fmt: skip
+        ],
     }
 
 
@@ -162,12 +185,19 @@ def print_heg(node: HegNode, indent: int = 0) -> str:
             head = f"{pad}{name} = {cycles}\n"
             return head + "".join(f"{pad}  - {t.kind}: {t.what} = {t.cycles}\n" for t in terms)
         case Leaf(name=name, terms=terms):
-            return f"{pad}{name}:\n" + "".join(f"{pad}  - {t.kind}: {t.what} = {t.cycles}\n" for t in terms)
+            return f"{pad}{name}:\n" + "".join(
+                f"{pad}  - {t.kind}: {t.what} = {t.cycles}\n" for t in terms
+            )
     return f"{pad}{node.name}\n"
 
 
 def print_problem(problem: Problem) -> str:
-    lines = [f"// problem of {problem.candidate.name}", "minimize T =", f"  {problem.objective}", ""]
+    lines = [
+        f"// problem of {problem.candidate.name}",
+        "minimize T =",
+        f"  {problem.objective}",
+        "",
+    ]
     lines.append("domains:")
     lines += [f"  {n} in {list(d)}" for n, d in problem.domains.items()]
     lines.append("subject to:")
@@ -178,7 +208,11 @@ def print_problem(problem: Problem) -> str:
 
 def solver_log(solutions: tuple[Solution, ...]) -> str:
     lines = ["candidate\tstatus\tcycles\tlower_bound\tassignment\treason"]
-    for s in sorted(solutions, key=lambda s: (s.status not in ("optimal", "feasible"), s.cycles, s.candidate)):
+    for s in sorted(
+        solutions, key=lambda s: (s.status not in ("optimal", "feasible"), s.cycles, s.candidate)
+    ):
         assign = ",".join(f"{k}={v}" for k, v in s.assignment.items())
-        lines.append(f"{s.candidate}\t{s.status}\t{s.cycles}\t{s.lower_bound}\t{assign}\t{s.reason}")
+        lines.append(
+            f"{s.candidate}\t{s.status}\t{s.cycles}\t{s.lower_bound}\t{assign}\t{s.reason}"
+        )
     return "\n".join(lines) + "\n"

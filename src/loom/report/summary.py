@@ -17,7 +17,9 @@ _KNOB_TEXT = {
 def draw_mesh(schedule: Schedule, arch: Arch) -> list[str]:
     """The compute grid, each used core labelled with its spatial index per grid axis."""
     m = schedule.mapping
-    axes = [a for a in schedule.block_sizes if m.spatial_factor(a) > 1] or list(schedule.block_sizes)[:1]
+    axes = [a for a in schedule.block_sizes if m.spatial_factor(a) > 1] or list(
+        schedule.block_sizes
+    )[:1]
     letters = {a: a.removeprefix("tile_")[:1] for a in axes}
     width = max(len("".join(f"{letters[a]}{m.spatial_factor(a) - 1}" for a in axes)), 2)
     lines = [f"   x: {' '.join(f'{x:<{width}}' for x in range(arch.grid_x))}"]
@@ -39,11 +41,13 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
     shape = " ".join(f"{k}={v}" for k, v in s.shape.items())
     peak = arch.peak_tflops(s.math_fidelity, m.num_cores)
     lines = [
-        f"Loom: {s.kernel} on {arch.name} ({arch.grid_x}x{arch.grid_y} cores, {arch.clock_ghz} GHz), "
+        f"Loom: {s.kernel} on {arch.name} ({arch.grid_x}x{arch.grid_y} cores, "
+        f"{arch.clock_ghz} GHz), "
         f"{shape}, {s.dtype}, {s.math_fidelity}",
         "",
         f"candidate   {s.candidate}",
-        f"mapping     {m.num_cores} cores ({m.cores_y} rows x {m.cores_x} columns), view {m.label()}:",
+        f"mapping     {m.num_cores} cores ({m.cores_y} rows x {m.cores_x} columns), "
+        f"view {m.label()}:",
     ]
     for axis in s.waves:
         levels = m.axis_levels(axis)
@@ -57,11 +61,16 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
     for node, knobs in s.pipeline.items():
         lines.append(f"pipeline    {node}: {_KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
     for c in s.copies:
-        detail = f" to {c.area[0]}x{c.area[1]} cores ({', '.join(c.multicast_dims)})" if c.mode != "unicast" else ""
+        detail = (
+            f" to {c.area[0]}x{c.area[1]} cores ({', '.join(c.multicast_dims)})"
+            if c.mode != "unicast"
+            else ""
+        )
         lines.append(f"copy        {c.kind} {c.tensor}: {c.mode}{detail}")
     lines += [
         f"L1          {s.l1_bytes:,} of {s.l1_capacity_bytes:,} usable bytes per core",
-        f"modeled     {s.modeled_cycles:,} cycles = {s.modeled_us:,.1f} us, {s.modeled_tflops:.2f} TFLOPS "
+        f"modeled     {s.modeled_cycles:,} cycles = {s.modeled_us:,.1f} us, "
+        f"{s.modeled_tflops:.2f} TFLOPS "
         f"({100 * s.modeled_tflops / peak:.0f}% of the {peak:.1f} TFLOPS {s.math_fidelity} peak of "
         f"{m.num_cores} cores)",
         f"bottleneck  {s.bottleneck.get('text', '')}",
@@ -79,7 +88,8 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
         lines.append(f"            {e.modeled_cycles:<13,} {sizes:<22} {e.candidate}")
     lines.append(
         f"compile     {s.compile_seconds:.2f} s: {total} legal candidates, {kept} after dominance "
-        f"pruning, {solved} solved by CP-SAT, {pruned} cut off by bound, {s.candidates_feasible} feasible"
+        f"pruning, {solved} solved by CP-SAT, {pruned} cut off by bound, "
+        f"{s.candidates_feasible} feasible"
     )
     return "\n".join(lines) + "\n"
 
@@ -89,13 +99,20 @@ def candidates_table(cs: CandidateSet) -> str:
         f"{cs.buffered.program.name}: {cs.candidates_total} legal candidates, "
         f"{len(cs.candidates)} after dominance pruning",
         "axis scores (parallel extent, reuse volume, reuse count): "
-        + "; ".join(f"{s.axis} ({s.parallel_extent}, {s.reuse_volume}, {s.reuse_count})" for s in cs.scores),
+        + "; ".join(
+            f"{s.axis} ({s.parallel_extent}, {s.reuse_volume}, {s.reuse_count})" for s in cs.scores
+        ),
         f"axis orders kept: {', '.join(' > '.join(o) for o in cs.orders)}",
         "",
         f"{'cores':>5}  {'view':<14} {'multicast':<28} {'waves':<28} name",
     ]
     for c in cs.candidates:
-        mc = ",".join(f"{p.tensor}:{p.area[0]}x{p.area[1]}" for p in c.copies if p.mode != "unicast") or "-"
+        mc = (
+            ",".join(f"{p.tensor}:{p.area[0]}x{p.area[1]}" for p in c.copies if p.mode != "unicast")
+            or "-"
+        )
         waves = ",".join(f"{a}={w}" for a, w in c.waves.items())
-        lines.append(f"{c.num_cores:>5}  {c.mapping.label():<14} {mc:<28} {waves[:28]:<28} {c.name}")
+        lines.append(
+            f"{c.num_cores:>5}  {c.mapping.label():<14} {mc:<28} {waves[:28]:<28} {c.name}"
+        )
     return "\n".join(lines) + "\n"

@@ -72,14 +72,17 @@ class _Shape:
 class CostModel:
     """Per-statement compute costs of one program on one architecture (memoised)."""
 
-    def __init__(self, arch: Arch, params: SimParams, program: Program,
-                 packer_l1_acc: bool) -> None:
+    def __init__(
+        self, arch: Arch, params: SimParams, program: Program, packer_l1_acc: bool
+    ) -> None:
         self.arch = arch
         self.params = params
         self.packer_l1_acc = packer_l1_acc
         self.matmul_cycles = arch.matmul.cycles(program.math_fidelity)
-        self.shapes = {b.name: _Shape(b.rows, b.cols, tile_bytes(arch, b.dtype, b.name))
-                       for b in program.buffers}
+        self.shapes = {
+            b.name: _Shape(b.rows, b.cols, tile_bytes(arch, b.dtype, b.name))
+            for b in program.buffers
+        }
         self._memo: dict[int, ComputeCost] = {}
 
     def cost(self, stmt: Compute) -> ComputeCost:
@@ -98,8 +101,7 @@ class CostModel:
         pack = dst.tiles * dst.tile_bytes / p.pack_bytes_per_cycle
         fill = unpack / tally.tile_ops if tally.tile_ops else 0.0
         drain = pack / dst.tiles if dst.tiles else 0.0
-        total = (self.arch.compute.op_overhead_cycles + max(unpack, tally.math, pack)
-                 + fill + drain)
+        total = self.arch.compute.op_overhead_cycles + max(unpack, tally.math, pack) + fill + drain
         return ComputeCost(total, unpack, tally.math, pack, tally.matmul_tiles)
 
     def _shape(self, buffer: str) -> _Shape:
@@ -118,8 +120,10 @@ class CostModel:
                 return self._shape(name)
             case MatmulExpr():
                 return self._matmul(e, t, dst)
-            case BinaryExpr(op="add", lhs=BlockRef() as acc, rhs=MatmulExpr() as mm) | \
-                    BinaryExpr(op="add", lhs=MatmulExpr() as mm, rhs=BlockRef() as acc):
+            case (
+                BinaryExpr(op="add", lhs=BlockRef() as acc, rhs=MatmulExpr() as mm)
+                | BinaryExpr(op="add", lhs=MatmulExpr() as mm, rhs=BlockRef() as acc)
+            ):
                 out = self._matmul(mm, t, dst)
                 if not self.packer_l1_acc:
                     self._load(self._shape(acc.buffer), t)

@@ -96,8 +96,7 @@ class Block:
 
     __slots__ = ("on_exit", "pos", "stmts")
 
-    def __init__(self, stmts: tuple[Stmt, ...], on_exit: Callable[[], bool] | None = None
-                 ) -> None:
+    def __init__(self, stmts: tuple[Stmt, ...], on_exit: Callable[[], bool] | None = None) -> None:
         self.stmts = stmts
         self.pos = 0
         self.on_exit = on_exit
@@ -252,8 +251,11 @@ def _parallel(f: Frame, s: Parallel) -> Step:
     rest = tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
     if rest:
         f.stack.append(Block(rest))
-    legs = [_dram_leg(f, c, isinstance(c, WriteDram)) for c in s.copies
-            if isinstance(c, ReadDram | WriteDram)]
+    legs = [
+        _dram_leg(f, c, isinstance(c, WriteDram))
+        for c in s.copies
+        if isinstance(c, ReadDram | WriteDram)
+    ]
     return Transfer(f.shared.machine, tuple(legs), "parallel copies") if legs else None
 
 

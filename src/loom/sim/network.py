@@ -24,8 +24,9 @@ class Flow:
 
     __slots__ = ("cap", "nbytes", "on_done", "rate", "remaining", "res", "w")
 
-    def __init__(self, nbytes: float, cap: float, res: np.ndarray, w: np.ndarray,
-                 on_done: Callable[[], None]) -> None:
+    def __init__(
+        self, nbytes: float, cap: float, res: np.ndarray, w: np.ndarray, on_done: Callable[[], None]
+    ) -> None:
         self.nbytes = float(nbytes)
         self.remaining = float(nbytes)
         self.cap = float(cap)
@@ -38,8 +39,9 @@ class Flow:
 class FluidNetwork:
     """Active flows, their max-min fair rates, and the bytes each resource carried."""
 
-    def __init__(self, capacity: np.ndarray,
-                 on_rates: Callable[[float, np.ndarray], None] | None = None) -> None:
+    def __init__(
+        self, capacity: np.ndarray, on_rates: Callable[[float, np.ndarray], None] | None = None
+    ) -> None:
         self.capacity = capacity
         self.time = 0.0
         self.flows: list[Flow] = []
@@ -118,8 +120,7 @@ class FluidNetwork:
             rates = _progressive_filling(self.capacity, caps, ent_res, ent_w, ent_f)
         for f, r in zip(flows, rates.tolist(), strict=True):
             f.rate = r
-        self.load = np.bincount(ent_res, weights=ent_w * rates[ent_f],
-                                minlength=len(self.capacity))
+        self.load = np.bincount(ent_res, weights=ent_w * rates[ent_f], minlength=len(self.capacity))
         self._notify()
 
     def _notify(self) -> None:
@@ -127,8 +128,13 @@ class FluidNetwork:
             self.on_rates(self.time, self.load)
 
 
-def _progressive_filling(capacity: np.ndarray, caps: np.ndarray, ent_res: np.ndarray,
-                         ent_w: np.ndarray, ent_f: np.ndarray) -> np.ndarray:
+def _progressive_filling(
+    capacity: np.ndarray,
+    caps: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+) -> np.ndarray:
     """Max-min fair rates of flows with weighted resource usage and individual caps."""
     n = len(caps)
     rates = np.zeros(n)
@@ -155,4 +161,3 @@ def _progressive_filling(capacity: np.ndarray, caps: np.ndarray, ent_res: np.nda
         rates[newly] = np.minimum(caps[newly], level)
         frozen |= newly
     return rates
-

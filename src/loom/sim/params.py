@@ -72,8 +72,9 @@ class SimParams:
     def write_latency(self, hops: int) -> float:
         return self.write_base_cycles + 2 * self.niu_cycles + hops * self.hop_cycles
 
-    def multicast_cap(self, transaction_bytes: float, count: int, receivers: int,
-                      hops: int, linked: bool) -> float:
+    def multicast_cap(
+        self, transaction_bytes: float, count: int, receivers: int, hops: int, linked: bool
+    ) -> float:
         """Rate cap of `count` back-to-back multicasts of `transaction_bytes` each.
 
         An unlinked multicast sends each packet only after the previous one's write round
@@ -97,8 +98,10 @@ class SimParams:
         the path, whose cost is latency, not bandwidth)."""
         pkt = self.packet_bytes(transaction_bytes)
         wire = pkt / self.size_bandwidth(pkt)
-        return pkt / (max(wire, self.issue_cycles * pkt / transaction_bytes)
-                      + self.multicast_ack_cycles * receivers)
+        return pkt / (
+            max(wire, self.issue_cycles * pkt / transaction_bytes)
+            + self.multicast_ack_cycles * receivers
+        )
 
 
 DERIVED = ("write_base_cycles = fixed.semaphore_cycles - 2 noc.niu_cycles - noc.hop_cycles",)

@@ -84,8 +84,7 @@ class PipeHub:
 
     # ----- the two halves -------------------------------------------------------------
 
-    def send(self, sched: Scheduler, proc: Process, name: str, noc: int,
-             nbytes: float) -> Any:
+    def send(self, sched: Scheduler, proc: Process, name: str, noc: int, nbytes: float) -> Any:
         self._net(name)
         pipe = self._choose(name, proc.core, "send", self._from.get((name, proc.core), []))
         seq = self._send_seq.get((name, pipe), 0) + 1
@@ -95,8 +94,7 @@ class PipeHub:
         self._try_start(sched, name, pipe, seq)
         return PENDING
 
-    def receive(self, sched: Scheduler, proc: Process, name: str,
-                pipe: int | None = None) -> Any:
+    def receive(self, sched: Scheduler, proc: Process, name: str, pipe: int | None = None) -> Any:
         if pipe is None:
             pipe = self._choose(name, proc.core, "receive", self.pipes_to(name, proc.core))
         key = (name, pipe, proc.core)
@@ -105,8 +103,9 @@ class PipeHub:
         rv = self._rv.setdefault((name, pipe, seq), _Rendezvous())
         rv.ready[proc.core] = (sched.now + self.machine.params.semaphore_cycles, proc)
         src = self._net(name).pipes[pipe].src
-        proc.waiting = (f"waits in Receive #{seq} on net '{name}' for the Send of "
-                        f"core ({src[0]},{src[1]})")
+        proc.waiting = (
+            f"waits in Receive #{seq} on net '{name}' for the Send of core ({src[0]},{src[1]})"
+        )
         self._try_start(sched, name, pipe, seq)
         return PENDING
 
@@ -119,8 +118,10 @@ class PipeHub:
             return
         missing = self._missing(name, pipe, rv)
         if missing:
-            rv.sender[0].waiting = (f"waits in Send #{seq} on net '{name}' for receivers "
-                                    f"{_cores(missing)} to post their Receive")
+            rv.sender[0].waiting = (
+                f"waits in Send #{seq} on net '{name}' for receivers "
+                f"{_cores(missing)} to post their Receive"
+            )
             return
         del self._rv[(name, pipe, seq)]
         t = max([sched.now, *(t for t, _ in rv.ready.values())])

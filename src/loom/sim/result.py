@@ -100,19 +100,27 @@ class SimResult:
             f"{self.peak_tflops:.1f} peak",
         ]
         for e in self.engine_busy:
-            lines.append(f"  {e.engine:8s} busy min/mean/max {100 * e.min:5.1f} / "
-                         f"{100 * e.mean:5.1f} / {100 * e.max:5.1f} %")
+            lines.append(
+                f"  {e.engine:8s} busy min/mean/max {100 * e.min:5.1f} / "
+                f"{100 * e.mean:5.1f} / {100 * e.max:5.1f} %"
+            )
         if self.link_utilization:
             top = self.link_utilization[0]
-            lines.append(f"  busiest link: NoC{top.noc} ({top.x},{top.y}) {top.direction} "
-                         f"{100 * top.utilization:.1f}%")
+            lines.append(
+                f"  busiest link: NoC{top.noc} ({top.x},{top.y}) {top.direction} "
+                f"{100 * top.utilization:.1f}%"
+            )
         if self.dram_bank_utilization:
             banks = " ".join(f"{100 * u:.0f}" for u in self.dram_bank_utilization)
             lines.append(f"  DRAM bank utilization %: {banks}")
         b = self.bytes_moved
-        lines.append(f"  bytes: DRAM read {b.dram_read:,.0f}, write {b.dram_write:,.0f}, "
-                     f"NoC unicast {b.noc_unicast:,.0f}, multicast {b.noc_multicast:,.0f} "
-                     f"(delivered {b.noc_multicast_delivered:,.0f})")
-        lines.append(f"  {self.events:,} events in {self.wall_seconds:.2f} s "
-                     f"({self.events_per_second:,.0f} events/s, {self.rate_solves:,} rate solves)")
+        lines.append(
+            f"  bytes: DRAM read {b.dram_read:,.0f}, write {b.dram_write:,.0f}, "
+            f"NoC unicast {b.noc_unicast:,.0f}, multicast {b.noc_multicast:,.0f} "
+            f"(delivered {b.noc_multicast_delivered:,.0f})"
+        )
+        lines.append(
+            f"  {self.events:,} events in {self.wall_seconds:.2f} s "
+            f"({self.events_per_second:,.0f} events/s, {self.rate_solves:,} rate solves)"
+        )
         return "\n".join(lines)

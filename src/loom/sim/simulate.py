@@ -32,8 +32,14 @@ class SimOptions:
     """Add the architecture's program launch cost to the total."""
 
 
-def simulate(program: Program, arch: Arch, *, trace: bool = False,
-             options: SimOptions | None = None, params: SimParams | None = None) -> SimResult:
+def simulate(
+    program: Program,
+    arch: Arch,
+    *,
+    trace: bool = False,
+    options: SimOptions | None = None,
+    params: SimParams | None = None,
+) -> SimResult:
     """Time `program` on `arch`; raise SimulationError when it cannot finish (deadlock).
 
     `params` replaces the numbers read from `arch` (calibration studies); `trace` keeps
@@ -49,8 +55,7 @@ def simulate(program: Program, arch: Arch, *, trace: bool = False,
         hub=PipeHub(machine, program.nets),
         costs=CostModel(arch, params, program, options.packer_l1_acc),
         tile_bytes={t.name: tile_bytes(arch, t.dtype, t.name) for t in program.tensors},
-        block_bytes={b.name: b.tiles * tile_bytes(arch, b.dtype, b.name)
-                     for b in program.buffers},
+        block_bytes={b.name: b.tiles * tile_bytes(arch, b.dtype, b.name) for b in program.buffers},
         tensors={t.name: t for t in program.tensors},
     )
     procs = _spawn(program, shared, trace)
@@ -84,8 +89,9 @@ def _spawn(program: Program, shared: Shared, trace: bool) -> list[Process]:
             for engine, stmts in program.streams:
                 if not stmts:
                     continue
-                frame = Frame(shared, (y, x), engine, STREAM_NOC[engine], cbs,
-                              {"core_y": y, "core_x": x})
+                frame = Frame(
+                    shared, (y, x), engine, STREAM_NOC[engine], cbs, {"core_y": y, "core_x": x}
+                )
                 proc = Process((y, x), engine, run_stream(frame, stmts))
                 if trace:
                     proc.intervals = []
@@ -107,8 +113,15 @@ def deadlock_message(stuck: list[Process], total: int, now: float, shown: int = 
     )
 
 
-def _result(program: Program, arch: Arch, options: SimOptions, machine: Machine,
-            shared: Shared, procs: list[Process], wall: float) -> SimResult:
+def _result(
+    program: Program,
+    arch: Arch,
+    options: SimOptions,
+    machine: Machine,
+    shared: Shared,
+    procs: list[Process],
+    wall: float,
+) -> SimResult:
     kernel = max((p.finished or 0.0) for p in procs) if procs else 0.0
     launch = machine.params.launch_cycles if options.include_launch else 0.0
     cycles = kernel + launch
@@ -134,8 +147,10 @@ def _result(program: Program, arch: Arch, options: SimOptions, machine: Machine,
         peak_tflops=peak,
         utilization=tflops / peak if peak else 0.0,
         engine_busy=_engine_busy(procs, kernel),
-        core_busy=tuple(CoreBusy(p.core, p.engine, p.busy / kernel if kernel else 0.0,
-                                 p.finished or 0.0) for p in procs),
+        core_busy=tuple(
+            CoreBusy(p.core, p.engine, p.busy / kernel if kernel else 0.0, p.finished or 0.0)
+            for p in procs
+        ),
         link_utilization=_links(machine, kernel),
         dram_bank_utilization=_banks(machine, kernel),
         bytes_moved=BytesMoved(

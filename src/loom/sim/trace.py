@@ -23,8 +23,12 @@ _NOC_PID = 100_000
 _DRAM_PID = 200_000
 
 
-def trace_events(procs: Sequence[Process], samples: Iterable[tuple[float, np.ndarray]],
-                 topo: Topology, clock_ghz: float) -> tuple[dict[str, Any], ...]:
+def trace_events(
+    procs: Sequence[Process],
+    samples: Iterable[tuple[float, np.ndarray]],
+    topo: Topology,
+    clock_ghz: float,
+) -> tuple[dict[str, Any], ...]:
     us = 1.0 / (clock_ghz * 1e3)
     events: list[dict[str, Any]] = []
     pids: dict[tuple[int, int], int] = {}
@@ -33,12 +37,21 @@ def trace_events(procs: Sequence[Process], samples: Iterable[tuple[float, np.nda
         tid = _ENGINE_TID.get(proc.engine, 9)
         events.append(_meta("thread_name", pid, tid, proc.engine))
         for start, end, what in proc.intervals or ():
-            events.append({"name": what, "ph": "X", "pid": pid, "tid": tid,
-                           "ts": start * us, "dur": (end - start) * us})
+            events.append(
+                {
+                    "name": what,
+                    "ph": "X",
+                    "pid": pid,
+                    "tid": tid,
+                    "ts": start * us,
+                    "dur": (end - start) * us,
+                }
+            )
     for core, pid in pids.items():
         events.append(_meta("process_name", pid, 0, f"core ({core[0]},{core[1]})"))
-        events.append({"name": "process_sort_index", "ph": "M", "pid": pid,
-                       "args": {"sort_index": pid}})
+        events.append(
+            {"name": "process_sort_index", "ph": "M", "pid": pid, "args": {"sort_index": pid}}
+        )
     for noc in (0, 1):
         events.append(_meta("process_name", _NOC_PID + noc, 0, f"NoC{noc} links"))
     events.append(_meta("process_name", _DRAM_PID, 0, "DRAM banks"))
@@ -50,8 +63,9 @@ def _meta(kind: str, pid: int, tid: int, name: str) -> dict[str, Any]:
     return {"name": kind, "ph": "M", "pid": pid, "tid": tid, "args": {"name": name}}
 
 
-def _counters(samples: Iterable[tuple[float, np.ndarray]], topo: Topology,
-              us: float) -> list[dict[str, Any]]:
+def _counters(
+    samples: Iterable[tuple[float, np.ndarray]], topo: Topology, us: float
+) -> list[dict[str, Any]]:
     gx, gy = topo.gx, topo.gy
     cap = topo.params.link_bytes_per_cycle
     bank_cap = topo.params.bank_bytes_per_cycle
@@ -66,14 +80,21 @@ def _counters(samples: Iterable[tuple[float, np.ndarray]], topo: Topology,
         for noc in (0, 1):
             values += [(_NOC_PID + noc, names[noc][0][y], float(rows[noc, y])) for y in range(gy)]
             values += [(_NOC_PID + noc, names[noc][1][x], float(cols[noc, x])) for x in range(gx)]
-        banks = load[topo.n_links + topo.n_ports:] / bank_cap
+        banks = load[topo.n_links + topo.n_ports :] / bank_cap
         values += [(_DRAM_PID, f"bank {b}", float(v)) for b, v in enumerate(banks)]
         for pid, name, value in values:
             key = (pid, name)
             if last.get(key, 0.0 if value == 0.0 else -1.0) != value:
                 last[key] = value
-                out.append({"name": name, "ph": "C", "pid": pid, "ts": t * us,
-                            "args": {"load": round(value, 4)}})
+                out.append(
+                    {
+                        "name": name,
+                        "ph": "C",
+                        "pid": pid,
+                        "ts": t * us,
+                        "args": {"load": round(value, 4)},
+                    }
+                )
     return out
 
 

@@ -40,16 +40,17 @@ class Leg:
     """Bytes that reach receivers (multicast: nbytes x receivers)."""
 
 
-def window_bank_counts(n_banks: int, tensor_cols: int, row: int, col: int,
-                       rows: int, cols: int) -> tuple[int, ...]:
+def window_bank_counts(
+    n_banks: int, tensor_cols: int, row: int, col: int, rows: int, cols: int
+) -> tuple[int, ...]:
     """Tiles of the window [row, row+rows) x [col, col+cols) held by each bank."""
-    return _bank_counts(n_banks, tensor_cols % n_banks, (row * tensor_cols + col) % n_banks,
-                        rows, cols)
+    return _bank_counts(
+        n_banks, tensor_cols % n_banks, (row * tensor_cols + col) % n_banks, rows, cols
+    )
 
 
 @lru_cache(maxsize=8192)
-def _bank_counts(n_banks: int, stride: int, first: int, rows: int, cols: int
-                 ) -> tuple[int, ...]:
+def _bank_counts(n_banks: int, stride: int, first: int, rows: int, cols: int) -> tuple[int, ...]:
     """Row r of the window starts in bank (first + r * stride) mod n_banks."""
     full, rem = divmod(cols, n_banks)
     counts = [full * rows] * n_banks
@@ -78,8 +79,9 @@ class LegBuilder:
 
     # ----- DRAM -----------------------------------------------------------------------
 
-    def dram(self, noc: int, core: Core, counts: tuple[int, ...], page_bytes: int,
-             write: bool) -> Leg:
+    def dram(
+        self, noc: int, core: Core, counts: tuple[int, ...], page_bytes: int, write: bool
+    ) -> Leg:
         """Read (or write) the pages counted per bank in `counts` into (from) `core`."""
         pages = sum(counts)
         p = self.p
@@ -97,8 +99,9 @@ class LegBuilder:
         nbytes = pages * page_bytes
         return Leg(nbytes, cap, res, w, latency, category, nbytes)
 
-    def _dram_usage_uncached(self, noc: int, core_xy: XY, counts: tuple[int, ...],
-                             write: bool) -> tuple[np.ndarray, np.ndarray]:
+    def _dram_usage_uncached(
+        self, noc: int, core_xy: XY, counts: tuple[int, ...], write: bool
+    ) -> tuple[np.ndarray, np.ndarray]:
         topo = self.topo
         pages = sum(counts)
         usage: dict[int, float] = {topo.port_id(noc, core_xy, absorb=not write): 1.0}
@@ -108,8 +111,9 @@ class LegBuilder:
             share = n / pages
             usage[topo.bank_id(bank)] = usage.get(topo.bank_id(bank), 0.0) + share
             bank_xy = topo.bank_xy(bank)
-            route = topo.route(noc, core_xy, bank_xy) if write else topo.route(
-                noc, bank_xy, core_xy)
+            route = (
+                topo.route(noc, core_xy, bank_xy) if write else topo.route(noc, bank_xy, core_xy)
+            )
             for link in route:
                 usage[link] = usage.get(link, 0.0) + share
         return _arrays(usage)
@@ -121,16 +125,21 @@ class LegBuilder:
         s, d = self.topo.core_xy(src), self.topo.core_xy(dst)
         res, w = self._unicast_usage(noc, s, d)
         latency = self.p.write_latency(self.topo.hops(noc, s, d))
-        return Leg(nbytes, self.p.unicast_cap(txn_bytes), res, w, latency, "noc_unicast",
-                   nbytes)
+        return Leg(nbytes, self.p.unicast_cap(txn_bytes), res, w, latency, "noc_unicast", nbytes)
 
-    def read(self, noc: int, reader: Core, target: Core, nbytes: float,
-             txn_bytes: float) -> Leg:
+    def read(self, noc: int, reader: Core, target: Core, nbytes: float, txn_bytes: float) -> Leg:
         """A unicast read: data flows from `target` to `reader` on the reader's NoC."""
         s, d = self.topo.core_xy(target), self.topo.core_xy(reader)
         res, w = self._unicast_usage(noc, s, d)
-        return Leg(nbytes, self.p.unicast_cap(txn_bytes), res, w,
-                   self.p.read_latency_cycles, "noc_unicast", nbytes)
+        return Leg(
+            nbytes,
+            self.p.unicast_cap(txn_bytes),
+            res,
+            w,
+            self.p.read_latency_cycles,
+            "noc_unicast",
+            nbytes,
+        )
 
     def _unicast_usage_uncached(self, noc: int, s: XY, d: XY) -> tuple[np.ndarray, np.ndarray]:
         topo = self.topo
@@ -139,8 +148,15 @@ class LegBuilder:
             usage[link] = 1.0
         return _arrays(usage)
 
-    def multicast(self, noc: int, src: Core, dsts: Sequence[Core], nbytes: float,
-                  txn_bytes: float, linked: bool) -> Leg:
+    def multicast(
+        self,
+        noc: int,
+        src: Core,
+        dsts: Sequence[Core],
+        nbytes: float,
+        txn_bytes: float,
+        linked: bool,
+    ) -> Leg:
         """Back-to-back multicast writes of `nbytes` in transactions of `txn_bytes` from
         `src` to every core of `dsts` (a microbenchmark batch)."""
         n, res, w, hops = self._mcast(noc, src, dsts)
@@ -158,16 +174,18 @@ class LegBuilder:
         latency = 2 * self.p.write_latency(hops)
         return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * n)
 
-    def _mcast(self, noc: int, src: Core, dsts: Sequence[Core]
-               ) -> tuple[int, np.ndarray, np.ndarray, int]:
+    def _mcast(
+        self, noc: int, src: Core, dsts: Sequence[Core]
+    ) -> tuple[int, np.ndarray, np.ndarray, int]:
         """(receivers, resources, weights, hops to the farthest receiver)."""
         s = self.topo.core_xy(src)
         d = tuple(self.topo.core_xy(c) for c in dsts)
         res, w, hops = self._mcast_usage(noc, s, d)
         return len(d), res, w, hops
 
-    def _mcast_usage_uncached(self, noc: int, s: XY, d: tuple[XY, ...]
-                              ) -> tuple[np.ndarray, np.ndarray, int]:
+    def _mcast_usage_uncached(
+        self, noc: int, s: XY, d: tuple[XY, ...]
+    ) -> tuple[np.ndarray, np.ndarray, int]:
         topo = self.topo
         usage = {topo.port_id(noc, s, absorb=False): 1.0}
         for xy in d:

@@ -53,7 +53,9 @@ def solve_problem(
     """Minimise the candidate's latency; `cutoff` (inclusive) prunes what cannot win."""
     name = problem.candidate.name
     if problem.infeasible_reason:
-        return Solution(name, "infeasible", reason=problem.infeasible_reason, lower_bound=lower_bound)
+        return Solution(
+            name, "infeasible", reason=problem.infeasible_reason, lower_bound=lower_bound
+        )
     start = time.perf_counter()
     built = build_model(problem, cutoff)
     solver = cp_model.CpSolver()
@@ -78,12 +80,27 @@ def solve_problem(
         )
     if status == cp_model.INFEASIBLE:
         if cutoff is not None:
-            return Solution(name, "pruned", lower_bound=lower_bound, seconds=seconds,
-                            reason=f"cannot beat the incumbent ({cutoff} cycles)")  # fmt: skip
-        return Solution(name, "infeasible", lower_bound=lower_bound, seconds=seconds,
-                        reason=explain_infeasible(problem))  # fmt: skip
-    return Solution(name, "unknown", lower_bound=lower_bound, seconds=seconds,
-                    reason=f"CP-SAT status {solver.StatusName(status)} within the time limit")  # fmt: skip
+            return Solution(
+                name,
+                "pruned",
+                lower_bound=lower_bound,
+                seconds=seconds,
+                reason=f"cannot beat the incumbent ({cutoff} cycles)",
+            )
+        return Solution(
+            name,
+            "infeasible",
+            lower_bound=lower_bound,
+            seconds=seconds,
+            reason=explain_infeasible(problem),
+        )
+    return Solution(
+        name,
+        "unknown",
+        lower_bound=lower_bound,
+        seconds=seconds,
+        reason=f"CP-SAT status {solver.StatusName(status)} within the time limit",
+    )
 
 
 def explain_infeasible(problem: Problem) -> str:
@@ -95,6 +112,8 @@ def explain_infeasible(problem: Problem) -> str:
     for con in problem.constraints:
         names = sorted(con.cond.free_names())
         check = compile_expr(con.cond, names)
-        if not any(check(*vals) for vals in itertools.product(*(problem.domains[n] for n in names))):
+        if not any(
+            check(*vals) for vals in itertools.product(*(problem.domains[n] for n in names))
+        ):
             return f"no tile sizes satisfy: {con.text}"
     return "the constraints cannot hold together: " + "; ".join(c.text for c in problem.constraints)

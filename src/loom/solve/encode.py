@@ -112,7 +112,7 @@ class Encoder:
         self.cache[key] = result
         return result
 
-    def _structural(self, e: Expr) -> Encoded:  # noqa: C901 - one case per node class
+    def _structural(self, e: Expr) -> Encoded:
         match e:
             case Poly(terms=terms):
                 parts = [self._monomial(mono, coeff) for mono, coeff in terms]
@@ -126,7 +126,9 @@ class Encoder:
                 lo = max(p.lo for p in parts) if is_max else min(p.lo for p in parts)
                 hi = max(p.hi for p in parts) if is_max else min(p.hi for p in parts)
                 var = self._new(lo, hi, "max" if is_max else "min")
-                (self.m.AddMaxEquality if is_max else self.m.AddMinEquality)(var, [p.var for p in parts])
+                (self.m.AddMaxEquality if is_max else self.m.AddMinEquality)(
+                    var, [p.var for p in parts]
+                )
                 return Encoded(var, lo, hi)
             case Select(cond=c, if_true=t, if_false=f):
                 lit = self.literal(c)
@@ -146,7 +148,10 @@ class Encoder:
         for atom in mono:  # pack atoms into groups small enough to tabulate
             for g in groups:
                 names = set().union(*(x.free_names() for x in g)) | atom.free_names()
-                if len(names) <= TABLE_SYMBOLS and math.prod(len(self.domains[n]) for n in names) <= TABLE_LIMIT:
+                if (
+                    len(names) <= TABLE_SYMBOLS
+                    and math.prod(len(self.domains[n]) for n in names) <= TABLE_LIMIT
+                ):
                     g.append(atom)
                     break
             else:
@@ -215,7 +220,9 @@ class Encoder:
     def enforce_not(self, c: Cond, lit: cp_model.IntVar) -> None:
         match c:
             case Cmp(op=op, lhs=a, rhs=b):
-                self.m.Add(_compare(_NEGATE[op], self.expr(a).var, self.expr(b).var)).OnlyEnforceIf(lit)
+                self.m.Add(_compare(_NEGATE[op], self.expr(a).var, self.expr(b).var)).OnlyEnforceIf(
+                    lit
+                )
             case BoolConst(value=v):
                 if v:
                     self.m.AddBoolOr([]).OnlyEnforceIf(lit)

@@ -16,10 +16,14 @@ from loom.solve.cpsat import explain_infeasible
 from loom.symbolic.pyexpr import compile_expr
 
 
-def enumerate_problem(problem: Problem, cutoff: int | None = None, lower_bound: int = 0) -> Solution:
+def enumerate_problem(
+    problem: Problem, cutoff: int | None = None, lower_bound: int = 0
+) -> Solution:
     name = problem.candidate.name
     if problem.infeasible_reason:
-        return Solution(name, "infeasible", reason=problem.infeasible_reason, lower_bound=lower_bound)
+        return Solution(
+            name, "infeasible", reason=problem.infeasible_reason, lower_bound=lower_bound
+        )
     start = time.perf_counter()
     names = list(problem.domains)
     objective = compile_expr(problem.objective, names)
@@ -37,8 +41,13 @@ def enumerate_problem(problem: Problem, cutoff: int | None = None, lower_bound: 
         return Solution(name, "infeasible", reason=explain_infeasible(problem), seconds=seconds)
     cycles, values = best
     if cutoff is not None and cycles > cutoff:
-        return Solution(name, "pruned", lower_bound=lower_bound, seconds=seconds,
-                        reason=f"cannot beat the incumbent ({cutoff} cycles)")  # fmt: skip
+        return Solution(
+            name,
+            "pruned",
+            lower_bound=lower_bound,
+            seconds=seconds,
+            reason=f"cannot beat the incumbent ({cutoff} cycles)",
+        )
     return Solution(
         candidate=name,
         status="optimal",

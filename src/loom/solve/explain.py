@@ -31,7 +31,8 @@ class Bottleneck:
             "term": self.term,
             "kind": self.kind,
             "share": f"{self.share:.3f}",
-            "text": f"{self.term} [{self.kind}] in {self.path}: {100 * self.share:.0f}% of the modeled time",
+            "text": f"{self.term} [{self.kind}] in {self.path}: "
+            f"{100 * self.share:.0f}% of the modeled time",
         }
 
 
@@ -105,7 +106,12 @@ def neighbourhood(problem: Problem, env: dict[str, int]) -> dict[str, object]:
     for values in itertools.product(*(vals for _, vals in axes)):
         trial = {**env, **dict(zip((n for n, _ in axes), values, strict=True))}
         if all(c.cond.eval(trial) for c in problem.constraints):
-            rows.append((problem.objective.eval(trial), dict(zip((n for n, _ in axes), values, strict=True))))
+            rows.append(
+                (
+                    problem.objective.eval(trial),
+                    dict(zip((n for n, _ in axes), values, strict=True)),
+                )
+            )
     rows.sort(key=lambda r: (r[0], sorted(r[1].items())))
     winner = problem.objective.eval(env)
     rank = 1 + sum(1 for cycles, _ in rows if cycles < winner)

@@ -22,10 +22,9 @@ from dataclasses import dataclass
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
-from loom.solve.cpsat import solve_problem
 from loom.solve.bounds import path_bound
+from loom.solve.cpsat import solve_problem
 from loom.solve.enumerate import enumerate_problem
-
 
 ROUND = 8
 """Candidates solved between two cutoff updates (independent of the number of jobs)."""
@@ -83,8 +82,9 @@ def rank(
     path_bounds: dict[tuple[object, ...], int] = {}
 
     def pruned(c: Candidate, bound: int, kind: str, limit: int | None) -> Solution:
-        return Solution(c.name, "pruned", lower_bound=bound,
-                        reason=f"{kind} bound {bound} > incumbent {limit}")  # fmt: skip
+        return Solution(
+            c.name, "pruned", lower_bound=bound, reason=f"{kind} bound {bound} > incumbent {limit}"
+        )
 
     with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
         for start in range(0, len(order), ROUND):
@@ -108,12 +108,16 @@ def rank(
                 key = problem_key(p)
                 if key not in solved_keys:
                     unique.setdefault(key, p)
-            fresh = dict(zip(unique, pool.map(lambda p: solve(p, limit), unique.values()), strict=True))
+            solutions = pool.map(solve, unique.values(), [limit] * len(unique))
+            fresh = dict(zip(unique, solutions, strict=True))
             solved_keys.update(fresh)
             for problem in problems:
                 shared = solved_keys[problem_key(problem)]
-                solution = dataclasses.replace(shared, candidate=problem.candidate.name,
-                                               lower_bound=bounds[problem.candidate.name])  # fmt: skip
+                solution = dataclasses.replace(
+                    shared,
+                    candidate=problem.candidate.name,
+                    lower_bound=bounds[problem.candidate.name],
+                )
                 results[solution.candidate] = solution
                 if solution.solved:
                     kept.append((solution, problem))

@@ -438,7 +438,7 @@ class Mod(_Binary):
 
     def _bounds(self) -> tuple[int, int]:
         (alo, ahi), (_, bhi) = self.lhs.bounds, self.rhs.bounds
-        if 0 <= alo and ahi < self.rhs.bounds[0]:
+        if alo >= 0 and ahi < self.rhs.bounds[0]:
             return (alo, ahi)
         return (0, max(bhi - 1, 0))
 
@@ -508,7 +508,7 @@ def mod(a: ExprLike, b: ExprLike) -> Expr:
         if _const_content(_to_poly(lhs)) % c == 0:
             return Const(0)
         lo, hi = lhs.bounds
-        if 0 <= lo and hi < c:
+        if lo >= 0 and hi < c:
             return lhs
     return Mod(lhs, rhs)
 
@@ -836,7 +836,9 @@ class SymTable:
         if tag == "sym":
             return self.syms[body]
         if tag == "poly":
-            return add(*(mul(coeff, *(self.expr_from_json(a) for a in mono)) for coeff, mono in body))
+            return add(
+                *(mul(coeff, *(self.expr_from_json(a) for a in mono)) for coeff, mono in body)
+            )
         if tag in _BINARY_BUILDERS:
             return _BINARY_BUILDERS[tag](self.expr_from_json(body[0]), self.expr_from_json(body[1]))
         if tag in ("min", "max"):

@@ -73,4 +73,4 @@ def compile_expr(e: Expr | Cond, names: Sequence[str]) -> Callable[..., int | bo
     """A function of the symbols `names` (positional) computing `e`."""
     body = cond_to_python(e) if isinstance(e, Cond) else to_python(e)
     source = f"lambda {', '.join(names)}: {body}" if names else f"lambda: {body}"
-    return eval(compile(source, "<loom-expr>", "eval"), {"min": min, "max": max})  # noqa: S307
+    return eval(compile(source, "<loom-expr>", "eval"), {"min": min, "max": max})
