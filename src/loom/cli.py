@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import shutil
@@ -210,23 +209,18 @@ def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
     return 0
 
 
-def _simulate(args: argparse.Namespace, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
+def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
     from loom.pipeline import simulate_lowered
+    from loom.report import simulation_dict, simulation_summary
     from loom.sim import trace_json
 
     sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
     if args.trace:
         Path(args.trace).write_text(trace_json(sim.trace_events))
-    data = sim_json(sim, lowered.schedule.modeled_cycles)
+    flops = spec.flops(lowered.schedule.shape) if spec.flops else 0
     if not args.json:
-        print(sim.summary(), end="" if sim.summary().endswith("\n") else "\n")
-        if data["modeled_cycles"]:
-            print(
-                f"simulated   {sim.cycles:,.0f} cycles vs modeled "
-                f"{data['modeled_cycles']:,} cycles: "
-                f"simulated / modeled = {data['simulated_over_modeled']:.2f}"
-            )
-    return data
+        print(simulation_summary(sim, lowered.schedule.modeled_cycles, flops), end="")
+    return simulation_dict(sim, lowered.schedule.modeled_cycles, flops)
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -242,11 +236,11 @@ def _cmd_verify(args: argparse.Namespace) -> int:
 def _cmd_simulate(args: argparse.Namespace) -> int:
     from loom.report import summary
 
-    _, arch, lowered, artifacts, result, log = _lowered(args)
+    spec, arch, lowered, artifacts, result, log = _lowered(args)
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
-    data = _simulate(args, arch, lowered, log)
+    data = _simulate(args, spec, arch, lowered, log)
     if args.json:
         print(json.dumps(data, indent=2))
     return 0
@@ -260,7 +254,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if result is not None and not args.json:
         print(summary(result), end="")
     code = _verify(spec, lowered, log) if not args.json else 0
-    data = _simulate(args, arch, lowered, log)
+    data = _simulate(args, spec, arch, lowered, log)
     if args.json:
         print(
             json.dumps(
@@ -273,24 +267,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
             "(TT-Lang kernel: kernel_ttlang.py)"
         )
     return code
-
-
-def sim_json(sim, modeled: int) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    return {
-        "kernel": sim.kernel,
-        "arch": sim.arch,
-        "simulated_cycles": round(sim.cycles),
-        "simulated_us": round(sim.us, 3),
-        "modeled_cycles": modeled,
-        "simulated_over_modeled": round(sim.cycles / modeled, 4) if modeled else None,
-        "tflops": round(sim.tflops, 3),
-        "utilization": round(sim.utilization, 4),
-        "engine_busy": [dataclasses.asdict(e) for e in sim.engine_busy],
-        "dram_bank_utilization": [round(u, 4) for u in sim.dram_bank_utilization],
-        "bytes_moved": dataclasses.asdict(sim.bytes_moved),
-        "events": sim.events,
-        "events_per_second": round(sim.events_per_second),
-    }
 
 
 def _cmd_candidates(args: argparse.Namespace) -> int:

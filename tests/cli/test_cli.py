@@ -152,3 +152,39 @@ def test_infeasible_leaves_no_partial_output(capsys, tmp_path) -> None:  # type:
     )
     assert code != 0 and "L1 footprint" in err and "Traceback" not in err
     assert not dump.exists()
+
+
+def test_verify_passes_and_exits_zero(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, err = run(capsys, "verify", *GEMM)
+    assert code == 0, err
+    assert "verify      PASS on tt-lang-sim" in out
+
+
+def test_simulate_json_and_trace(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    trace = tmp_path / "t.json"
+    code, out, _ = run(capsys, "simulate", *GEMM, "--json", "--trace", str(trace))
+    data = json.loads(out)
+    assert code == 0 and data["simulated_cycles"] > 0 and data["modeled_cycles"] > 0
+    assert 0.3 < data["simulated_over_modeled"] < 3  # the two never meet in code
+    events = json.loads(trace.read_text())["traceEvents"]
+    phases = {e["ph"] for e in events}
+    assert {"M", "X"} <= phases  # track names and complete slices: what Perfetto draws
+    names = {e["args"]["name"] for e in events if e["ph"] == "M" and "name" in e.get("args", {})}
+    assert {"reader", "compute", "writer", "DRAM banks"} <= names
+
+
+def test_schedule_round_trip_through_verify_and_simulate(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run(capsys, "compile", *GEMM, "--json")
+    path = tmp_path / "schedule.json"
+    path.write_text(out)
+    code, out, err = run(capsys, "verify", "--schedule", str(path))
+    assert code == 0 and "PASS" in out, err
+    code, out, _ = run(capsys, "simulate", "--schedule", str(path), "--json")
+    assert code == 0 and json.loads(out)["modeled_cycles"] == json.loads(path.read_text())["modeled_cycles"]
+
+
+def test_broken_schedule_file_is_reported(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    path = tmp_path / "bad.json"
+    path.write_text('{"kernel": "gemm"}')
+    code, out, err = run(capsys, "verify", "--schedule", str(path))
+    assert code != 0 and out == "" and "not a valid Loom schedule" in err and "Traceback" not in err

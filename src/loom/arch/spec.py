@@ -143,6 +143,9 @@ class Dram:
     reader_bytes_per_cycle: float
     writer_bytes_per_cycle: float
     """Measured per-core DRAM read / write throughput of one engine (the ideal tests)."""
+    all_cores_bytes_per_cycle: float
+    """Measured aggregate when every core reads interleaved pages at once (NoC0): what
+    the whole grid gets from DRAM under contention, below the ideal-placement peak."""
     page_bytes: int
     """Interleaving granularity: consecutive pages go to consecutive banks."""
 

@@ -1,6 +1,6 @@
 """Build the Hierarchical Execution Graph of a candidate (paper §2.6).
 
-    root  = for(waves, pipe_grid)
+    root  = launch ; for(waves, pipe_grid)
     pipe_s = pipe(loads of scope s, body_s, stores of scope s)
     body_s = compute ; for(trip, pipe_loop) ; compute ; gathers ; merge   (in program order)
 
@@ -80,8 +80,13 @@ class HegBuilder:
 
     # ----- graph ---------------------------------------------------------------------
     def build(self) -> HegNode:
+        """launch ; for(waves, pipe_grid) — the launch is a constant: it never changes
+        the ranking, but the modeled time is the time of the whole program."""
         waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
-        return For("waves", waves, self.block(self.program.body, "grid", False, waves))
+        launch = round(self.arch.us_to_cycles(self.arch.fixed.program_launch_us))
+        start = Leaf("launch", (prim.Term("fixed", "program launch", Const(launch)),))
+        grid = For("waves", waves, self.block(self.program.body, "grid", False, waves))
+        return Seq("program", (start, grid))
 
     def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool, repeats: Expr) -> Pipe:
         """The pipe of one scope; `repeats` = how often it runs (for the DRAM traffic)."""

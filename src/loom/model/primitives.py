@@ -10,8 +10,9 @@ numbers combine:
 * the two data-movement engines (reader on NoC0, writer on NoC1) load in parallel: a
   stage takes as long as its busier engine;
 * all cores of a stage read at once, so the stage also takes at least the bytes of all
-  concurrent readers over the DRAM's achievable aggregate bandwidth; a stage costs the
-  larger of the per-core and the DRAM-wide figure;
+  concurrent readers over what DRAM delivers to the whole grid under contention (the
+  measured all-cores figure, below the ideal-placement peak); a stage costs the larger
+  of the per-engine and the DRAM-wide figure;
 * a multicast adds a sender/receiver handshake; a gather costs the owner one handshake
   and one unicast transfer per partial it receives;
 * a compute operation costs its per-tile cycles over the tiles it produces (matmul:
@@ -39,6 +40,13 @@ def per_tile(tile_bytes: int, bytes_per_cycle: float) -> int:
     return math.ceil(tile_bytes / bytes_per_cycle)
 
 
+def dram_grid_rate(arch: Arch) -> float:
+    """Bytes per cycle DRAM serves to all concurrent cores together."""
+    return min(
+        arch.dram.peak_bytes_per_cycle * arch.dram.efficiency, arch.dram.all_cores_bytes_per_cycle
+    )
+
+
 @dataclass(frozen=True)
 class TransferSpec:
     """One DRAM transfer of a stage, as each core sees it."""
@@ -61,7 +69,7 @@ def dram_read_stage(
     terms = []
     per_engine: dict[str, Expr] = {}
     latency = 0
-    dram_rate = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
+    dram_rate = dram_grid_rate(arch)
     dram_wide: Expr = Const(0)
     for t in transfers:
         per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
@@ -87,7 +95,7 @@ def dram_write_stage(
     terms = []
     per_core: Expr = Const(0)
     dram_wide: Expr = Const(0)
-    dram_rate = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
+    dram_rate = dram_grid_rate(arch)
     for t in transfers:
         per = per_tile(t.tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.noc.issue_cycles
         cycles = t.tiles * per

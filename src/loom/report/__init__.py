@@ -14,7 +14,12 @@ from loom.report.artifacts import (
     print_reuse,
     solver_log,
 )
-from loom.report.summary import candidates_table, schedule_summary
+from loom.report.summary import (
+    candidates_table,
+    schedule_summary,
+    simulation_dict,
+    simulation_summary,
+)
 from loom.solve import model_text
 
 
@@ -52,4 +57,10 @@ def summary(result: CompileResult) -> str:
     return schedule_summary(result.schedule, result.arch, counts)
 
 
-__all__ = ["candidates_table", "compile_artifacts", "summary"]
+__all__ = [
+    "candidates_table",
+    "compile_artifacts",
+    "simulation_dict",
+    "simulation_summary",
+    "summary",
+]

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 from loom.arch import Arch
 from loom.ir.candidate import CandidateSet
 from loom.ir.schedule import Schedule
+from loom.sim import SimResult
 
 _KNOB_TEXT = {
     (0, 0): "sequential (load, compute, store)",
@@ -114,5 +117,40 @@ def candidates_table(cs: CandidateSet) -> str:
         waves = ",".join(f"{a}={w}" for a, w in c.waves.items())
         lines.append(
             f"{c.num_cores:>5}  {c.mapping.label():<14} {mc:<28} {waves[:28]:<28} {c.name}"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def simulation_dict(sim: SimResult, modeled: int, flops: int) -> dict[str, object]:
+    """The simulated figures as JSON-ready data. `tflops` counts the kernel's useful
+    floating-point work; `executed_tflops` counts every tile-matmul the cores ran,
+    padding included (e.g. a decode query row padded to a 32-row tile)."""
+    return {
+        "kernel": sim.kernel,
+        "arch": sim.arch,
+        "simulated_cycles": round(sim.cycles),
+        "simulated_us": round(sim.us, 3),
+        "modeled_cycles": modeled,
+        "simulated_over_modeled": round(sim.cycles / modeled, 4) if modeled else None,
+        "tflops": round(flops / (sim.us * 1e6), 3) if flops and sim.us else None,
+        "executed_tflops": round(sim.tflops, 3),
+        "utilization": round(sim.utilization, 4),
+        "engine_busy": [dataclasses.asdict(e) for e in sim.engine_busy],
+        "dram_bank_utilization": [round(u, 4) for u in sim.dram_bank_utilization],
+        "bytes_moved": dataclasses.asdict(sim.bytes_moved),
+        "events": sim.events,
+        "events_per_second": round(sim.events_per_second),
+    }
+
+
+def simulation_summary(sim: SimResult, modeled: int, flops: int) -> str:
+    text = sim.summary()
+    lines = [text.rstrip("\n")]
+    if flops and sim.us:
+        lines.append(f"useful      {flops / (sim.us * 1e6):.2f} TFLOPS of the kernel's own work")
+    if modeled:
+        lines.append(
+            f"simulated   {sim.cycles:,.0f} cycles vs modeled {modeled:,} cycles: "
+            f"simulated / modeled = {sim.cycles / modeled:.2f}"
         )
     return "\n".join(lines) + "\n"
