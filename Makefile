@@ -31,7 +31,7 @@ check: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 golden: $(VENV)/.installed
-	$(BIN)/python -m pytest -q --update-golden tests/frontend tests/dataflow
+	$(BIN)/python -m pytest -q --update-golden tests/frontend tests/dataflow tests/lower tests/backends
 
 clean:
 	rm -rf $(VENV) out .pytest_cache
