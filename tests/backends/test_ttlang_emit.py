@@ -13,10 +13,11 @@ from programs import lowered
 
 from loom.backends.ttlang import emit
 from loom.backends.ttlang.emit import ident
-from loom.backends.ttlang.pyexpr import py_cond, py_expr
 from loom.errors import ScheduleError
 from loom.ir.program import PipeNet
 from loom.symbolic import Sym, cmp, conj, floordiv, mod
+from loom.symbolic.pyexpr import cond_to_python as py_cond
+from loom.symbolic.pyexpr import to_python as py_expr
 
 CASES = {c.id: c for c in FAST}
 

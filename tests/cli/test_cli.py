@@ -180,7 +180,8 @@ def test_schedule_round_trip_through_verify_and_simulate(capsys, tmp_path) -> No
     code, out, err = run(capsys, "verify", "--schedule", str(path))
     assert code == 0 and "PASS" in out, err
     code, out, _ = run(capsys, "simulate", "--schedule", str(path), "--json")
-    assert code == 0 and json.loads(out)["modeled_cycles"] == json.loads(path.read_text())["modeled_cycles"]
+    modeled = json.loads(path.read_text())["modeled_cycles"]
+    assert code == 0 and json.loads(out)["modeled_cycles"] == modeled
 
 
 def test_broken_schedule_file_is_reported(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -28,45 +28,60 @@ from loom.symbolic.expr import (
 )
 
 
+def _atom(e: Expr) -> str:
+    text = to_python(e)
+    return text if isinstance(e, Const | Sym) and not text.startswith("-") else f"({text})"
+
+
+def _term(mono: tuple[Expr, ...], coeff: int) -> str:
+    factors = [_atom(a) for a in mono]
+    if abs(coeff) != 1 or not factors:
+        factors.insert(0, str(abs(coeff)))
+    return " * ".join(factors)
+
+
 def to_python(e: Expr) -> str:
+    """Readable Python source: `4 * core_y + 2 * tile_k_id`, `(a + b) // 32`."""
     match e:
         case Const(value=v):
             return str(v)
         case Sym(name=n):
             return n
         case Poly(terms=terms):
-            parts = []
+            out = ""
             for mono, coeff in terms:
-                factors = [str(coeff)] if coeff != 1 or not mono else []
-                factors += [f"({to_python(a)})" for a in mono]
-                parts.append("*".join(factors))
-            return " + ".join(parts)
+                body = _term(mono, coeff)
+                if not out:
+                    out = f"-{body}" if coeff < 0 else body
+                else:
+                    out += f" - {body}" if coeff < 0 else f" + {body}"
+            return out
         case FloorDiv(lhs=a, rhs=b):
-            return f"(({to_python(a)}) // ({to_python(b)}))"
-        case CeilDiv(lhs=a, rhs=b):
-            return f"(-((-({to_python(a)})) // ({to_python(b)})))"
+            return f"{_atom(a)} // {_atom(b)}"
         case Mod(lhs=a, rhs=b):
-            return f"(({to_python(a)}) % ({to_python(b)}))"
+            return f"{_atom(a)} % {_atom(b)}"
+        case CeilDiv(lhs=a, rhs=b):
+            return f"-(-{_atom(a)} // {_atom(b)})"
         case Min(args=args):
             return f"min({', '.join(to_python(a) for a in args)})"
         case Max(args=args):
             return f"max({', '.join(to_python(a) for a in args)})"
         case Select(cond=c, if_true=t, if_false=f):
-            return f"(({to_python(t)}) if ({cond_to_python(c)}) else ({to_python(f)}))"
-    raise TypeError(f"cannot print {type(e).__name__} as Python")
+            return f"{_atom(t)} if {cond_to_python(c)} else {_atom(f)}"
+    raise TypeError(f"cannot print {type(e).__name__} `{e}` as Python")
 
 
 def cond_to_python(c: Cond) -> str:
     match c:
         case BoolConst(value=v):
-            return str(v)
+            return "True" if v else "False"
         case Cmp(op=op, lhs=a, rhs=b):
-            return f"(({to_python(a)}) {op} ({to_python(b)}))"
+            return f"{to_python(a)} {op} {to_python(b)}"
         case And(args=args):
-            return "(" + " and ".join(cond_to_python(a) for a in args) + ")"
+            return " and ".join(f"({cond_to_python(a)})" for a in args)
         case Or(args=args):
-            return "(" + " or ".join(cond_to_python(a) for a in args) + ")"
-    raise TypeError(f"cannot print {type(c).__name__} as Python")
+            return " or ".join(f"({cond_to_python(a)})" for a in args)
+    raise TypeError(f"cannot print {type(c).__name__} `{c}` as Python")
 
 
 def compile_expr(e: Expr | Cond, names: Sequence[str]) -> Callable[..., int | bool]:

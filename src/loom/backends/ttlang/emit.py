@@ -13,7 +13,6 @@ from __future__ import annotations
 import keyword
 
 from loom.backends.ttlang.blocks import BlockPrinter
-from loom.backends.ttlang.pyexpr import py_cond, py_expr
 from loom.errors import ScheduleError
 from loom.ir.program import (
     Compute,
@@ -33,6 +32,8 @@ from loom.ir.program import (
     WriteDram,
 )
 from loom.symbolic import Expr
+from loom.symbolic.pyexpr import cond_to_python as py_cond
+from loom.symbolic.pyexpr import to_python as py_expr
 
 TTLANG_VERSION = "1.1.6"
 DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "bfp8": "bfloat8_b"}
