@@ -127,3 +127,31 @@ def test_unknown_kernel_and_bad_file(tmp_path) -> None:  # type: ignore[no-untyp
     bad.write_text("x = 1\n")
     with pytest.raises(FrontendError, match=r"exactly one @helion\.kernel"):
         resolve_kernel(str(bad))
+
+
+def test_sibling_loops_with_one_name_share_a_symbol(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from loom.ir.tile import ForLoop
+    from loom.pipeline import StageLog, run_frontend
+
+    spec = _user_kernel(
+        tmp_path,
+        USER_HEADER
+        + """
+    @helion.kernel(static_shapes=True)
+    def normalize(x: torch.Tensor) -> torch.Tensor:
+        m, n = x.size()
+        out = torch.empty_like(x)
+        for tile_m in hl.tile(m):
+            total = hl.zeros([tile_m], dtype=torch.float32)
+            for tile_n in hl.tile(n):
+                total = total + torch.sum(x[tile_m, tile_n], -1)
+            for tile_n in hl.tile(n):
+                out[tile_m, tile_n] = (x[tile_m, tile_n] / total[:, None]).to(out.dtype)
+        return out
+    """,
+    )
+    program = run_frontend(spec, {"M": 64, "N": 128}, StageLog())
+    loops = [op for op in program.body if isinstance(op, ForLoop)]
+    assert [lp.tile.name for lp in loops] == ["tile_n", "tile_n"]
+    assert loops[0].tile is loops[1].tile or loops[0].tile == loops[1].tile
+    assert [s.name for s in program.tile_syms] == ["tile_m", "tile_n"]

@@ -14,6 +14,7 @@ symbols, so the model can charge the L1 footprint as a function of the block siz
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 from loom.ir.tile import TileProgram
 from loom.symbolic import Const, Expr, ceildiv, mul
@@ -41,15 +42,15 @@ class TileLayout:
     cols: Expr
     vector: bool = False
 
-    @property
+    @cached_property
     def tile_rows(self) -> Expr:
         return mul(self.batch, ceildiv(self.rows, TILE_DIM))
 
-    @property
+    @cached_property
     def tile_cols(self) -> Expr:
         return ceildiv(self.cols, TILE_DIM)
 
-    @property
+    @cached_property
     def tiles(self) -> Expr:
         return mul(self.tile_rows, self.tile_cols)
 

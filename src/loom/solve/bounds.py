@@ -10,8 +10,10 @@ candidate's optimum under the model, so pruning with them never changes the rank
 
 from __future__ import annotations
 
-import itertools
+import functools
 import math
+
+import numpy as np
 
 from loom.arch import Arch
 from loom.ir.candidate import Candidate
@@ -19,7 +21,7 @@ from loom.ir.problem import For, HegNode, Leaf, Pipe, Problem, Seq, Stage
 from loom.symbolic import Const, Expr, add
 from loom.symbolic.pyexpr import compile_expr
 
-PATH_BOUND_LIMIT = 20_000
+PATH_BOUND_LIMIT = 1_000_000
 """Largest tile-domain product the path bound enumerates (above it: no bound)."""
 
 
@@ -53,5 +55,16 @@ def path_bound(problem: Problem) -> int:
     domains = [problem.domains[n] for n in names]
     if not all(domains) or math.prod(len(d) for d in domains) > PATH_BOUND_LIMIT:
         return 0
-    fn = compile_expr(path, names)
-    return min(fn(*values) for values in itertools.product(*domains))
+    if not names:
+        return int(path.eval({}))
+    fn = compile_expr(path, names, _ELEMENTWISE)
+    grids = np.meshgrid(*(np.array(d, dtype=np.int64) for d in domains), indexing="ij")
+    return int(np.min(fn(*grids)))
+
+
+def _reduce(op: np.ufunc) -> object:
+    return lambda *args: functools.reduce(op, args)
+
+
+_ELEMENTWISE = {"min": _reduce(np.minimum), "max": _reduce(np.maximum)}
+"""`min`/`max` over whole arrays: the compute path has no selects, so it vectorises."""

@@ -584,6 +584,10 @@ def _never_wins(e: Expr, other: Expr, is_min: bool) -> bool:
     """`e` can be dropped: `other` is always at least as extreme (ties keep one)."""
 
     def beats(a: Expr, b: Expr) -> bool:
+        if (a.bounds[1] <= b.bounds[0]) if is_min else (a.bounds[0] >= b.bounds[1]):
+            return True
+        if not (a.free_names() & b.free_names()) or len(a.key) + len(b.key) > 120:
+            return False  # the intervals are independent, or the difference is too costly
         lo, hi = add(a, mul(-1, b)).bounds  # a - b cancels shared terms
         return hi <= 0 if is_min else lo >= 0
 

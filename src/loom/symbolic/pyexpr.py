@@ -84,8 +84,12 @@ def cond_to_python(c: Cond) -> str:
     raise TypeError(f"cannot print {type(c).__name__} `{c}` as Python")
 
 
-def compile_expr(e: Expr | Cond, names: Sequence[str]) -> Callable[..., int | bool]:
-    """A function of the symbols `names` (positional) computing `e`."""
+def compile_expr(
+    e: Expr | Cond, names: Sequence[str], namespace: dict[str, object] | None = None
+) -> Callable[..., int | bool]:
+    """A function of the symbols `names` (positional) computing `e`. `namespace` may
+    replace `min`/`max`, e.g. by elementwise versions to evaluate whole arrays at once."""
     body = cond_to_python(e) if isinstance(e, Cond) else to_python(e)
     source = f"lambda {', '.join(names)}: {body}" if names else f"lambda: {body}"
-    return eval(compile(source, "<loom-expr>", "eval"), {"min": min, "max": max})
+    scope: dict[str, object] = {"min": min, "max": max, **(namespace or {})}
+    return eval(compile(source, "<loom-expr>", "eval"), scope)
