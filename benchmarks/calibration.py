@@ -21,10 +21,10 @@ Loom's lowering of TTNN's schedule plus the simulator. `program_for` is where th
 
 Every row prints measured, simulated and % error; each table ends with the median absolute
 % error. Rows whose measured value *is* an architecture input (so agreement is circular)
-are marked `input` and left out of the medians. `--proposed` also runs the values this
-calibration proposes for the architecture files (PROPOSED below, each with provenance).
+are marked `input` and left out of the medians. The values this calibration fitted
+live in the architecture files, marked FITTED in their source notes.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py [--brief] [--proposed]
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py [--brief] [--lowering loom]
 """
 
 from __future__ import annotations
@@ -55,42 +55,6 @@ from loom.sim import Copy, SimParams, from_arch, run_copies, simulate  # noqa: E
 from loom.sim.topology import Topology  # noqa: E402
 
 ARCHS = {"wormhole_b0": "wormhole_n150", "blackhole": "blackhole_p150"}
-
-PROPOSED: dict[str, dict[str, tuple[float, str]]] = {
-    "wormhole_n150": {
-        "dram_read_latency_cycles": (
-            384.0,
-            "FITTED: DRAM Interleaved Packet Sizes (WH, "
-            "Receiver), 1 transaction of 32-128 B: 382-384 cycles",
-        ),
-        "multicast_ack_cycles": (
-            0.73,
-            "FITTED: One to All Multicast Linked 11x10 (WH), 256 "
-            "transactions: (cycles/txn - wire time) / 63 receivers / "
-            "packets at 64 B and 64 KB",
-        ),
-        "dram_writer_bytes_per_cycle": (
-            21.0,
-            "[S13] ideal_performance.md DRAM Write 21 "
-            "B/cycle (proposed field dram.writer_bytes_per_cycle)",
-        ),
-        "unpack_bytes_per_cycle": (
-            80.0,
-            "[S19] tt-isa-documentation L1.md: both unpackers "
-            "together read 5 x 128 b per cycle from L1 (proposed "
-            "field compute.unpack_bytes_per_cycle)",
-        ),
-    },
-    "blackhole_p150": {
-        "multicast_ack_cycles": (
-            0.8,
-            "FITTED: One to All Multicast Linked 11x10 (BH), 256 "
-            "transactions: (cycles/txn - wire time) / 109 / packets",
-        ),
-        "dram_writer_bytes_per_cycle": (34.0, "[S13] ideal_performance.md DRAM Write 34"),
-        "unpack_bytes_per_cycle": (80.0, "[S19] L1.md (Wormhole; assumed equal on Blackhole)"),
-    },
-}
 
 
 @dataclass(frozen=True)
@@ -382,8 +346,6 @@ def one_bank_table(params: dict[str, SimParams], brief: bool) -> float:
 # ----- (b) TTNN matmul rows -----------------------------------------------------------------
 
 DTYPES = {"BFLOAT16": "bf16", "BFLOAT8_B": "bfp8", "BFLOAT4_B": "bfp4"}
-BFP4_TILE_BYTES = 576
-"""[S12] constants.hpp BFLOAT4_B_TILE_HW = 512 + 64 (not in the arch files yet: proposed)."""
 
 
 def ttnn_schedule(rec: dict[str, str]) -> Schedule:
@@ -487,13 +449,6 @@ def loom_program(schedule: Schedule, arch: Arch) -> Program:
     )
 
 
-def with_bfp4(arch: Arch) -> Arch:
-    tile = dataclasses.replace(
-        arch.tile, bytes_per_dtype=(*arch.tile.bytes_per_dtype, ("bfp4", BFP4_TILE_BYTES))
-    )
-    return dataclasses.replace(arch, tile=tile)
-
-
 def matmul_tables(
     params: dict[str, SimParams], archs: dict[str, Arch], brief: bool, lowering: str = "fixture"
 ) -> list[float]:
@@ -504,7 +459,7 @@ def matmul_tables(
     t0 = time.perf_counter()
     for rec in recs:
         sched = ttnn_schedule(rec)
-        arch = with_bfp4(archs[sched.arch])
+        arch = archs[sched.arch]
         key = (sched.to_json(),)
         if key not in cache:
             r = simulate(program_for(sched, arch, lowering), arch, params=params[sched.arch])
@@ -542,24 +497,9 @@ def matmul_tables(
 # ----- driver -------------------------------------------------------------------------------
 
 
-def build_params(archs: dict[str, Arch], proposed: bool) -> dict[str, SimParams]:
-    out = {}
-    for name, arch in archs.items():
-        p = from_arch(arch)
-        if proposed:
-            p = dataclasses.replace(p, **{k: v for k, (v, _) in PROPOSED[name].items()})
-        out[name] = p
-    return out
-
-
-def run(proposed: bool, brief: bool, parts: Iterable[str], lowering: str) -> None:
+def run(brief: bool, parts: Iterable[str], lowering: str) -> None:
     archs = {n: load_arch(n) for n in ARCHS.values()}
-    params = build_params(archs, proposed)
-    print(f"\n##### simulator parameters: {'PROPOSED values' if proposed else 'arch files as is'}")
-    if proposed:
-        for name, vals in PROPOSED.items():
-            for k, (v, why) in vals.items():
-                print(f"  {name}.{k} = {v}   <- {why}")
+    params = {name: from_arch(arch) for name, arch in archs.items()}
     noc: list[float] = []
     if "noc" in parts:
         POOLED.clear()
@@ -586,9 +526,6 @@ def run(proposed: bool, brief: bool, parts: Iterable[str], lowering: str) -> Non
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--brief", action="store_true", help="print only the medians")
-    ap.add_argument(
-        "--proposed", action="store_true", help="also run with the proposed architecture values"
-    )
     ap.add_argument("--parts", default="noc,matmul", help="comma list of noc, matmul")
     ap.add_argument(
         "--lowering",
@@ -598,9 +535,7 @@ def main() -> None:
     )
     args = ap.parse_args()
     parts = args.parts.split(",")
-    run(False, args.brief, parts, args.lowering)
-    if args.proposed:
-        run(True, args.brief, parts, args.lowering)
+    run(args.brief, parts, args.lowering)
 
 
 if __name__ == "__main__":
