@@ -24,17 +24,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 @pytest.fixture
 def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
-    """`golden(name, text)` compares `text` with tests/golden/<name> (or rewrites it)."""
+    """`golden(name, text)` compares `text` with tests/golden/<name>, or with `name` itself
+    when it is a Path (golden files kept next to the tests that own them); with
+    --update-golden it rewrites the file instead."""
 
-    def check(name: str, text: str) -> None:
-        path = GOLDEN / name
+    def check(name: str | Path, text: str) -> None:
+        path = name if isinstance(name, Path) else GOLDEN / name
         if request.config.getoption("--update-golden"):
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text)
             return
         if not path.exists():
             pytest.fail(f"golden file {path} is missing; run pytest --update-golden to create it")
-        assert text == path.read_text(), f"{name} changed; review and run pytest --update-golden"
+        assert text == path.read_text(), (
+            f"{path.name} changed; review and run pytest --update-golden"
+        )
 
     return check
 

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import pytest
 from cases import FAST
-from golden_files import check_golden
 from programs import lowered
 
 from loom.lower.printer import format_program
@@ -16,6 +15,6 @@ SHOWN = ("gemm512-wh-mcast-ab-2buf", "fa-d64-wh-mcast-kv-waves", "fd-bh-split8-w
 
 
 @pytest.mark.parametrize("case_id", SHOWN)
-def test_program_text(case_id: str, request: pytest.FixtureRequest) -> None:
+def test_program_text(case_id: str, golden) -> None:  # type: ignore[no-untyped-def]
     case = next(c for c in FAST if c.id == case_id)
-    check_golden(request, GOLDEN / f"{case_id}.txt", format_program(lowered(case)))
+    golden(GOLDEN / f"{case_id}.txt", format_program(lowered(case)))
