@@ -141,6 +141,14 @@ def test_simplification_preserves_value(e: Expr, env: dict[str, int]) -> None:
     assert lo <= value <= hi
 
 
+def test_conditional_inside_a_comparison_prints_as_python() -> None:
+    inner = select(cmp("<", TM, TK), TK, TM)
+    e = select(cmp("<", TM, inner), inner, TM)
+    f = compile_expr(e, ["tile_m", "tile_k"])
+    for tm, tk in ((32, 64), (64, 32), (96, 96)):
+        assert f(tm, tk) == e.eval({"tile_m": tm, "tile_k": tk})
+
+
 @settings(max_examples=200, deadline=None)
 @given(EXPRS, ENVS)
 def test_json_round_trip_and_substitution(e: Expr, env: dict[str, int]) -> None:

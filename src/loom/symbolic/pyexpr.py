@@ -33,6 +33,12 @@ def _atom(e: Expr) -> str:
     return text if isinstance(e, Const | Sym) and not text.startswith("-") else f"({text})"
 
 
+def _operand(e: Expr) -> str:
+    """A comparison operand: arithmetic binds tighter than `<`, a conditional does not."""
+    text = to_python(e)
+    return f"({text})" if isinstance(e, Select) else text
+
+
 def _term(mono: tuple[Expr, ...], coeff: int) -> str:
     factors = [_atom(a) for a in mono]
     if abs(coeff) != 1 or not factors:
@@ -76,7 +82,7 @@ def cond_to_python(c: Cond) -> str:
         case BoolConst(value=v):
             return "True" if v else "False"
         case Cmp(op=op, lhs=a, rhs=b):
-            return f"{to_python(a)} {op} {to_python(b)}"
+            return f"{_operand(a)} {op} {_operand(b)}"
         case And(args=args):
             return " and ".join(f"({cond_to_python(a)})" for a in args)
         case Or(args=args):
