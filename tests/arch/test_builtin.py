@@ -89,7 +89,14 @@ def test_lookups_later_stages_use(name: str) -> None:
     for op in REDUCE_OPS:
         assert arch.compute.reduce(op) >= 0
     assert arch.compute.dst_capacity("bf16") == 2 * arch.compute.dst_capacity("fp32")
-    assert [arch.matmul.cycles(f) for f in MATH_FIDELITIES] == [16, 32, 48, 64]
+    assert [arch.matmul.peak_cycles(f) for f in MATH_FIDELITIES] == [16, 32, 48, 64]
+    overhead = arch.matmul.tile_overhead_cycles
+    assert [arch.matmul.cycles(f) for f in MATH_FIDELITIES] == [
+        16 + overhead,
+        32 + overhead,
+        48 + overhead,
+        64 + overhead,
+    ]
     assert arch.tile.bytes("bf16") == 2048 and arch.tile.bytes("bfp8") == 1088
     assert arch.matmul.row_efficiency(1) == pytest.approx(1 / 8)
     top = arch.noc.transfer_size_bytes_per_cycle[-1][1]

@@ -25,6 +25,7 @@ _NONNEG = frozenset(
         "dram.banks.noc_y",
         "compute.eltwise_cycles_per_tile",
         "compute.reduce_cycles_per_tile",
+        "matmul.tile_overhead_cycles",
         "compute.op_overhead_cycles",
         "noc.hop_cycles",
         "noc.niu_cycles",

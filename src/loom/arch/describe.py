@@ -88,11 +88,12 @@ def _matmul_lines(a: Arch) -> list[str]:
     m = a.matmul
     lines = [
         f"matmul  (one {a.tile.rows}x{a.tile.cols}x{a.tile.cols} tile; in0 row granularity "
-        f"{m.row_granularity}; default fidelity {m.default_fidelity})",
+        f"{m.row_granularity}; default fidelity {m.default_fidelity}; "
+        f"+{m.tile_overhead_cycles} cycles/tile sustained)",
     ]
     for fid in MATH_FIDELITIES:
         lines.append(
-            f"  {fid:<6}  {m.cycles(fid):>3} cycles/tile   "
+            f"  {fid:<6}  {m.peak_cycles(fid):>3} cycles/tile   "
             f"peak {a.peak_tflops(fid):7.1f} TFLOPS on {a.num_cores} cores"
         )
     return lines

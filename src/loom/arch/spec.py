@@ -40,12 +40,21 @@ class Matmul:
     """The FPU multiplies `row_granularity` rows of in0 at once: an in0 with fewer
     rows costs as much as one with `row_granularity` rows (small-row efficiency)."""
     default_fidelity: str
+    tile_overhead_cycles: int
+    """Cycles a tile matmul costs beyond its fidelity phases (operand and Dst address
+    stepping between tiles): the gap between the FPU's peak and what a math-bound
+    matmul sustains."""
 
-    def cycles(self, fidelity: str) -> int:
+    def peak_cycles(self, fidelity: str) -> int:
+        """Cycles of one tile matmul at the FPU's peak rate (the "% of peak" basis)."""
         for name, cycles in self.cycles_per_tile:
             if name == fidelity:
                 return cycles
         raise KeyError(fidelity)
+
+    def cycles(self, fidelity: str) -> int:
+        """Cycles one tile matmul costs in a stream of them (what models and simulators use)."""
+        return self.peak_cycles(fidelity) + self.tile_overhead_cycles
 
     def row_efficiency(self, rows: int) -> float:
         """Fraction of the FPU's work that is useful when in0 has `rows` rows."""
@@ -199,7 +208,7 @@ class Arch:
         """Matmul peak of `cores` cores (default: the whole grid) at `fidelity`."""
         n = self.num_cores if cores is None else cores
         flops_per_cycle = 2 * self.tile.rows * self.tile.cols * self.tile.cols
-        return n * self.clock_ghz * 1e9 * flops_per_cycle / self.matmul.cycles(fidelity) / 1e12
+        return n * self.clock_ghz * 1e9 * flops_per_cycle / self.matmul.peak_cycles(fidelity) / 1e12
 
 
 def _lookup(table: tuple[tuple[str, int], ...], key: str, what: str) -> int:
