@@ -70,7 +70,7 @@ def test_generated_gemm_reads_like_tt_lang() -> None:
     ) in text
     assert "MCAST_A_TILE.if_src(" in text and "MCAST_A_TILE.if_dst(" in text
     assert "acc_wr.store(acc_rd + (a_tile_rd @ b_tile_rd))" in text
-    assert "ttl.Pipe(src=(0, 0), dst=(slice(0, 1), slice(1, 8)))," in text
+    assert "ttl.Pipe(src=(0, 7), dst=(slice(0, 1), slice(0, 7)))," in text
 
 
 def test_generated_flash_decode_merges_through_a_gather_net() -> None:

@@ -8,7 +8,7 @@ from schedules import mapping_of
 from walk import all_events
 
 from loom.ir.program import IfCore, Loop, Program, ReceiveAll, ReceiveEach, Wait, walk_stmts
-from loom.lower.mesh import spatial_index
+from loom.lower.mesh import multicast_pipes, spatial_index
 from loom.lower.printer import format_program
 
 CASES = {c.id: c for c in FAST}
@@ -28,10 +28,12 @@ def test_gemm_summa_multicast_program() -> None:
         "b_tile": ("load", 4, 2, "bf16", 2),
         "out_out": ("store", 2, 2, "bf16", 1),
     }
+    # A's senders share a column, so A goes on the writer (NoC1, north then west: the
+    # reads' last legs run along rows) and each row's sender is its last core
     a_net = p.net("mcast_a_tile")
     assert [(pp.src, pp.dst_y, pp.dst_x) for pp in a_net.pipes][:2] == [
-        ((0, 0), (0, 1), (1, 8)),
-        ((1, 0), (1, 2), (1, 8)),
+        ((0, 7), (0, 1), (0, 7)),
+        ((1, 7), (1, 2), (0, 7)),
     ]
     text = format_program(p)
     assert "read a[2*core_y, 4*tile_k_id] 2x4 -> a_tile" in text
@@ -40,13 +42,25 @@ def test_gemm_summa_multicast_program() -> None:
     assert "write out_out -> out[2*core_y, 2*core_x] 2x2" in text
 
 
+def _streams(case_id: str) -> tuple[str, str]:
+    text = format_program(program(case_id))
+    return text.split("writer:")[0].split("reader:")[1], text.split("writer:")[1]
+
+
 def test_gemm_operands_stream_on_both_engines() -> None:
     """A is read by the reader (NoC0) and B by the writer (NoC1), in parallel."""
-    p = program("gemm512-wh-unicast-1buf")
-    text = format_program(p)
-    reader, writer = text.split("writer:")[0].split("reader:")[1], text.split("writer:")[1]
+    reader, writer = _streams("gemm512-wh-unicast-1buf")
     assert "read a[" in reader and "read b[" not in reader
     assert "read b[" in writer and "read a[" not in writer
+
+
+def test_multicast_senders_in_one_column_read_on_the_writer() -> None:
+    """A's eight senders stand in one column: on NoC0 their reads would all end on that
+    column's links, on NoC1 each ends along its own row; B's stand in one row. So the
+    lowering trades the plan's engines (A on the reader, B on the writer)."""
+    reader, writer = _streams("gemm512-wh-mcast-ab-2buf")
+    assert "read b[" in reader and "read a[" not in reader
+    assert "read a[" in writer and "read b[" not in writer
 
 
 def test_gemm_waves_cover_the_sub_mesh() -> None:
@@ -57,12 +71,31 @@ def test_gemm_waves_cover_the_sub_mesh() -> None:
     assert "out[4*core_y + 16*tile_m_wave, 4*core_x + 16*tile_n_wave] 4x4" in text
 
 
-def test_two_dimensional_multicast_uses_a_row_net_and_a_below_net() -> None:
+def test_two_dimensional_multicast_uses_a_row_net_and_a_net_for_the_other_rows() -> None:
     p = program("gemm512-wh-2d-mcast")
-    assert {n.name for n in p.nets} == {"mcast_b_tile", "mcast_b_tile_below"}  # a: unicast
+    # a: unicast on the writer; b: multicast by the reader (NoC0, east then south) from
+    # the top-left core of each 2x4 group (its senders share columns less than a's
+    # readers share rows, see loom.lower.engines)
+    assert {n.name for n in p.nets} == {"mcast_b_tile", "mcast_b_tile_below"}
     row, below = p.net("mcast_b_tile"), p.net("mcast_b_tile_below")
+    assert row.pipes[0].src == below.pipes[0].src == (0, 0)
     assert (row.pipes[0].dst_y, row.pipes[0].dst_x) == ((0, 1), (1, 4))
     assert (below.pipes[0].dst_y, below.pipes[0].dst_x) == ((1, 2), (0, 4))
+
+
+def test_a_noc1_multicast_is_sent_from_the_bottom_right_core() -> None:
+    """NoC1 runs north then west, so its tree enters a group from the bottom-right."""
+    row, rest = multicast_pipes((4, 8), (2, 4), last=True)
+    assert [(p.src, p.dst_y, p.dst_x) for p in row] == [
+        ((1, 3), (1, 2), (0, 3)),
+        ((1, 7), (1, 2), (4, 7)),
+        ((3, 3), (3, 4), (0, 3)),
+        ((3, 7), (3, 4), (4, 7)),
+    ]
+    assert [(p.src, p.dst_y, p.dst_x) for p in rest][:2] == [
+        ((1, 3), (0, 1), (0, 4)),
+        ((1, 7), (0, 1), (4, 8)),
+    ]
 
 
 def test_mixed_radix_views_match_the_schedule_convention() -> None:

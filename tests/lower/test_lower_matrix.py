@@ -39,15 +39,27 @@ def test_every_input_tile_is_read(case_program: tuple[Case, Program]) -> None:
 
 
 def test_multicast_loads_are_read_by_group_senders_only(case_program: tuple[Case, Program]) -> None:
+    """Only each group's sending corner reads: the first core when the reader (NoC0, east
+    and south) multicasts, the last when the writer (NoC1, north and west) does."""
     case, program = case_program
-    events = _load_events(program)
+    streams = {s: all_events(program, s) for s in ("reader", "writer")}
     for copy in case.schedule().copies:
         if copy.mode != "multicast":
             continue
         ay, ax = copy.area
-        for (y, x), ev in events.items():
-            reads = [e for e in ev if e.kind == "read" and e.name == copy.tensor]
-            assert bool(reads) == (y % ay == 0 and x % ax == 0), (copy, (y, x))
+        for stream, events in streams.items():
+            cy, cx = (ay - 1, ax - 1) if stream == "writer" else (0, 0)
+            for (y, x), ev in events.items():
+                reads = [e for e in ev if e.kind == "read" and e.name == copy.tensor]
+                if reads:
+                    assert (y % ay, x % ax) == (cy, cx), (copy, stream, (y, x))
+        readers = {
+            c
+            for ev in streams.values()
+            for c, e in ev.items()
+            if any(x.kind == "read" and x.name == copy.tensor for x in e)
+        }
+        assert len(readers) == case.schedule().mapping.num_cores // (ay * ax), copy
 
 
 def test_pipes_are_balanced(case_program: tuple[Case, Program]) -> None:

@@ -16,6 +16,7 @@ from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, ForLoop, Op, TileProgram, accesses, walk
 from loom.lower.dram import dram_tensor, padded_shapes
+from loom.lower.engines import assign_load_engines
 from loom.lower.mesh import spatial_index
 from loom.symbolic import Const, Expr, Sym
 
@@ -188,6 +189,7 @@ def _value_maps(program: TileProgram) -> tuple[dict[str, str], dict[str, Op], fr
 def build_context(buffered: BufferedProgram, schedule: Schedule) -> LowerContext:
     program = buffered.program
     _check_schedule(program, schedule)
+    buffered = assign_load_engines(buffered, schedule)
     axes = _axis_plans(program, schedule)
     env: dict[str, Expr] = {n: Const(v) for n, v in schedule.block_sizes.items()}
     env.update({a.index: a.logical for a in axes})

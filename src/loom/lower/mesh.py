@@ -34,28 +34,38 @@ def spatial_index(mapping: Mapping, axis: str) -> Expr:
     return total
 
 
-def _first(coord: Expr, cores: int, size: int) -> Cond:
-    """True where `coord` is the first of its aligned run of `size` cores."""
-    return cmp("==", coord if size == cores else mod(coord, size), 0)
+def _at_corner(coord: Expr, cores: int, size: int, last: bool) -> Cond:
+    """True where `coord` is the first (or, with `last`, the last) core of its aligned run
+    of `size` cores."""
+    index = coord if size == cores else mod(coord, size)
+    return cmp("==", index, size - 1 if last else 0)
 
 
-def group_origin_cond(cores: tuple[int, int], area: tuple[int, int]) -> Cond:
-    """True on the core at the origin of its aligned `area` = (rows, cols) block."""
-    return conj(_first(CORE_Y, cores[0], area[0]), _first(CORE_X, cores[1], area[1]))
+def group_origin_cond(cores: tuple[int, int], area: tuple[int, int], last: bool = False) -> Cond:
+    """True on the sending corner of its aligned `area` = (rows, cols) block: the first
+    core, or with `last` the last one (see `multicast_pipes`)."""
+    return conj(
+        _at_corner(CORE_Y, cores[0], area[0], last), _at_corner(CORE_X, cores[1], area[1], last)
+    )
 
 
-def origin_row_cond(cores: tuple[int, int], area: tuple[int, int]) -> Cond:
-    """True on the cores in the same row as their block's origin."""
-    return _first(CORE_Y, cores[0], area[0])
+def origin_row_cond(cores: tuple[int, int], area: tuple[int, int], last: bool = False) -> Cond:
+    """True on the cores in the same row as their block's sending corner."""
+    return _at_corner(CORE_Y, cores[0], area[0], last)
 
 
 def multicast_pipes(
-    cores: tuple[int, int], area: tuple[int, int]
+    cores: tuple[int, int], area: tuple[int, int], last: bool = False
 ) -> tuple[tuple[Pipe, ...], tuple[Pipe, ...]]:
-    """Pipes from the origin of each aligned `area` block to the rest of the block.
+    """Pipes from the sending corner of each aligned `area` block to the rest of the block.
+
+    The corner is the one from which the sending engine's NoC runs into the block: NoC0
+    goes east then south, so its sender is the first core (top left); NoC1 goes north then
+    west, so its sender (`last`) is the bottom-right core. From the other corner the
+    multicast would wrap around the torus and cross the whole row and column.
 
     A rectangle without its corner is not a rectangle, so a 2-D block takes two pipes:
-    one along the sender's own row and one over the rows below. They go to two nets,
+    one along the sender's own row and one over the other rows. They go to two nets,
     because a core is the source of at most one pipe per net.
     """
     (cy, cx), (ay, ax) = cores, area
@@ -65,14 +75,20 @@ def multicast_pipes(
             "multicast groups must be aligned blocks of the core grid."
         )
     row: list[Pipe] = []
-    below: list[Pipe] = []
+    rest: list[Pipe] = []
     for oy in range(0, cy, ay):
         for ox in range(0, cx, ax):
+            if last:
+                sy, sx = oy + ay - 1, ox + ax - 1
+                row_x, rest_y = (ox, sx), (oy, sy)
+            else:
+                sy, sx = oy, ox
+                row_x, rest_y = (ox + 1, ox + ax), (oy + 1, oy + ay)
             if ax > 1:
-                row.append(Pipe((oy, ox), (oy, oy + 1), (ox + 1, ox + ax)))
+                row.append(Pipe((sy, sx), (sy, sy + 1), row_x))
             if ay > 1:
-                below.append(Pipe((oy, ox), (oy + 1, oy + ay), (ox, ox + ax)))
-    return tuple(row), tuple(below)
+                rest.append(Pipe((sy, sx), rest_y, (ox, ox + ax)))
+    return tuple(row), tuple(rest)
 
 
 def owner_of(mapping: Mapping, axis: str, core: tuple[int, int]) -> tuple[int, int]:

@@ -148,14 +148,16 @@ class Movement:
         self._check_invariant(op, copy.area, env)
         m = self.ctx.schedule.mapping
         cores = (m.cores_y, m.cores_x)
-        row, below = multicast_pipes(cores, copy.area)
+        last = self._engine(op) == "writer"  # on NoC1: send from the bottom-right corner
+        row, rest = multicast_pipes(cores, copy.area, last)
         name = f"mcast_{op.result.name}"
-        nets = [self._net(name, row), self._net(f"{name}_below" if row else name, below)]
+        rest_name = f"{name}_{'above' if last else 'below'}" if row else name
+        nets = [self._net(name, row), self._net(rest_name, rest)]
         sends = tuple(Send(read.buffer, n) for n in nets if n)
         recv: tuple[Stmt, ...] = tuple(Receive(read.buffer, n) for n in nets if n)
-        if len(recv) == 2:  # the origin's row receives along it, the rows below from above
-            recv = (IfCore(origin_row_cond(cores, copy.area), recv[:1], recv[1:]),)
-        stmt = IfCore(group_origin_cond(cores, copy.area), (read, *sends), recv)
+        if len(recv) == 2:  # the sender's row receives along it, the other rows across it
+            recv = (IfCore(origin_row_cond(cores, copy.area, last), recv[:1], recv[1:]),)
+        stmt = IfCore(group_origin_cond(cores, copy.area, last), (read, *sends), recv)
         return Reserve(read.buffer, (stmt,))
 
     def _net(self, name: str, pipes: tuple[Pipe, ...]) -> str:
