@@ -24,6 +24,21 @@ def _kernel_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("kernel", help="gemm | flash_attention | flash_decode | path/to/kernel.py")
     _arch_arg(parser)
     parser.add_argument("--shape", help="e.g. M=4096,N=4096,K=4096 or B=1,H=8,S=2048,D=64")
+    _file_args(parser)
+
+
+def _file_args(parser: argparse.ArgumentParser) -> None:
+    """Options of a Helion file taken as it is (several kernels, no Loom contract)."""
+    parser.add_argument("--kernel", dest="kernel_name", help="which kernel of the file")
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        help="a kernel argument: x=1024x512:bf16 (tensor) or eps=1e-5 (scalar); repeatable",
+    )
+    parser.add_argument(
+        "--reference", help="MODULE:FUNC computing the outputs (default: the file's reference)"
+    )
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -52,6 +67,7 @@ def _build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("kernel", nargs="?", help="kernel name or file (default: the schedule's)")
         _arch_arg(cmd)
         cmd.add_argument("--shape", help="e.g. M=512,N=512,K=512")
+        _file_args(cmd)
         cmd.add_argument("--schedule", help="use this schedule.json instead of compiling")
         cmd.add_argument("--dump-dir", help="write every stage's artifact into this folder")
         _solver_args(cmd)
@@ -118,7 +134,12 @@ def _load_kernel(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.kernels.registry import parse_shape, resolve_kernel
 
     arch = load_arch(args.arch)
-    spec = resolve_kernel(args.kernel)
+    spec = resolve_kernel(
+        args.kernel,
+        getattr(args, "kernel_name", None),
+        getattr(args, "arg", None) or (),
+        getattr(args, "reference", None),
+    )
     return arch, spec, parse_shape(args.shape, spec)
 
 
@@ -198,6 +219,14 @@ def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
 
     outcome = verify_lowered(spec, lowered, log)
     verdict = "PASS" if outcome.passed else "FAIL"
+    if spec.file is not None:
+        print(f"reference   {spec.file.reference_name}")
+        for check in outcome.outputs:
+            print(
+                f"output      {check.name}: {'PASS' if check.passed else 'FAIL'} max abs error "
+                f"{check.max_abs_error:.3e}, max rel error {check.max_rel_error:.3e} "
+                f"(tolerance {check.tolerance:.3e})"
+            )
     print(
         f"verify      {verdict} on tt-lang-sim: max abs error {outcome.max_abs_error:.3e}, "
         f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "

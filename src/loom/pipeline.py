@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from loom.arch import Arch
-from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.backends.ttlang import VerifyResult, emit, verify, verify_outputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
@@ -37,6 +37,7 @@ from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import ForLoop, If, TileProgram
+from loom.kernels.checks import file_references
 from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
@@ -115,11 +116,8 @@ class CompileResult:
 def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
     total = 0
     for arg in program.args:
-        tiles = (
-            math.prod(arg.shape[:-2])
-            * math.ceil(arg.shape[-2] / 32)
-            * math.ceil(arg.shape[-1] / 32)
-        )
+        shape = (1, 1, *arg.shape)[-max(len(arg.shape), 2) :]  # a 1-D tensor is one row
+        tiles = math.prod(shape[:-2]) * math.ceil(shape[-2] / 32) * math.ceil(shape[-1] / 32)
         total += tiles * arch.tile.bytes(arg.dtype if arg.dtype in arch.tile.dtypes else "fp32")
     return total
 
@@ -266,6 +264,11 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
 
 def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
     """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
+    if spec.file is not None:
+        inputs, references = file_references(spec.file, lowered.program)
+        return log.timed(
+            "verify", lambda: verify_outputs(lowered.lowered, inputs, references)
+        )
     inputs = spec.make_inputs(lowered.schedule.shape)
     reference = spec.reference(*inputs)
     return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference))

@@ -24,6 +24,7 @@ from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
 from loom.frontend.language import gather
+from loom.frontend.surface import SurfaceOps
 from loom.ir.tile import (
     Carried,
     Convert,
@@ -50,6 +51,8 @@ aten = torch.ops.aten
 prims = torch.ops.prims
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+_MASK_DTYPE = "fp32"
+"""Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
 TILE_ALIGN = 32
 
 _UNARY = {
@@ -93,11 +96,18 @@ def _line(node: torch.fx.Node) -> int:
     return int(match.group(1)) if match else 0
 
 
-class HelionImporter:
+class HelionImporter(SurfaceOps):
     """One-shot converter; call :meth:`run` inside the bound kernel's environment."""
 
-    def __init__(self, bound: BoundKernel, name: str, source_file: str) -> None:
+    def __init__(
+        self,
+        bound: BoundKernel,
+        name: str,
+        source_file: str,
+        scalars: dict[str, float] | None = None,
+    ) -> None:
         self.bound = bound
+        self.scalars = dict(scalars or {})
         self.env = bound.env
         self.device_ir = bound.host_function.device_ir
         self.name = name
@@ -136,6 +146,7 @@ class HelionImporter:
             prims.convert_element_type.default: self._convert,
             aten._to_copy.default: self._convert,
         }
+        self.handlers.update(self.surface_handlers())
 
     # ----- entry -------------------------------------------------------------------
     def run(self) -> TileProgram:
@@ -207,8 +218,13 @@ class HelionImporter:
             if not info.debug_names:
                 if isinstance(info.var, int):
                     self.block_exprs[bid] = Const(info.var)
+                elif info.reduction and isinstance(info.size, int):
+                    self.block_exprs[bid] = Const(info.size)  # a full-row `:` slice
+                if bid not in self.block_exprs and not self._is_grid_block(bid):
+                    continue
+            name = sorted(info.debug_names)[0] if info.debug_names else self._grid_name(bid)
+            if bid in self.block_exprs:
                 continue
-            name = sorted(info.debug_names)[0]
             if name in by_name:
                 self.block_exprs[bid] = by_name[name]
                 continue
@@ -227,6 +243,16 @@ class HelionImporter:
             self.block_exprs[bid] = sym
         for count_id, tile_id in self.gather_counts.items():
             self.block_exprs[count_id] = self._num_tiles(tile_id)
+
+    def _is_grid_block(self, bid: int) -> bool:
+        return any(bid in ids for ids in self.device_ir.grid_block_ids)
+
+    def _grid_name(self, bid: int) -> str:
+        """`for tile in hl.tile(x.size())` names no dimension: call them tile_d0, tile_d1."""
+        for ids in self.device_ir.grid_block_ids:
+            if bid in ids:
+                return f"tile_d{ids.index(bid)}"
+        return f"tile_b{bid}"
 
     def _enclosing_extent(self, bid: int) -> int:
         """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`)."""
@@ -292,14 +318,18 @@ class HelionImporter:
         self._unsupported(node, name.split(".")[0] if "." in name else name)
         return None
 
-    def _unsupported(self, node: torch.fx.Node, what: str) -> None:
+    def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> None:
+        instead = hint or (
+            "supported inside hl.tile loops are loads/stores indexed by tiles or `:`, "
+            "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
+            "hl.dot), elementwise arithmetic, exp/exp2/log/sqrt/rsqrt/reciprocal/abs/neg/relu/"
+            "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
+            "sum/mean/amax/amin/var over the last axis, `x[:, None]`, `.to(dtype)` and "
+            "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
+        )
         raise FrontendError(
             f"{self.source_file}:{_line(node)}: Loom cannot compile `{what}` in kernel "
-            f"{self.name!r}. Supported inside hl.tile loops: loads/stores indexed by tiles "
-            "or `:`, hl.zeros/hl.full, matmul (addmm, mm, bmm, baddbmm, @, hl.dot), "
-            "elementwise add/sub/mul/div/maximum/minimum/exp/exp2/log/reciprocal/sqrt/rsqrt, "
-            "amax/sum over one axis, `x[:, None]`, `.to(dtype)` and `.transpose(-1, -2)` "
-            "into a matmul. Rewrite the kernel with these operations."
+            f"{self.name!r}; {instead}."
         )
 
     # ----- values ------------------------------------------------------------------
@@ -320,12 +350,16 @@ class HelionImporter:
         if bid is not None and bid in self.block_exprs:
             return self.block_exprs[bid]
         raise FrontendError(
-            f"{self.source_file}:{_line(node)}: a tensor dimension ({dim}) is neither a "
-            "constant nor a tile size; Loom needs static shapes "
-            "(@helion.kernel(static_shapes=True)) and tiles from hl.tile."
+            f"{self.source_file}:{_line(node)}: kernel {self.name!r} has a tensor dimension "
+            f"({dim}) that is neither a constant nor a tile of an hl.tile loop (a "
+            "data-dependent extent, e.g. a jagged or grouped loop bound, or a shape that is "
+            "not static); Loom compiles static extents only: use "
+            "@helion.kernel(static_shapes=True) and loop bounds known from the input shapes."
         )
 
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
+        if val.dtype == torch.bool:
+            return _MASK_DTYPE
         if val.dtype not in _DTYPES:
             self._unsupported(node, f"dtype {val.dtype}")
         return _DTYPES[val.dtype]
@@ -335,6 +369,19 @@ class HelionImporter:
         if not isinstance(value, Value):
             self._unsupported(node, f"operand {arg}")
         return value  # type: ignore[return-value]
+
+    def _operand(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value | float:
+        """A tile value, or a number (a literal or a scalar argument of the kernel)."""
+        if isinstance(arg, bool):
+            return float(arg)
+        if isinstance(arg, int | float):
+            return float(arg)
+        value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, Const):
+            return float(value.value)
+        return self._value(scope, arg, node)
 
     def _emit(self, scope: _Scope, op: Op) -> Value | None:
         scope.ops.append(op)
@@ -352,8 +399,18 @@ class HelionImporter:
             self.tensors[name] = TensorArg(name, shape, _DTYPES[val.dtype], "input")
         return name
 
-    def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr:
-        return self._dim(node.meta["val"], node)
+    def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr | float:
+        val = node.meta["val"]
+        if isinstance(val, torch.SymFloat | torch.SymInt) and (
+            isinstance(val, torch.SymFloat) or self.env.get_block_id(val) is None
+        ):
+            origin = self.bound.host_function.expr_to_origin.get(val._sympy_())
+            name = getattr(origin.origin, "name", "") if origin is not None else ""
+            if name in self.scalars:
+                return self.scalars[name]
+        if isinstance(val, float):
+            return val
+        return self._dim(val, node)
 
     def _sym_size(self, node: torch.fx.Node, scope: _Scope) -> Expr:
         return self._dim(node.meta["val"], node)
@@ -444,12 +501,7 @@ class HelionImporter:
     def _elementwise(
         self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]
     ) -> Value | None:
-        operands: list[Value | float] = []
-        for arg in args:
-            if isinstance(arg, int | float) and not isinstance(arg, bool):
-                operands.append(float(arg))
-            else:
-                operands.append(self._value(scope, arg, node))
+        operands = [self._operand(scope, arg, node) for arg in args]
         return self._emit(
             scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node))
         )

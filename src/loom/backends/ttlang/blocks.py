@@ -23,7 +23,7 @@ from loom.ir.program import (
 )
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
-MATH_BINARY = {"maximum": "max", "minimum": "min"}
+MATH_BINARY = {"maximum": "max", "minimum": "min", "gt": "gt", "lt": "lt"}
 MATH_UNARY = {
     "exp": "exp",
     "exp2": "exp2",
@@ -32,6 +32,12 @@ MATH_UNARY = {
     "neg": "neg",
     "sqrt": "sqrt",
     "rsqrt": "rsqrt",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "relu": "relu",
+    "abs": "abs",
+    "silu": "silu",
+    "gelu": "gelu",
 }
 NEG_INF = -3.0e38
 """Finite stand-in for -inf fills (an online max starts there): exp(-3e38 - x) is 0 and
