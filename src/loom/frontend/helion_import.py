@@ -501,6 +501,9 @@ class HelionImporter(SurfaceOps):
     def _elementwise(
         self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]
     ) -> Value | None:
+        if len(args) == 2 and (args[0] is None) != (args[1] is None):
+            # Helion traces `x * x` as mul(x, None): the same tensor used twice
+            args = [args[0] if args[0] is not None else args[1]] * 2
         operands = [self._operand(scope, arg, node) for arg in args]
         return self._emit(
             scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node))

@@ -25,6 +25,12 @@ if TYPE_CHECKING:
 
 aten = torch.ops.aten
 
+try:  # Helion's own GELU ops (it rewrites F.gelu into them in some versions)
+    from helion.language._gelu_tanh_approx import _gelu_erf as _GELU_ERF
+    from helion.language._gelu_tanh_approx import _gelu_tanh_approx as _GELU_TANH
+except ImportError:  # pragma: no cover - other Helion versions
+    _GELU_ERF = _GELU_TANH = None
+
 Operand = Value | float
 
 _SIMPLE_UNARY = {
@@ -54,6 +60,7 @@ _FILL_LIKE = {
     aten.new_zeros.default: None,
     aten.new_ones.default: None,
     aten.new_full.default: 2,
+    aten.full.default: 1,
     aten.zeros.default: None,
     aten.ones.default: None,
     aten.empty.memory_format: None,
@@ -105,6 +112,9 @@ class SurfaceOps:
         for target in REDUCTIONS:
             table[target] = self._reduction
         table[aten.gelu.default] = self._gelu
+        if _GELU_TANH is not None:
+            table[_GELU_TANH] = self._gelu
+            table[_GELU_ERF] = self._gelu
         table[aten.pow.Tensor_Scalar] = self._pow
         table[aten.square.default] = self._square
         table[aten.where.self] = self._where
@@ -159,7 +169,7 @@ class SurfaceOps:
     def _gelu(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
         line = self._line(node)
-        if node.kwargs.get("approximate", "none") == "none":
+        if node.kwargs.get("approximate", "none") == "none" and node.target is not _GELU_TANH:
             return self._emit(scope, Elementwise(self._new_value(node), "gelu", (x,), line))
         assert isinstance(x, Value)
         # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
@@ -209,7 +219,7 @@ class SurfaceOps:
 
     def _rsub(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
-        other = float(node.args[1])
+        other = self._number(scope, node.args[1], node)
         line = self._line(node)
         return self._emit(scope, Elementwise(self._new_value(node), "sub", (other, x), line))
 
@@ -242,16 +252,22 @@ class SurfaceOps:
         take_b = self._ew(scope, "mul", (inverse, b), like, line, "where_b")
         return self._emit(scope, Elementwise(result, "add", (take_a, take_b), line))
 
+    def _number(self, scope: _Scope, arg: object, node: torch.fx.Node) -> float:
+        value = self._operand(scope, arg, node)
+        if not isinstance(value, float):
+            self._unsupported(node, f"{node.target} with a tensor bound", "use constant bounds")
+        return value  # type: ignore[return-value]
+
     def _clamp_min(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
-        lo = float(node.args[1])
+        lo = self._number(scope, node.args[1], node)
         return self._emit(
             scope, Elementwise(self._new_value(node), "maximum", (x, lo), self._line(node))
         )
 
     def _clamp_max(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
-        hi = float(node.args[1])
+        hi = self._number(scope, node.args[1], node)
         return self._emit(
             scope, Elementwise(self._new_value(node), "minimum", (x, hi), self._line(node))
         )
@@ -263,15 +279,13 @@ class SurfaceOps:
         line = self._line(node)
         assert isinstance(x, Value)
         if lo is not None and hi is not None:
-            x = self._ew(scope, "maximum", (x, float(lo)), x, line, "clamp_lo")
-            return self._emit(
-                scope, Elementwise(self._new_value(node), "minimum", (x, float(hi)), line)
-            )
+            low = self._number(scope, lo, node)
+            x = self._ew(scope, "maximum", (x, low), x, line, "clamp_lo")
+            high = self._number(scope, hi, node)
+            return self._emit(scope, Elementwise(self._new_value(node), "minimum", (x, high), line))
         op, bound = ("maximum", lo) if lo is not None else ("minimum", hi)
-        return self._emit(
-            scope,
-            Elementwise(self._new_value(node), op, (x, float(bound)), line),  # type: ignore[arg-type]
-        )
+        limit = self._number(scope, bound, node)
+        return self._emit(scope, Elementwise(self._new_value(node), op, (x, limit), line))
 
     def _unsqueeze(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
