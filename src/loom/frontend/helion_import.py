@@ -91,6 +91,31 @@ class _Scope:
     ops: list[Op] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _NodeView:
+    """An FX node seen with its `None` placeholders filled from `_extra_args` (Helion
+    passes an op's inputs that way when Inductor lowers it into several buffers)."""
+
+    target: object
+    args: tuple[object, ...]
+    kwargs: dict[str, object]
+    meta: dict[str, object]
+    name: str
+    users: dict[object, None]
+
+
+def _with_extra_inputs(node: torch.fx.Node) -> torch.fx.Node:
+    inputs: list[object] = []
+    for extra in node.kwargs["_extra_args"]:  # type: ignore[union-attr]
+        if isinstance(extra, torch.fx.Node):
+            inputs.extend(extra.args[0])  # type: ignore[arg-type]
+    feed = iter(inputs)
+    args = tuple(next(feed, None) if a is None else a for a in node.args)
+    kwargs = {k: v for k, v in node.kwargs.items() if k != "_extra_args"}
+    view = _NodeView(node.target, args, kwargs, node.meta, node.name, node.users)
+    return view  # type: ignore[return-value]
+
+
 def _line(node: torch.fx.Node) -> int:
     match = re.search(r":(\d+)$", str(node.meta.get("location", "")))
     return int(match.group(1)) if match else 0
@@ -300,6 +325,10 @@ class HelionImporter(SurfaceOps):
         return result
 
     def _convert_node(self, node: torch.fx.Node, scope: _Scope) -> object:
+        if node.target is _tracing_ops._inductor_lowering_extra:
+            return None  # its inputs are read by the op that names it in `_extra_args`
+        if node.kwargs.get("_extra_args"):
+            node = _with_extra_inputs(node)
         target = node.target
         if target in _PASS_THROUGH:
             return scope.values[node.args[0]]

@@ -33,8 +33,12 @@ def _vectors(ops: tuple[Op, ...]) -> set[str]:
     """Names of values that hold one number per tile row (results of row reductions and
     elementwise/convert chains of the same shape over them)."""
     found: set[str] = set()
-    for op in walk(ops):
+    for op in (*walk(ops), *walk(ops)):  # twice: loop results follow their bodies
         match op:
+            case ForLoop(carried=carried):
+                for c in carried:
+                    if c.next.name in found:
+                        found.update((c.init.name, c.arg.name, c.result.name))
             case Reduce(result=r, operand=x, axis=axis) if axis == x.rank - 1 and x.rank >= 2:
                 found.add(r.name)
             case Convert(result=r, operand=x) if x.name in found:

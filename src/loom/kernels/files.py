@@ -3,8 +3,9 @@
 `loom compile FILE.py --kernel NAME --arg x=1024x512:bf16 --arg eps=1e-5` picks one
 kernel, builds its arguments from the command line (names from the kernel's signature)
 or from the file's `make_inputs()`, and chooses a reference for verification, in order:
-the file's `reference_<kernel>` or `reference`, then `--reference MODULE:FUNC`, then
-Helion's own eager interpret mode (the same kernel run op by op in CPU torch). Importing
+`--reference MODULE:FUNC` when given (an explicit option wins), the file's
+`reference_<kernel>` or (in a one-kernel file) `reference`, then Helion's own eager
+interpret mode (the same kernel run op by op in CPU torch). Importing
 the file never runs its `main()` (it is imported under a module name that is not
 `__main__`).
 """
@@ -293,13 +294,16 @@ def load_file_kernel(
         params, args = _inputs_from_file(module, kernel, path)
     else:
         params, args = parse_args(kernel, (), path)
-    ref_fn: Callable[..., object] | None = getattr(module, f"reference_{kname}", None)
-    ref_name = f"{Path(path).name}:reference_{kname}"
-    if not callable(ref_fn) and len(kernels_of(module)) == 1:
-        ref_fn, ref_name = getattr(module, "reference", None), f"{Path(path).name}:reference"
-    if not callable(ref_fn) and reference:
+    ref_fn: Callable[..., object] | None = None
+    ref_name = ""
+    if reference:  # an explicit option is never ignored silently
         ref_fn, ref_name = _import_reference(reference), reference
-    if not callable(ref_fn):
+    for attr in (f"reference_{kname}", "reference"):
+        if ref_fn is None and callable(getattr(module, attr, None)):
+            if attr == "reference" and len(kernels_of(module)) > 1:
+                continue  # ambiguous in a file of several kernels
+            ref_fn, ref_name = getattr(module, attr), f"{Path(path).name}:{attr}"
+    if ref_fn is None:
         ref_fn = interpret_reference(kernel)
         ref_name = f"Helion interpret mode (eager CPU torch run of {kname})"
     assert ref_fn is not None
