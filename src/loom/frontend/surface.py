@@ -112,6 +112,7 @@ class SurfaceOps:
         for target in REDUCTIONS:
             table[target] = self._reduction
         table[aten.gelu.default] = self._gelu
+        table[aten.var_mean.correction] = self._var_mean
         if _GELU_TANH is not None:
             table[_GELU_TANH] = self._gelu
             table[_GELU_ERF] = self._gelu
@@ -410,3 +411,31 @@ class SurfaceOps:
         sq = self._ew(scope, "mul", (diff, diff), x, line, "var_sq")
         ss = self._reduce_into(scope, "sum", sq, axis, reduced, line, None, keepdim)
         return self._finish(scope, "mul", (ss, 1.0 / (n.value - correction)), line, result)
+
+    def _var_mean(self, node: torch.fx.Node, scope: _Scope) -> list[Value] | None:
+        """`torch.var_mean`: the variance as `var` does, the mean as a sum times 1/n."""
+        x = self._operand(scope, node.args[0], node)
+        dims: Any = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        dims = [dims] if isinstance(dims, int) else dims
+        if not isinstance(x, Value) or not isinstance(dims, list | tuple) or len(dims) != 1:
+            self._unsupported(node, "var_mean over several dims", "reduce over one dimension")
+            return None
+        axis = int(dims[0]) % x.rank
+        n = x.shape[axis]
+        if not isinstance(n, Const):
+            self._unsupported(
+                node, "var_mean over a tiled dimension", "use a full-row slice x[tile, :]"
+            )
+            return None
+        keepdim = bool(node.kwargs.get("keepdim", False))
+        kept = (*x.shape[:axis], Const(1), *x.shape[axis + 1 :])
+        flat = tuple(d for i, d in enumerate(x.shape) if i != axis)
+        shape = kept if keepdim else flat
+        line = self._line(node)
+        reduced = Value("", flat, x.dtype)
+        var = self._temp(Value("", shape, x.dtype), f"{node.name}_var")
+        self._variance(node, scope, x, axis, reduced, line, var, keepdim)
+        total = self._reduce_into(scope, "sum", x, axis, reduced, line, None, keepdim)
+        mean = self._temp(Value("", shape, x.dtype), f"{node.name}_mean")
+        self._finish(scope, "mul", (total, 1.0 / n.value), line, mean)
+        return [var, mean]
