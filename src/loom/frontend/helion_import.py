@@ -180,9 +180,11 @@ class HelionImporter(SurfaceOps):
         grid_ids = self.device_ir.grid_block_ids
         if len(grid_ids) != 1:
             raise FrontendError(
-                f"kernel {self.name!r} has {len(grid_ids)} top-level hl.tile loops; Loom "
-                "compiles kernels with exactly one grid loop (one hl.tile([...]) over the "
-                "parallel axes). Fuse the phases into one grid loop."
+                f"{self.source_file}: kernel {self.name!r} has {len(grid_ids)} top-level "
+                "hl.tile loops (phases separated by hl.barrier, or consecutive grid loops); "
+                "Loom compiles kernels with exactly one grid loop (one hl.tile([...]) over "
+                "the parallel axes). Fuse the phases into one grid loop, or split them into "
+                "two kernels run one after the other."
             )
         grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
         roots = [g for g in self.device_ir.graphs if isinstance(g, RootGraphInfo)]
@@ -344,6 +346,14 @@ class HelionImporter(SurfaceOps):
         if target in _REDUCE:
             return self._reduce(node, scope, _REDUCE[target])
         name = getattr(target, "__name__", str(target))
+        if target in (operator.add, operator.sub, operator.mul, operator.floordiv):
+            self._unsupported(
+                node,
+                f"index arithmetic `{name}` on tile offsets or loop bounds",
+                "tile offsets may only index tensors; data-dependent extents (jagged or "
+                "grouped loops whose bounds are read from a tensor) are not supported, Loom "
+                "compiles static extents only",
+            )
         self._unsupported(node, name.split(".")[0] if "." in name else name)
         return None
 
@@ -395,6 +405,14 @@ class HelionImporter(SurfaceOps):
 
     def _value(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value:
         value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, Expr) and not isinstance(value, Const):
+            self._unsupported(
+                node,
+                f"arithmetic on a tile index or loop bound ({value})",
+                "tile offsets may only index tensors; data-dependent extents (jagged or "
+                "grouped loops whose bounds are read from a tensor) are not supported, Loom "
+                "compiles static extents only",
+            )
         if not isinstance(value, Value):
             self._unsupported(node, f"operand {arg}")
         return value  # type: ignore[return-value]

@@ -40,7 +40,8 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
     try:
         bound = kernel.bind(args)
     except helion.exc.Base as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        text = str(err).strip()
+        first_line = (text.splitlines()[0] if text else type(err).__name__).rstrip(".")
         raise FrontendError(
             f"Helion rejected kernel {name!r} ({source_file}): {first_line}. Fix the kernel "
             "so that Helion can bind it on these input shapes."

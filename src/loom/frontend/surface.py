@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
+from helion.language import atomic_ops, tile_ops
 
 from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, Value
 from loom.symbolic import Const
@@ -84,6 +85,16 @@ UNSUPPORTED_HINTS = {
     aten.cumsum.default: ("cumsum", "scans are not supported; use a row reduction (sum)"),
     aten.sort.default: ("sort", "sorting is not supported on the tile engines"),
     aten.topk.default: ("topk", "top-k selection is not supported on the tile engines"),
+    "tile_index": (
+        "masks from tile.index",
+        "Loom computes whole tiles only (every tile size divides its extent), so bounds "
+        "masks are not needed; mask by data instead, e.g. torch.where(x > 0, x, 0)",
+    ),
+    "atomic_add": (
+        "split-K with hl.atomic_add",
+        "Loom has no DRAM atomics; loop over K inside the grid loop (for tile_k in "
+        "hl.tile(k): acc = torch.addmm(acc, ...)) and let the mapping spread the grid",
+    ),
     aten.index.Tensor: (
         "tensor-indexed gather",
         "index with tiles or `:` only (data-dependent indices are not supported)",
@@ -126,8 +137,9 @@ class SurfaceOps:
         table[aten.clamp_max.default] = self._clamp_max
         table[aten.clamp.default] = self._clamp
         table[aten.unsqueeze.default] = self._unsqueeze
+        by_name = {"tile_index": tile_ops.tile_index, "atomic_add": atomic_ops.atomic_add}
         for target, (what, hint) in UNSUPPORTED_HINTS.items():
-            table[target] = self._rejecter(what, hint)
+            table[by_name.get(target, target)] = self._rejecter(what, hint)  # type: ignore[call-overload]
         return table
 
     # ----- helpers -----------------------------------------------------------------
