@@ -110,7 +110,7 @@ class SurfaceOps:
     _emit: Callable[..., Value | None]
     _unsupported: Callable[..., None]
     _operand: Callable[..., Operand]
-    used_names: set[str]
+    _renamed: Callable[[Value, str], Value]
 
     def surface_handlers(self) -> dict[object, Callable[[torch.fx.Node, _Scope], object]]:
         table: dict[object, Callable[[torch.fx.Node, _Scope], object]] = {}
@@ -144,12 +144,8 @@ class SurfaceOps:
 
     # ----- helpers -----------------------------------------------------------------
     def _temp(self, like: Value, base: str) -> Value:
-        unique, k = base, 0
-        while unique in self.used_names:
-            k += 1
-            unique = f"{base}_{k}"
-        self.used_names.add(unique)
-        return Value(unique, like.shape, like.dtype)
+        """A fresh value shaped like `like` (a step of a rewrite)."""
+        return self._renamed(like, base)
 
     def _ew(
         self, scope: _Scope, op: str, args: Sequence[Operand], like: Value, line: int, name: str

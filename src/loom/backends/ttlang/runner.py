@@ -235,6 +235,17 @@ def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
         return (grids, ttnn.bfloat16), wall
 
 
+def _write_source(program: Program, source_path: str | None) -> Path:
+    """Emit `program` into `source_path` (or a fresh temporary folder)."""
+    if source_path is None:
+        path = Path(tempfile.mkdtemp(prefix="loom_ttlang_")) / f"{ident(program.kernel)}.py"
+    else:
+        path = Path(source_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(emit(program))
+    return path
+
+
 def verify(
     program: Program,
     inputs: tuple[torch.Tensor, ...],
@@ -246,14 +257,7 @@ def verify(
     Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
     overflow); returns passed=False on a numeric mismatch.
     """
-    source = emit(program)
-    if source_path is None:
-        folder = Path(tempfile.mkdtemp(prefix="loom_ttlang_"))
-        path = folder / f"{ident(program.kernel)}.py"
-    else:
-        path = Path(source_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(source)
+    path = _write_source(program, source_path)
     (grids, real_bf16), wall = _run(program, path, inputs)
     grid = grids[0]
     out_t = next(t for t in program.tensors if t.role == "output")
@@ -298,14 +302,7 @@ def verify_outputs(
     """Like `verify`, comparing every output tensor with its own reference (by name), each
     with the tolerance of its dtype. A reference whose element count matches but whose
     shape differs (a 1-D output Loom stores as a column) is compared flattened."""
-    source = emit(program)
-    if source_path is None:
-        folder = Path(tempfile.mkdtemp(prefix="loom_ttlang_"))
-        path = folder / f"{ident(program.kernel)}.py"
-    else:
-        path = Path(source_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(source)
+    path = _write_source(program, source_path)
     (grids, real_bf16), wall = _run(program, path, inputs)
     outs = [t for t in program.tensors if t.role == "output"]
     checks: list[OutputCheck] = []
