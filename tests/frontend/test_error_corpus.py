@@ -14,10 +14,6 @@ from loom.cli import main
 CORPUS = Path(__file__).parent / "corpus"
 
 CASES = {
-    "tile_index": (
-        ["--arg", "x=4096:fp32", "--arg", "limit=3000"],
-        r"tile_index\.py:14: Loom cannot compile `masks from tile\.index`",
-    ),
     "atomic_split_k": (
         ["--arg", "a=64x64:bf16", "--arg", "b=64x64:bf16"],
         r"atomic_split_k\.py:13: Loom cannot compile `split-K with hl\.atomic_add`.*no DRAM",

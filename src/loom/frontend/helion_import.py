@@ -158,6 +158,7 @@ class HelionImporter(SurfaceOps):
             tile_ops.tile_begin: self._tile_begin,
             tile_ops.tile_end: self._tile_end,
             tile_ops.tile_id: self._tile_id,
+            tile_ops.tile_index: self._tile_index,
             gather: self._gather,
             operator.getitem: self._getitem,
             operator.eq: self._eq,
@@ -588,6 +589,21 @@ class HelionImporter(SurfaceOps):
         if bid not in self.block_index:
             self._unsupported(node, "tile.id of an inner loop")
         return self.block_index[bid]
+
+    def _tile_index(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`tile.index`: the element indices of a tile, read from an index vector
+        (`<tile>_index`, 0..extent-1 in fp32) that Loom adds as an input in DRAM."""
+        bid = self._block_of(node.args[0])
+        sym = self.block_exprs.get(bid) if bid is not None else None
+        info = self.env.block_sizes[bid] if bid is not None else None
+        if not isinstance(sym, Sym) or info is None or not isinstance(info.size, int):
+            self._unsupported(node, "tile.index of a tile without a static extent")
+            return None
+        name = f"{sym.name}_index"
+        self.tensors.setdefault(name, TensorArg(name, (int(info.size),), "fp32", "input"))
+        window = (Window(self.block_begin[bid], sym),)
+        result = self._renamed(Value("", (sym,), "fp32"), f"{name}_tile")
+        return self._emit(scope, Load(result, name, window, _line(node)))
 
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
         lhs, rhs = (

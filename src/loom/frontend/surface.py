@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-from helion.language import atomic_ops, tile_ops
+from helion.language import atomic_ops
 
 from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, Value
 from loom.symbolic import Const
@@ -85,11 +85,6 @@ UNSUPPORTED_HINTS = {
     aten.cumsum.default: ("cumsum", "scans are not supported; use a row reduction (sum)"),
     aten.sort.default: ("sort", "sorting is not supported on the tile engines"),
     aten.topk.default: ("topk", "top-k selection is not supported on the tile engines"),
-    "tile_index": (
-        "masks from tile.index",
-        "Loom computes whole tiles only (every tile size divides its extent), so bounds "
-        "masks are not needed; mask by data instead, e.g. torch.where(x > 0, x, 0)",
-    ),
     "atomic_add": (
         "split-K with hl.atomic_add",
         "Loom has no DRAM atomics; loop over K inside the grid loop (for tile_k in "
@@ -124,6 +119,7 @@ class SurfaceOps:
             table[target] = self._reduction
         table[aten.gelu.default] = self._gelu
         table[aten.var_mean.correction] = self._var_mean
+        table[aten.scalar_tensor.default] = self._scalar_tensor
         if _GELU_TANH is not None:
             table[_GELU_TANH] = self._gelu
             table[_GELU_ERF] = self._gelu
@@ -137,7 +133,7 @@ class SurfaceOps:
         table[aten.clamp_max.default] = self._clamp_max
         table[aten.clamp.default] = self._clamp
         table[aten.unsqueeze.default] = self._unsqueeze
-        by_name = {"tile_index": tile_ops.tile_index, "atomic_add": atomic_ops.atomic_add}
+        by_name = {"atomic_add": atomic_ops.atomic_add}
         for target, (what, hint) in UNSUPPORTED_HINTS.items():
             table[by_name.get(target, target)] = self._rejecter(what, hint)  # type: ignore[call-overload]
         return table
@@ -171,6 +167,10 @@ class SurfaceOps:
         x = self._operand(scope, node.args[0], node)
         op = _SIMPLE_UNARY[node.target]  # type: ignore[index]
         return self._emit(scope, Elementwise(self._new_value(node), op, (x,), self._line(node)))
+
+    def _scalar_tensor(self, node: torch.fx.Node, scope: _Scope) -> float:
+        """`torch.where(c, x, 0.0)` wraps the 0.0 in a 0-d tensor: keep it a constant."""
+        return self._number(scope, node.args[0], node)
 
     def _identity(self, node: torch.fx.Node, scope: _Scope) -> object:
         return self._operand(scope, node.args[0], node)

@@ -18,8 +18,11 @@ from loom.kernels.files import FileKernel, as_outputs
 def file_references(
     fk: FileKernel, program: TileProgram
 ) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
-    tensors = fk.tensors
+    tensors = dict(fk.tensors)
     ins = [a.name for a in program.args if a.role == "input"]
+    for arg in program.args:  # index vectors Loom added for `tile.index`
+        if arg.name.endswith("_index") and arg.name not in tensors:
+            tensors[arg.name] = torch.arange(max(arg.shape), dtype=torch.float32)
     unknown = [n for n in ins if n not in tensors]
     if unknown:
         raise FrontendError(
