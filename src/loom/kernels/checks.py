@@ -10,6 +10,11 @@ from __future__ import annotations
 
 import torch
 
+import ast
+import inspect
+import textwrap
+import types
+
 from loom.errors import FrontendError
 from loom.ir.tile import TileProgram
 from loom.kernels.files import FileKernel, as_outputs
@@ -23,6 +28,9 @@ def file_references(
     for arg in program.args:  # index vectors Loom added for `tile.index`
         if arg.name.endswith("_index") and arg.name not in tensors:
             tensors[arg.name] = torch.arange(max(arg.shape), dtype=torch.float32)
+    missing = [n for n in ins if n not in tensors]
+    if missing:
+        tensors.update(host_prelude(fk, missing))
     unknown = [n for n in ins if n not in tensors]
     if unknown:
         raise FrontendError(
@@ -45,3 +53,29 @@ def file_references(
             "the kernel's order."
         )
     return inputs, dict(zip(names, outputs, strict=False))
+
+
+def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:
+    """Tensors the kernel's host code derives from its arguments before the device loop
+    (`flat = x.view(-1)`, `xt = x.transpose(0, 1).contiguous()`): the statements before
+    the first `for` run in eager torch on the arguments. Empty when they cannot run."""
+    fn = fk.kernel.fn
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, SyntaxError):
+        return {}
+    body = tree.body[0].body if isinstance(tree.body[0], ast.FunctionDef) else []
+    prelude: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.For | ast.Return):
+            break
+        prelude.append(stmt)
+    namespace = dict(fn.__globals__)
+    namespace["hl"] = types.SimpleNamespace(specialize=lambda v: v)
+    namespace.update(zip(fk.params, fk.args, strict=True))
+    try:
+        code = compile(ast.Module(body=prelude, type_ignores=[]), "<host prelude>", "exec")
+        exec(code, namespace)  # the user's own host code, on CPU tensors
+    except Exception:  # noqa: BLE001 - a prelude Loom cannot replay is reported by the caller
+        return {}
+    return {n: namespace[n] for n in names if isinstance(namespace.get(n), torch.Tensor)}
