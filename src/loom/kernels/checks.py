@@ -8,12 +8,12 @@ when the kernel returns expressions.
 
 from __future__ import annotations
 
-import torch
-
 import ast
 import inspect
 import textwrap
 import types
+
+import torch
 
 from loom.errors import FrontendError
 from loom.ir.tile import TileProgram
@@ -76,6 +76,6 @@ def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:
     try:
         code = compile(ast.Module(body=prelude, type_ignores=[]), "<host prelude>", "exec")
         exec(code, namespace)  # the user's own host code, on CPU tensors
-    except Exception:  # noqa: BLE001 - a prelude Loom cannot replay is reported by the caller
+    except Exception:  # a prelude Loom cannot replay: the caller reports the tensor
         return {}
     return {n: namespace[n] for n in names if isinstance(namespace.get(n), torch.Tensor)}
