@@ -14,6 +14,7 @@ import keyword
 
 from loom.backends.ttlang.blocks import BlockPrinter
 from loom.errors import ScheduleError
+from loom.ir.formats import FORMATS
 from loom.ir.program import (
     Compute,
     IfCore,
@@ -36,7 +37,8 @@ from loom.symbolic.pyexpr import cond_to_python as py_cond
 from loom.symbolic.pyexpr import to_python as py_expr
 
 TTLANG_VERSION = "1.1.6"
-DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "bfp8": "bfloat8_b"}
+DTYPES = {f.value: info.ttnn_name for f, info in FORMATS.items()}
+"""Loom format -> the ttnn dtype name a TT-Lang program uses for it."""
 
 
 def ident(name: str) -> str:
