@@ -383,22 +383,29 @@ def ttnn_schedule(rec: dict[str, str], arch: str) -> Schedule:
 def oob_schedule(rec: dict[str, str], arch: Arch) -> Schedule | None:
     """An out-of-box row (no program config given) as the Schedule of the config TTNN picks
     automatically: `loom.baselines.ttnn_matmul_oob.oob_matmul_config` (the rule of tt-metal's
-    matmul_program_config.cpp, kept where the baselines use it too). Only the 2-D multicast
-    configs whose per-core blocks tile M and N exactly are expressed (None otherwise)."""
+    matmul_program_config.cpp, kept where the baselines use it too). The per-core block is
+    split into output blocks that fit L1 by the module's `out_block` when it has one (whole
+    per-core blocks otherwise). Only 2-D multicast configs whose per-core blocks tile M and
+    N exactly are expressed (None otherwise)."""
     try:
-        from loom.baselines.ttnn_matmul_oob import oob_matmul_config
+        from loom.baselines import ttnn_matmul_oob as oob
     except ImportError:
         return None
     m, k, n = int(rec["M"]), int(rec["K"]), int(rec["N"])
-    cfg = oob_matmul_config(m, k, n, arch.grid_x, arch.grid_y, DTYPES[rec["dtype_in0"]], arch.name)
+    dtype = DTYPES[rec["dtype_in0"]]
+    cfg = oob.oob_matmul_config(m, k, n, arch.grid_x, arch.grid_y, dtype, arch.name)
     gx, gy = cfg.grid_x, cfg.grid_y
     if cfg.kind != "mcast_2d" or m // 32 != gy * cfg.per_core_m or n // 32 != gx * cfg.per_core_n:
         return None
+    split = getattr(oob, "out_block", None)
+    bm, bn = cfg.per_core_m, cfg.per_core_n
+    if split is not None:
+        bm, bn, _ = split(cfg.per_core_m, cfg.per_core_n, cfg.in0_block_w, dtype, arch.name)
     return Schedule(
         kernel="gemm",
         arch=arch.name,
         shape={"M": m, "N": n, "K": k},
-        dtype=DTYPES[rec["dtype_in0"]],
+        dtype=dtype,
         math_fidelity=cfg.math_fidelity,
         candidate="ttnn_oob_mcast_2d",
         mapping=Mapping((MeshLevel("x", 0, gx, "tile_n"), MeshLevel("y", 0, gy, "tile_m"))),
@@ -407,13 +414,9 @@ def oob_schedule(rec: dict[str, str], arch: Arch) -> Schedule | None:
             CopySpec(1, "b", "load", "multicast", (gy, 1), "column of the core", ("y",)),
             CopySpec(2, "out", "store", "unicast"),
         ),
-        block_sizes={
-            "tile_m": 32 * cfg.per_core_m,
-            "tile_n": 32 * cfg.per_core_n,
-            "tile_k": 32 * cfg.in0_block_w,
-        },
+        block_sizes={"tile_m": 32 * bm, "tile_n": 32 * bn, "tile_k": 32 * cfg.in0_block_w},
         pipeline={"loop:tile_k": {"b_load": 1, "b_store": 0}},
-        waves={"tile_m": 1, "tile_n": 1},
+        waves={"tile_m": cfg.per_core_m // bm, "tile_n": cfg.per_core_n // bn},
         notes=(
             "in0 DRAM interleaved",
             "out DRAM interleaved",
