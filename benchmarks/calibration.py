@@ -7,11 +7,19 @@ linked multicast, DRAM read and write, gather), the "ideal primitive" throughput
 multi-reader DRAM bandwidth measurements of dram_bandwidth.csv, and two groups of
 noc_latencies.yaml entries (one core on one DRAM bank; every core on interleaved DRAM).
 
-Part (b) expresses TTNN's program configuration of every N150 "manually tuned" matmul row
-as a Schedule (grid, per-core blocks, in0 block width, 2-D multicast of A and B, double
-buffering), turns it into a Program, simulates it and compares TFLOPS with the published
-(host-measured) figure and the kernel time with the device-profiler time derived from
-the published device utilization.
+Part (b) expresses TTNN's program configuration of every matmul row as a Schedule (grid,
+per-core blocks, in0 block width, 2-D multicast of A and B, double buffering), turns it
+into a Program, simulates it and compares the kernel time with the device-profiler time
+derived from the published device utilization, and TFLOPS with the published
+(host-measured) figures: with a trace, the op takes the kernel plus `fixed.program_launch_us`;
+without, also `fixed.host_dispatch_us`. Tables (`--tables`): N150_MANUAL, N150_OOB,
+P150_MANUAL_13x10, P150_OOB_13x10; manual rows use the reconstructed config of the row,
+out-of-box rows the config TTNN picks automatically (loom.baselines.ttnn_matmul_oob).
+Each table reports median and mean |% error| of trace TFLOPS, no-trace TFLOPS and device
+kernel time per dtype x fidelity group, over all rows, and over the two halves of a fixed
+split (`fit_half`: within each dtype x fidelity group, the 1st, 3rd, 5th... distinct shape
+in table order is fitted on, the others are held out); the per-op launch and dispatch
+times that best fit the fit half are printed next to the architecture's values.
 
 Two ways to get the Program (`--lowering`): `fixture` (default) builds it with
 tests/sim/sim_programs.py to mirror TTNN's own kernels (which NoC each operand uses,
@@ -23,11 +31,14 @@ Every row prints measured, simulated and % error; each table ends with the media
 % error. Rows whose measured value *is* an architecture input (so agreement is circular)
 are marked `input` and left out of the medians. The values this calibration fitted
 live in the architecture files, marked FITTED in their source notes;
-`--fit-matmul-overhead` redoes the one fitted on matmul rows (`matmul.tile_overhead_cycles`,
-fitted on the bf16 HiFi4 device times only, so that the other rows check it).
+`--fit-matmul-overhead` and `--fit-unpack` redo the fits of `matmul.tile_overhead_cycles`
+and `compute.unpack_bytes_per_cycle` (N150: on the bf16 HiFi4 device times only; other
+tables: on the fit half), so that the other rows check them.
 
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py [--brief] [--lowering loom]
-    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-matmul-overhead
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --parts matmul --tables T1,T2
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-matmul-overhead [2,3,4]
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --tables T --fit-unpack 80,128
 """
 
 from __future__ import annotations
@@ -818,8 +829,11 @@ def main() -> None:
     )
     ap.add_argument(
         "--fit-matmul-overhead",
-        action="store_true",
-        help="only redo the fit of matmul.tile_overhead_cycles (first of --tables) and print it",
+        nargs="?",
+        const=",".join(str(v) for v in FIT_OVERHEADS),
+        default="",
+        help="only redo the fit of matmul.tile_overhead_cycles on the fit rows of the first of "
+        "--tables, over these comma-separated values (default 0..8), and print it",
     )
     ap.add_argument(
         "--fit-unpack",
@@ -834,9 +848,8 @@ def main() -> None:
         ap.error(f"unknown table(s) {', '.join(unknown)}; use {', '.join(TABLES)}")
     table, fit_archs = tables[0], {TABLES[tables[0]][1]: load_arch(TABLES[tables[0]][1])}
     if args.fit_matmul_overhead:
-        fit_arch_field(
-            fit_archs, args.lowering, table, "matmul.tile_overhead_cycles", FIT_OVERHEADS
-        )
+        values = [int(v) for v in args.fit_matmul_overhead.split(",")]
+        fit_arch_field(fit_archs, args.lowering, table, "matmul.tile_overhead_cycles", values)
         return
     if args.fit_unpack:
         values = [float(v) for v in args.fit_unpack.split(",")]

@@ -13,7 +13,7 @@ import pytest
 from cases import FAST, Case
 
 from loom.arch import load_arch
-from loom.backends.ttlang import verify
+from loom.backends.ttlang import emit, verify
 from loom.backends.ttlang.blockfloat import quantize_inputs, tolerance
 from loom.dataflow import build_buffers
 from loom.frontend.formats import apply_formats, parse_format_spec
@@ -61,6 +61,8 @@ def test_gemm_compiles_verifies_and_simulates(fmt: str, fidelity: str, tmp_path:
     if fmt.startswith("bfp"):
         assert result.tolerance == tolerance(fmt)
         assert "emulated in torch" in result.format_note
+        name = {"bfp8": "bfloat8_b", "bfp4": "bfloat4_b"}[fmt]
+        assert f"# Data formats: a ttnn.{name}, b ttnn.{name}" in emit(program)
     sim = simulate(program, load_arch(GEMM.arch))
     assert sim.kernel_cycles > 0
 

@@ -112,6 +112,9 @@ class Emitter:
         out.add("# tile grids (leading dims folded into rows, last two dims padded to 32), then")
         out.add("# the zero scratch tensors LIKENESS (name, dtype, rows, cols in tiles): each")
         out.add("# dataflow buffer takes its dtype and largest block shape from one of them.")
+        if any(t.dtype != "bf16" for t in p.tensors):
+            formats = ", ".join(f"{t.name} ttnn.{DTYPES[t.dtype]}" for t in p.tensors)
+            out.add(f"# Data formats: {formats}.")
 
     def net(self, net: PipeNet) -> None:
         self.out.add(f"{ident(net.name).upper()} = ttl.PipeNet([")
