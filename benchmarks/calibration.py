@@ -580,26 +580,45 @@ class MatmulRow:
         return self.flops / (op_us * 1e6)
 
 
+JOBS = 1
+"""Worker processes simulating distinct programs at once (`--jobs`); results do not
+depend on it."""
+
+
+def _kernel_us(job: tuple[Schedule, Arch, str]) -> float:
+    sched, arch, lowering = job
+    r = simulate(program_for(sched, arch, lowering), arch, params=from_arch(arch))
+    return arch.cycles_to_us(r.kernel_cycles)
+
+
+def kernel_times(schedules: list[Schedule], arch: Arch, lowering: str) -> dict[str, float]:
+    """Simulated kernel time (us) of each distinct schedule, keyed by its JSON."""
+    distinct = {s.to_json(): s for s in schedules}
+    jobs = [(s, arch, lowering) for s in distinct.values()]
+    if JOBS > 1 and len(jobs) > 1:
+        import multiprocessing
+
+        with multiprocessing.get_context("fork").Pool(JOBS) as pool:
+            times = pool.map(_kernel_us, jobs, chunksize=1)
+    else:
+        times = [_kernel_us(j) for j in jobs]
+    return dict(zip(distinct, times, strict=True))
+
+
 def simulate_table(
     table: str, params: dict[str, SimParams], archs: dict[str, Arch], lowering: str
 ) -> list[MatmulRow]:
     recs = matmul_records(table)
     fit = fit_half(recs)
-    cache: dict[str, float] = {}
     out = []
     t0 = time.perf_counter()
     arch = archs[TABLES[table][1]]
-    skipped = 0
-    for rec in recs:
-        sched = row_schedule(rec, table, arch)
-        if sched is None:
-            skipped += 1
-            continue
-        key = sched.to_json()
-        if key not in cache:
-            r = simulate(program_for(sched, arch, lowering), arch, params=params[arch.name])
-            cache[key] = arch.cycles_to_us(r.kernel_cycles)
-        out.append(MatmulRow(rec, cache[key], shape_key(rec) in fit))
+    scheds = [(rec, row_schedule(rec, table, arch)) for rec in recs]
+    skipped = sum(s is None for _, s in scheds)
+    cache = kernel_times([s for _, s in scheds if s is not None], arch, lowering)
+    for rec, sched in scheds:
+        if sched is not None:
+            out.append(MatmulRow(rec, cache[sched.to_json()], shape_key(rec) in fit))
     print(
         f"\n({table}, {lowering} lowering: {len(cache)} distinct programs simulated in "
         f"{time.perf_counter() - t0:.1f} s; {skipped} rows not expressible"
@@ -758,13 +777,12 @@ def fit_arch_field(
         value = int(value) if name.endswith("_cycles") else float(value)
         part = dataclasses.replace(getattr(base, group), **{name: value})
         arch = dataclasses.replace(base, **{group: part})
-        params = from_arch(arch)
+        scheds = [ttnn_schedule(rec, base.name) for rec in recs]
+        times = kernel_times(scheds, arch, lowering)
         rows = []
-        for rec in recs:
-            sched = ttnn_schedule(rec, base.name)
-            r = simulate(program_for(sched, arch, lowering), arch, params=params)
+        for rec, sched in zip(recs, scheds, strict=True):
             measured = float(rec["device_kernel_time_us_derived"])
-            rows.append(Row(row_label(rec), measured, arch.cycles_to_us(r.kernel_cycles), "us"))
+            rows.append(Row(row_label(rec), measured, times[sched.to_json()], "us"))
         medians[value] = statistics.median(abs(r.error) for r in rows)
         print(
             f"{field} {value}: median |error| {medians[value]:5.1f}% over {len(rows)} "
@@ -823,6 +841,9 @@ def main() -> None:
         help="matmul Programs from the TTNN-mirroring fixture or from loom.lower",
     )
     ap.add_argument(
+        "--jobs", type=int, default=1, help="simulate distinct programs in this many processes"
+    )
+    ap.add_argument(
         "--tables",
         default=",".join(TABLES),
         help=f"comma list of the TTNN matmul tables to compare ({', '.join(TABLES)})",
@@ -842,6 +863,8 @@ def main() -> None:
         "values on the fit rows of the first of --tables, and print the best",
     )
     args = ap.parse_args()
+    global JOBS
+    JOBS = max(args.jobs, 1)
     tables = args.tables.split(",")
     unknown = [t for t in tables if t not in TABLES]
     if unknown:
