@@ -362,6 +362,20 @@ def one_bank_table(params: dict[str, SimParams], brief: bool) -> float:
 DTYPES = {"BFLOAT16": "bf16", "BFLOAT8_B": "bfp8", "BFLOAT4_B": "bfp4"}
 
 
+def mcast_2d_mapping(gx: int, gy: int) -> Mapping:
+    """TTNN's 2-D multicast grid: N over the columns, M over the rows."""
+    return Mapping((MeshLevel("x", 0, gx, "tile_n"), MeshLevel("y", 0, gy, "tile_m")))
+
+
+def mcast_2d_copies(gx: int, gy: int) -> tuple[CopySpec, ...]:
+    """A multicast along the core's row, B down its column, C stored by each core."""
+    return (
+        CopySpec(0, "a", "load", "multicast", (1, gx), "row of the core", ("x",)),
+        CopySpec(1, "b", "load", "multicast", (gy, 1), "column of the core", ("y",)),
+        CopySpec(2, "out", "store", "unicast"),
+    )
+
+
 def ttnn_schedule(rec: dict[str, str], arch: str) -> Schedule:
     """TTNN's MatmulMultiCoreReuseMultiCastProgramConfig for one row, as a Schedule."""
     gx, gy = int(rec["grid_x"]), int(rec["grid_y"])
@@ -373,12 +387,8 @@ def ttnn_schedule(rec: dict[str, str], arch: str) -> Schedule:
         dtype=DTYPES[rec["dtype_in0"]],
         math_fidelity=rec["math_fidelity"],
         candidate="ttnn_reuse_mcast_2d",
-        mapping=Mapping((MeshLevel("x", 0, gx, "tile_n"), MeshLevel("y", 0, gy, "tile_m"))),
-        copies=(
-            CopySpec(0, "a", "load", "multicast", (1, gx), "row of the core", ("x",)),
-            CopySpec(1, "b", "load", "multicast", (gy, 1), "column of the core", ("y",)),
-            CopySpec(2, "out", "store", "unicast"),
-        ),
+        mapping=mcast_2d_mapping(gx, gy),
+        copies=mcast_2d_copies(gx, gy),
         block_sizes={"tile_m": 32 * bm, "tile_n": 32 * bn, "tile_k": 32 * int(rec["in0_block_w"])},
         pipeline={"loop:tile_k": {"b_load": 1, "b_store": 0}},
         waves={"tile_m": int(rec["num_out_blocks_h"]), "tile_n": int(rec["num_out_blocks_w"])},
@@ -419,12 +429,8 @@ def oob_schedule(rec: dict[str, str], arch: Arch) -> Schedule | None:
         dtype=dtype,
         math_fidelity=cfg.math_fidelity,
         candidate="ttnn_oob_mcast_2d",
-        mapping=Mapping((MeshLevel("x", 0, gx, "tile_n"), MeshLevel("y", 0, gy, "tile_m"))),
-        copies=(
-            CopySpec(0, "a", "load", "multicast", (1, gx), "row of the core", ("x",)),
-            CopySpec(1, "b", "load", "multicast", (gy, 1), "column of the core", ("y",)),
-            CopySpec(2, "out", "store", "unicast"),
-        ),
+        mapping=mcast_2d_mapping(gx, gy),
+        copies=mcast_2d_copies(gx, gy),
         block_sizes={"tile_m": 32 * bm, "tile_n": 32 * bn, "tile_k": 32 * cfg.in0_block_w},
         pipeline={"loop:tile_k": {"b_load": 1, "b_store": 0}},
         waves={"tile_m": cfg.per_core_m // bm, "tile_n": cfg.per_core_n // bn},
