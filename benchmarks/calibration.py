@@ -627,9 +627,9 @@ def simulate_table(
             out.append(MatmulRow(rec, cache[sched.to_json()], shape_key(rec) in fit))
     print(
         f"\n({table}, {lowering} lowering: {len(cache)} distinct programs simulated in "
-        f"{time.perf_counter() - t0:.1f} s; {skipped} rows not expressible"
+        f"{time.perf_counter() - t0:.1f} s; {skipped} rows not expressed"
         + (
-            ": out-of-box rows need loom.baselines.ttnn_matmul_oob (TTNN's automatic config)"
+            ": TTNN's automatic config is not a whole-grid 2-D multicast, or the rule is missing"
             if skipped and "OOB" in table
             else ""
         )
