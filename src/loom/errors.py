@@ -43,3 +43,11 @@ class SimulationError(LoomError):
     """The timing simulator found the program cannot run (e.g. a deadlock)."""
 
     exit_code = 1
+
+
+class CudaSubsetError(LoomError):
+    """A CUDA source uses a construct outside the affine subset Loom compiles."""
+
+
+class AnnotationError(LoomError):
+    """A CUDA-path annotation is malformed or illegal for its kernel."""

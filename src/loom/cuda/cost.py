@@ -1,0 +1,116 @@
+"""Analytic latency of a lowered launch: the model that ranks annotation sets.
+
+It reads the checkpoints and the architecture only (never the simulator). Per output
+tile, the three engines' busy times are estimated from the architecture's tables:
+
+* DM lane: each blocking tile read costs the DRAM read latency plus the tile's bytes at
+  the per-reader bandwidth; the writer adds one tile write per output tile;
+* compute: tile-matmuls at `matmul.cycles(fidelity)`, element-wise ops from the
+  element-wise table, unpack and pack of the block's tiles, the per-op overhead;
+* overlap follows the pipe rule of the Loom paper's HEG: with double-buffered CBs the
+  three stages overlap, max(l, m, s); with single buffers the load waits for the
+  compute to pop its block, max(l + m, m + s).
+
+A launch costs its constant preamble plus the busiest core's tiles, and never less than
+the whole grid's DRAM traffic at the all-cores DRAM bandwidth.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom.arch import Arch
+from loom.cuda.lower import LaunchProgram
+from loom.cuda.physical import Physical
+from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchCost:
+    cycles: float
+    dm0: float
+    compute: float
+    dm1: float
+    """Per output tile on the busiest core (uncut tiles)."""
+
+
+def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
+    pk = phys.kernel(lp.kernel)
+    flow, task = pk.task.flow, pk.task
+    tb = arch.tile.bytes(phys.precision)
+    read = arch.dram.read_latency_cycles + tb / arch.dram.reader_bytes_per_cycle
+    write = arch.dram.write_latency_cycles + tb / arch.dram.writer_bytes_per_cycle
+    comp = _compute(flow.expr, arch, tb)
+    used = _refs(flow.expr)
+    lanes = dict(task.lanes)
+    gy, gx = lp.program.grid
+    per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
+    cut_core = -(-lp.cut_tiles // (gy * gx)) if lp.cut_tiles else 0
+    if flow.contraction is not None:
+        cn = flow.contraction
+        strip = cn.lhs.rows * cn.lhs.cols
+        blk = {cn.lhs.name: strip, cn.rhs.name: strip}
+        dm = {"reader": 0.0, "writer": 0.0}
+        for n, tiles in blk.items():
+            dm[lanes[n]] += arch.dram.read_latency_cycles + tiles * tb / arch.dram.reader_bytes_per_cycle
+        mm = strip * arch.matmul.cycles("HiFi4") + 2 * strip * arch.compute.unpack_cycles(tb)
+        mm += arch.compute.op_overhead_cycles + arch.compute.pack_cycles(tb)
+        l, m, s = dm["reader"], mm, dm["writer"]
+        inner = max(l, m, s) if phys.depth == 2 else max(l + m, m + s)
+        tail = read + comp + write
+        per_tile = cn.blocks * inner + tail
+        total_bytes = lp.tiles * (cn.blocks * 2 * strip + 2) * tb
+        cyc = per_core * per_tile
+        return LaunchCost(max(cyc, total_bytes / arch.dram.all_cores_bytes_per_cycle), l, m, s)
+    dm = {"reader": 0.0, "writer": write}
+    n_reads = 0
+    for o in flow.operands:
+        if o.name in used:
+            dm[lanes[o.name]] += read
+            n_reads += 1
+    masked = 2 * read
+    mask_comp = 3 * arch.compute.eltwise("mul") + arch.compute.eltwise("add") + 3 * arch.compute.unpack_cycles(tb)
+    if flow.dm_copy:
+        plain = max(dm["reader"], dm["writer"])
+        comp_plain = 0.0
+    else:
+        plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
+        comp_plain = comp
+    cut = _overlap(dm["reader"] + masked + (0 if flow.old in used else read), comp + mask_comp,
+                   dm["writer"], phys.depth)
+    preamble = len(flow.consts) * read
+    cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
+    total_bytes = (lp.tiles * (n_reads + 1) + 3 * lp.cut_tiles) * tb
+    return LaunchCost(max(cyc, total_bytes / arch.dram.all_cores_bytes_per_cycle),
+                      dm["reader"], comp_plain, dm["writer"])
+
+
+def _overlap(load: float, math: float, store: float, depth: int) -> float:
+    return max(load, math, store) if depth == 2 else max(load + math, math + store)
+
+
+def _compute(e: CExpr, arch: Arch, tb: int) -> float:
+    """One Compute statement on 1x1 blocks: overhead + ops + unpack of L1 operands + pack."""
+
+    def walk(x: CExpr) -> float:
+        match x:
+            case BlockRef():
+                return float(arch.compute.unpack_cycles(tb))
+            case FillExpr():
+                return float(arch.compute.eltwise("copy"))
+            case MatmulExpr(lhs=a, rhs=b):
+                return walk(a) + walk(b) + arch.matmul.cycles("HiFi4")
+            case BinaryExpr(op=op, lhs=a, rhs=b):
+                return walk(a) + walk(b) + arch.compute.eltwise(op)
+        return 0.0
+
+    return arch.compute.op_overhead_cycles + walk(e) + arch.compute.pack_cycles(tb)
+
+
+def _refs(e: CExpr) -> set[str]:
+    match e:
+        case BlockRef(buffer=b):
+            return {b}
+        case BinaryExpr(lhs=a, rhs=b) | MatmulExpr(lhs=a, rhs=b):
+            return _refs(a) | _refs(b)
+    return set()
