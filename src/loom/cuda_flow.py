@@ -15,6 +15,8 @@ from loom.cuda import (
     Annotations,
     LaunchProgram,
     Physical,
+    TileFlow,
+    TilePlan,
     build_physical,
     build_task,
     build_tileflow,
@@ -50,6 +52,8 @@ class CudaCompiled:
     texts: tuple[tuple[str, str], ...]
     """(stage, printed checkpoint) in order."""
     physical: Physical | None
+    plan: TilePlan | None = None
+    flow: TileFlow | None = None
 
 
 def compile_cuda(path: str, options: CudaOptions) -> CudaCompiled:
@@ -63,18 +67,18 @@ def compile_cuda(path: str, options: CudaOptions) -> CudaCompiled:
     plan = build_tileplan(src, ann)
     texts.append(("tileplan", format_tileplan(plan)))
     if options.stop_after == "tileplan":
-        return CudaCompiled(src, options, tuple(texts), None)
+        return CudaCompiled(src, options, tuple(texts), None, plan)
     flow = build_tileflow(plan, ann)
     texts.append(("tileflow", format_tileflow(flow)))
     if options.stop_after == "tileflow":
-        return CudaCompiled(src, options, tuple(texts), None)
+        return CudaCompiled(src, options, tuple(texts), None, plan, flow)
     task = build_task(flow, ann)
     texts.append(("task", format_task(task)))
     if options.stop_after == "task":
-        return CudaCompiled(src, options, tuple(texts), None)
+        return CudaCompiled(src, options, tuple(texts), None, plan, flow)
     phys = build_physical(task, options.arch, options.precision, ann)
     texts.append(("physical", format_physical(phys)))
-    return CudaCompiled(src, options, tuple(texts), phys)
+    return CudaCompiled(src, options, tuple(texts), phys, plan, flow)
 
 
 def launches(c: CudaCompiled, sample: int | None = None) -> list[tuple[int, LaunchProgram]]:
@@ -135,8 +139,9 @@ class VerifyReport:
     rel_frobenius: float
     """||device - fp64|| / ||fp64|| over the measured region."""
     region: str
-    max_abs_error_fp32_ref: float
-    """max |device - reference in the device's own storage precision| (a protocol check)."""
+    max_rel_error_emulated: float
+    """max |device - emulated| / max |emulated|, the emulated reference computing in fp32
+    with the device's storage precision between launches (a protocol check)."""
     seconds: float
 
 
@@ -145,7 +150,8 @@ def measured_region(src: CudaProgram, arrays: dict[str, np.ndarray]) -> tuple[np
     if src.host == "gaussian":
         a, m = arrays["a"], arrays["m"]
         return np.concatenate([a[np.triu_indices_from(a, 1)], m[np.tril_indices_from(m, -1)]]), (
-            "off-diagonal (strict upper of a, strict lower of m)")
+            "off-diagonal (strict upper of a, strict lower of m)"
+        )
     if src.host.startswith("jacobi"):
         return arrays["A"][1:-1, 1:-1].ravel(), "interior of A"
     target = [a.name for a in src.arrays][-1]
@@ -177,9 +183,10 @@ def verify_cuda(c: CudaCompiled, folder: str | None = None) -> VerifyReport:
     got, region = measured_region(c.source, dev)
     want, _ = measured_region(c.source, ref64)
     rel = float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
-    own = run_reference(c.source, {k: _round(v, prec) for k, v in init.items()}, np.float32)
+    own = run_reference(c.source, {k: _round(v, prec) for k, v in init.items()}, np.float32, prec)
     mine, _ = measured_region(c.source, own)
-    return VerifyReport(n, rel, region, float(np.abs(got - mine).max()), time.perf_counter() - t0)
+    emu = float(np.abs(got - mine).max() / max(float(np.abs(mine).max()), 1e-30))
+    return VerifyReport(n, rel, region, emu, time.perf_counter() - t0)
 
 
 @dataclass(frozen=True)
@@ -244,5 +251,60 @@ def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
 def model_cuda(c: CudaCompiled, sample: int | None = 6) -> float:
     """The analytic model's cycles for the whole launch sequence."""
     assert c.physical is not None
-    cost_of = {n: launch_cost(c.physical, lp, c.options.arch).cycles for n, lp in launches(c, sample)}
+    cost_of = {
+        n: launch_cost(c.physical, lp, c.options.arch).cycles for n, lp in launches(c, sample)
+    }
     return _integrate(c, cost_of)
+
+
+SEED_ACCURACY = {
+    ("gaussian", "fp32"): 9.3e-7,
+    ("jacobi_2d", "fp32"): 9.5e-6,
+    ("gaussian", "bf16"): 4.7e-3,
+    ("jacobi_2d", "bf16"): 1.68,
+    ("syrk", "bf16"): 1.0e-2,
+}
+"""Relative Frobenius errors vs FP64 reported by the seed (jacobi after 1000 steps)."""
+
+
+def cuda_command(
+    command: str, path: str, options: CudaOptions, folder: str | None = None
+) -> tuple[int, str, dict[str, str]]:
+    """Run one CLI command on a .cu file: (exit code, text to print, artifacts)."""
+    c = compile_cuda(path, options)
+    lines = [text for _, text in c.texts]
+    artifacts = {f"{i + 1:02d}-{stage}.txt": text for i, (stage, text) in enumerate(c.texts)}
+    if c.physical is None:
+        return 0, "".join(lines), artifacts
+    from loom.backends.ttlang.emit import emit
+
+    progs = launches(c, sample=2)
+    artifacts.update(
+        {f"{i + 5:02d}-launch{n}.py": emit(lp.program) for i, (n, lp) in enumerate(progs[:4])}
+    )
+    total = len(c.physical.task.flow.plan.launches())
+    lines.append(
+        f"lowered     {total} launch(es) into Programs; model {model_cuda(c):.0f} cycles "
+        f"({options.arch.cycles_to_us(model_cuda(c)):.1f} us) on {options.arch.name}\n"
+    )
+    code = 0
+    if command in ("verify", "run"):
+        r = verify_cuda(c, folder)
+        seed = SEED_ACCURACY.get((c.source.host, options.precision))
+        ok = r.max_rel_error_emulated <= 2.0**-6
+        code = 0 if ok else 1
+        lines.append(
+            f"verify      {'PASS' if ok else 'FAIL'} on tt-lang-sim: {r.launches} launches, "
+            f"{options.precision} relative Frobenius error vs FP64 {r.rel_frobenius:.2e} on "
+            f"{r.region} (seed: {f'{seed:.2g}' if seed else 'n/a'}); max rel deviation from "
+            f"the emulated {options.precision} reference {r.max_rel_error_emulated:.1e}; "
+            f"{r.seconds:.1f} s\n"
+        )
+    if command in ("simulate", "run"):
+        t = simulate_cuda(c)
+        parts = ", ".join(f"{k} {v:.0f}" for k, v in t.per_kernel)
+        lines.append(
+            f"simulate    {t.cycles:.0f} cycles = {t.us:.1f} us for {t.launches} launches "
+            f"({t.simulated} distinct programs simulated; per kernel: {parts})\n"
+        )
+    return code, "".join(lines), artifacts

@@ -52,7 +52,7 @@ class ConstSpec:
                     if a >> (d + TILE) & 1:
                         t += ConstSpec(one, d).tile()
             case "mask" | "nmask":
-                t[self.rows[0]:self.rows[1], self.cols[0]:self.cols[1]] = 1.0
+                t[self.rows[0] : self.rows[1], self.cols[0] : self.cols[1]] = 1.0
                 if self.kind == "nmask":
                     t = 1.0 - t
             case _:

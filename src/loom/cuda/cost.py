@@ -52,16 +52,19 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         blk = {cn.lhs.name: strip, cn.rhs.name: strip}
         dm = {"reader": 0.0, "writer": 0.0}
         for n, tiles in blk.items():
-            dm[lanes[n]] += arch.dram.read_latency_cycles + tiles * tb / arch.dram.reader_bytes_per_cycle
+            dm[lanes[n]] += (
+                arch.dram.read_latency_cycles + tiles * tb / arch.dram.reader_bytes_per_cycle
+            )
         mm = strip * arch.matmul.cycles("HiFi4") + 2 * strip * arch.compute.unpack_cycles(tb)
         mm += arch.compute.op_overhead_cycles + arch.compute.pack_cycles(tb)
-        l, m, s = dm["reader"], mm, dm["writer"]
-        inner = max(l, m, s) if phys.depth == 2 else max(l + m, m + s)
+        load, math, store = dm["reader"], mm, dm["writer"]
+        inner = _overlap(load, math, store, phys.depth)
         tail = read + comp + write
         per_tile = cn.blocks * inner + tail
         total_bytes = lp.tiles * (cn.blocks * 2 * strip + 2) * tb
         cyc = per_core * per_tile
-        return LaunchCost(max(cyc, total_bytes / arch.dram.all_cores_bytes_per_cycle), l, m, s)
+        floor = total_bytes / arch.dram.all_cores_bytes_per_cycle
+        return LaunchCost(max(cyc, floor), load, math, store)
     dm = {"reader": 0.0, "writer": write}
     n_reads = 0
     for o in flow.operands:
@@ -69,20 +72,32 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
             dm[lanes[o.name]] += read
             n_reads += 1
     masked = 2 * read
-    mask_comp = 3 * arch.compute.eltwise("mul") + arch.compute.eltwise("add") + 3 * arch.compute.unpack_cycles(tb)
+    mask_comp = (
+        3 * arch.compute.eltwise("mul")
+        + arch.compute.eltwise("add")
+        + 3 * arch.compute.unpack_cycles(tb)
+    )
     if flow.dm_copy:
         plain = max(dm["reader"], dm["writer"])
         comp_plain = 0.0
     else:
         plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
         comp_plain = comp
-    cut = _overlap(dm["reader"] + masked + (0 if flow.old in used else read), comp + mask_comp,
-                   dm["writer"], phys.depth)
+    cut = _overlap(
+        dm["reader"] + masked + (0 if flow.old in used else read),
+        comp + mask_comp,
+        dm["writer"],
+        phys.depth,
+    )
     preamble = len(flow.consts) * read
     cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
     total_bytes = (lp.tiles * (n_reads + 1) + 3 * lp.cut_tiles) * tb
-    return LaunchCost(max(cyc, total_bytes / arch.dram.all_cores_bytes_per_cycle),
-                      dm["reader"], comp_plain, dm["writer"])
+    return LaunchCost(
+        max(cyc, total_bytes / arch.dram.all_cores_bytes_per_cycle),
+        dm["reader"],
+        comp_plain,
+        dm["writer"],
+    )
 
 
 def _overlap(load: float, math: float, store: float, depth: int) -> float:

@@ -62,7 +62,9 @@ class LaunchProgram:
     """Tiles that carry a mask."""
 
 
-def lower_launch(phys: Physical, key: str, env: Mapping[str, int], arch: Arch) -> LaunchProgram | None:
+def lower_launch(
+    phys: Physical, key: str, env: Mapping[str, int], arch: Arch
+) -> LaunchProgram | None:
     """The Program of launch `key` with host variables `env`; None when its guard is empty."""
     return _Lower(phys, phys.kernel(key), dict(env), arch).program()
 
@@ -105,8 +107,10 @@ class _Lower:
             reader, compute, writer = self.elementwise_streams()
         reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
         const_names = self.frames()
-        pre = tuple(Reserve(c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),))
-                    for c in const_names)
+        pre = tuple(
+            Reserve(c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),))
+            for c in const_names
+        )
         if const_names:
             compute = (Wait(const_names, compute),)
         program = Program(
@@ -119,13 +123,23 @@ class _Lower:
             reader=pre + reader,
             compute=compute,
             writer=writer,
-            notes=(f"{k.key} with {', '.join(f'{n}={v}' for n, v in sorted(self.env.items())) or 'no parameters'}: "
-                   f"{k.target}[i][j] = {format_value(k.value)} on rows [{r0}, {r1}) x cols [{c0}, {c1})",),
+            notes=(
+                f"{k.key} with {_bindings(self.env)}: {k.target}[i][j] = "
+                f"{format_value(k.value)} on rows [{r0}, {r1}) x cols [{c0}, {c1})",
+            ),
         )
         reads = tuple(sorted({o.array for o in self.flow.operands}))
-        return LaunchProgram(k.key, tuple(sorted(self.env.items())), program,
-                             tuple(self.consts), reads, k.target, nr * nc, (nr, nc),
-                             self.cut_count(nr, nc))
+        return LaunchProgram(
+            k.key,
+            tuple(sorted(self.env.items())),
+            program,
+            tuple(self.consts),
+            reads,
+            k.target,
+            nr * nc,
+            (nr, nc),
+            self.cut_count(nr, nc),
+        )
 
     def cut_count(self, nr: int, nc: int) -> int:
         if isinstance(self.cut, BoolConst):
@@ -141,7 +155,9 @@ class _Lower:
         k = self.flow.tile
         for ld in _loads(k.value):
             decl = self.plan.array(ld.array)
-            corners = [{**self.env, "i": i, "j": j, "k": 0} for i in (r0, r1 - 1) for j in (c0, c1 - 1)]
+            corners = [
+                {**self.env, "i": i, "j": j, "k": 0} for i in (r0, r1 - 1) for j in (c0, c1 - 1)
+            ]
             rows = [ld.row.eval(e) for e in corners]
             cols = [ld.col.eval(e) for e in corners]
             if min(rows) < 0 or max(rows) >= decl.rows or min(cols) < 0 or max(cols) >= decl.cols:
@@ -189,7 +205,9 @@ class _Lower:
         if nr % gy or nc % gx:
             body = (IfCore(conj(self.r.le(self.tr[1]), self.c.le(self.tc[1])), body),)
         ny, nx = self.wy.upper + 1, self.wx.upper + 1
-        inner: tuple[Stmt, ...] = (Loop(self.wx, as_expr(nx), body),) if nx > 1 else _fix(body, self.wx)
+        inner: tuple[Stmt, ...] = (
+            (Loop(self.wx, as_expr(nx), body),) if nx > 1 else _fix(body, self.wx)
+        )
         return (Loop(self.wy, as_expr(ny), inner),) if ny > 1 else _fix(inner, self.wy)
 
     # ----- addresses ---------------------------------------------------------------------
@@ -223,7 +241,8 @@ class _Lower:
         target = f.tile.target
         write = WriteDram("out", target, self.r, self.c, 1, 1)
         masked_expr = BinaryExpr(
-            "add", BinaryExpr("mul", BlockRef("mask"), f.expr),
+            "add",
+            BinaryExpr("mul", BlockRef("mask"), f.expr),
             BinaryExpr("mul", BlockRef("nmask"), BlockRef(f.old)),
         )
 
@@ -231,13 +250,14 @@ class _Lower:
             rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
             wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
             if masked:
-                rd += self.mask_reads()
+                rd = (*rd, *self.mask_reads())
             names = tuple(o.name for o in ops) + (("mask", "nmask") if masked else ())
             if not masked and f.dm_copy and len(ops) == 1:
                 src = ops[0].name
-                return rd, (), wr + (Wait((src,), (WriteDram(src, target, self.r, self.c, 1, 1),)),)
+                copy = WriteDram(src, target, self.r, self.c, 1, 1)
+                return rd, (), (*wr, Wait((src,), (copy,)))
             comp = (Wait(names, (Reserve("out", (Compute("out", expr),)),)),)
-            return rd, comp, wr + (Wait(("out",), (write,)),)
+            return rd, comp, (*wr, Wait(("out",), (write,)))
 
         m = branch(masked_ops, masked_expr, True)
         if isinstance(self.cut, BoolConst) and self.cut.value:
@@ -265,20 +285,32 @@ class _Lower:
         wr_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "writer")
         used = _refs(f.expr) - {"acc"}
         ops = [o for o in f.operands if o.name in used]
-        loop = lambda body: (Loop(kb, as_expr(cn.blocks), body),) if cn.blocks > 1 else _fix(body, kb)  # noqa: E731
+
+        def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+            return (Loop(kb, as_expr(cn.blocks), body),) if cn.blocks > 1 else _fix(body, kb)
+
         reader = loop(rd_k) + tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
         writer_reads = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
         mm = MatmulExpr(BlockRef(cn.lhs.name), BlockRef(cn.rhs.name), cn.transpose)
-        acc_loop = loop((Wait((cn.lhs.name, cn.rhs.name, "acc"), (
-            Reserve("acc", (Compute("acc", BinaryExpr("add", BlockRef("acc"), mm)),)),)),))
+        acc_loop = loop(
+            (
+                Wait(
+                    (cn.lhs.name, cn.rhs.name, "acc"),
+                    (Reserve("acc", (Compute("acc", BinaryExpr("add", BlockRef("acc"), mm)),)),),
+                ),
+            )
+        )
         scaled = _subst_acc(f.expr, cn.scale)
         compute = (
             Reserve("acc", (Compute("acc", FillExpr(0.0, 1, 1)),)),
             *acc_loop,
             Wait(("acc", *(o.name for o in ops)), (Reserve("out", (Compute("out", scaled),)),)),
         )
-        writer = (loop(wr_k) if wr_k else ()) + writer_reads + (
-            Wait(("out",), (WriteDram("out", f.tile.target, self.r, self.c, 1, 1),)),)
+        writer = (
+            (loop(wr_k) if wr_k else ())
+            + writer_reads
+            + (Wait(("out",), (WriteDram("out", f.tile.target, self.r, self.c, 1, 1),)),)
+        )
         return reader, compute, writer
 
     # ----- declarations ------------------------------------------------------------------
@@ -288,9 +320,14 @@ class _Lower:
         for n in names:
             d = self.plan.array(n)
             role = "output" if n == self.flow.tile.target else "input"
-            out.append(DramTensor(n, (d.rows, d.cols), self.dtype, role, d.rows // TILE, d.cols // TILE))
-        out.append(DramTensor(CONST, (TILE, TILE * len(self.consts)), self.dtype, "input", 1,
-                              len(self.consts)))
+            out.append(
+                DramTensor(n, (d.rows, d.cols), self.dtype, role, d.rows // TILE, d.cols // TILE)
+            )
+        out.append(
+            DramTensor(
+                CONST, (TILE, TILE * len(self.consts)), self.dtype, "input", 1, len(self.consts)
+            )
+        )
         return tuple(out)
 
     def buffers(self) -> tuple[Buffer, ...]:
@@ -302,6 +339,10 @@ class _Lower:
         if self.flow.contraction is not None:
             bufs.append(Buffer("acc", 1, 1, dt, 2, "state"))
         return tuple(bufs)
+
+
+def _bindings(env: Mapping[str, int]) -> str:
+    return ", ".join(f"{n}={v}" for n, v in sorted(env.items())) or "no parameters"
 
 
 def _span(lo: int, hi: int, tile: int) -> tuple[int, int]:

@@ -70,9 +70,7 @@ def parse_source(text: str, path: str, defines: dict[str, str]) -> CudaProgram:
     if missing:
         raise CudaSubsetError(f"{path}: launched kernel(s) {sorted(missing)} are not defined.")
     arrays, body = _Host(path, host, {k.name: k for k in kernels}).read()
-    return CudaProgram(
-        path, kernels, host.decl.name, arrays, body, tuple(sorted(in_force.items()))
-    )
+    return CudaProgram(path, kernels, host.decl.name, arrays, body, tuple(sorted(in_force.items())))
 
 
 def _file(node: c_ast.Node) -> str:
@@ -105,8 +103,12 @@ def _err(path: str, node: c_ast.Node, what: str, fix: str) -> CudaSubsetError:
 def const_int(path: str, node: c_ast.Node, env: dict[str, Affine]) -> int:
     a = affine(path, node, env)
     if not a.is_const:
-        raise _err(path, node, f"`{_src(node)}` is not a compile-time constant",
-                   "extents, launch sizes and loop bounds must be static (use --define).")
+        raise _err(
+            path,
+            node,
+            f"`{_src(node)}` is not a compile-time constant",
+            "extents, launch sizes and loop bounds must be static (use --define).",
+        )
     return a.const
 
 
@@ -140,22 +142,42 @@ def affine(path: str, node: c_ast.Node, env: dict[str, Affine]) -> Affine:
                 return b.scale(a.const)
             if b.is_const:
                 return a.scale(b.const)
-            raise _err(path, node, f"index `{_src(node)}` multiplies two variables (not affine)",
-                       "indices must be affine in the thread and loop variables.")
+            raise _err(
+                path,
+                node,
+                f"index `{_src(node)}` multiplies two variables (not affine)",
+                "indices must be affine in the thread and loop variables.",
+            )
         case c_ast.BinaryOp(op="/" | "%" as op, left=lhs, right=rhs):
             a, b = affine(path, lhs, env), affine(path, rhs, env)
             if a.is_const and b.is_const and b.const != 0:
                 return Affine.num(a.const // b.const if op == "/" else a.const % b.const)
-            raise _err(path, node, f"`{_src(node)}` divides a variable (not affine)",
-                       "indices must be affine in the thread and loop variables.")
+            raise _err(
+                path,
+                node,
+                f"`{_src(node)}` divides a variable (not affine)",
+                "indices must be affine in the thread and loop variables.",
+            )
         case c_ast.ID(name=name):
-            raise _err(path, node, f"`{name}` is not a known integer (a constant, thread "
-                       "index or loop variable)", "define it with #define or --define.")
+            raise _err(
+                path,
+                node,
+                f"`{name}` is not a known integer (a constant, thread index or loop variable)",
+                "define it with #define or --define.",
+            )
         case c_ast.ArrayRef():
-            raise _err(path, node, f"index `{_src(node)}` depends on array data (indirect "
-                       "access)", "only affine indices are supported.")
-    raise _err(path, node, f"`{_src(node)}` is not an affine integer expression",
-               "use + - and multiplication by constants only.")
+            raise _err(
+                path,
+                node,
+                f"index `{_src(node)}` depends on array data (indirect access)",
+                "only affine indices are supported.",
+            )
+    raise _err(
+        path,
+        node,
+        f"`{_src(node)}` is not an affine integer expression",
+        "use + - and multiplication by constants only.",
+    )
 
 
 _BUILTINS = {
@@ -186,22 +208,36 @@ class _Kernel:
             params.append(p.name)
             if isinstance(p.type, c_ast.PtrDecl):
                 if _type_name(p.type.type) not in ELEMENT_TYPES:
-                    raise _err(self.path, p, f"array parameter `{p.name}` is not float or "
-                               "__nv_bfloat16", "use float arrays (precision is a compile option).")
+                    raise _err(
+                        self.path,
+                        p,
+                        f"array parameter `{p.name}` is not float or __nv_bfloat16",
+                        "use float arrays (precision is a compile option).",
+                    )
                 self.arrays.append(p.name)
             elif _type_name(p.type) in ("int", "float", "double"):
                 self.scalars.append(p.name)
                 if _type_name(p.type) == "int":
                     self.env[p.name] = Affine.var(p.name)
             else:
-                raise _err(self.path, p, f"parameter `{p.name}` has an unsupported type",
-                           "use float pointers and int or float scalars.")
+                raise _err(
+                    self.path,
+                    p,
+                    f"parameter `{p.name}` has an unsupported type",
+                    "use float pointers and int or float scalars.",
+                )
         self.block(self.f.body, ())
         updates = tuple(
             Update(a, r, c, v, g, line) for (a, r, c), (v, g, line) in self.pending.items()
         )
-        return Kernel(self.f.decl.name, tuple(self.arrays), tuple(self.scalars), tuple(params),
-                      updates, _line(self.f))
+        return Kernel(
+            self.f.decl.name,
+            tuple(self.arrays),
+            tuple(self.scalars),
+            tuple(params),
+            updates,
+            _line(self.f),
+        )
 
     def block(self, node: c_ast.Compound, guard: tuple[Constraint, ...]) -> None:
         for item in node.block_items or ():
@@ -224,8 +260,12 @@ class _Kernel:
                     self.stmt(then, inner)
                 return guard
             case c_ast.If():
-                raise _err(self.path, s, "`else` branches are not supported",
-                           "write each guarded update as its own `if`.")
+                raise _err(
+                    self.path,
+                    s,
+                    "`else` branches are not supported",
+                    "write each guarded update as its own `if`.",
+                )
             case c_ast.Assignment():
                 self.assign(s, guard, None)
                 return guard
@@ -236,13 +276,25 @@ class _Kernel:
                 self.block(s, guard)
                 return guard
             case c_ast.Return():
-                raise _err(self.path, s, "an unconditional `return` is not supported",
-                           "use `if (cond) return;` or guard the updates.")
+                raise _err(
+                    self.path,
+                    s,
+                    "an unconditional `return` is not supported",
+                    "use `if (cond) return;` or guard the updates.",
+                )
             case c_ast.FuncCall():
-                raise _err(self.path, s, f"call `{_src(s)}` is outside the subset",
-                           "kernels may only read and write global arrays.")
-        raise _err(self.path, s, f"statement `{_src(s)}` is outside the affine CUDA subset",
-                   "use int index declarations, guarded array updates and reduction loops.")
+                raise _err(
+                    self.path,
+                    s,
+                    f"call `{_src(s)}` is outside the subset",
+                    "kernels may only read and write global arrays.",
+                )
+        raise _err(
+            self.path,
+            s,
+            f"statement `{_src(s)}` is outside the affine CUDA subset",
+            "use int index declarations, guarded array updates and reduction loops.",
+        )
 
     def conditions(self, cond: c_ast.Node) -> tuple[Constraint, ...]:
         match cond:
@@ -250,21 +302,36 @@ class _Kernel:
                 return self.conditions(a) + self.conditions(b)
             case c_ast.BinaryOp(op="<" | "<=" | ">" | ">=" | "==" as op, left=a, right=b):
                 if _has_array(cond):
-                    raise _err(self.path, cond, "the condition reads array data "
-                               "(data-dependent control flow)", "guards must be affine "
-                               "in the thread indices and launch parameters.")
+                    raise _err(
+                        self.path,
+                        cond,
+                        "the condition reads array data (data-dependent control flow)",
+                        "guards must be affine in the thread indices and launch parameters.",
+                    )
                 la, lb = affine(self.path, a, self.env), affine(self.path, b, self.env)
                 return (_constraint(op, la, lb),)
         if _has_array(cond):
-            raise _err(self.path, cond, "the condition reads array data (data-dependent "
-                       "control flow)", "guards must be affine in the thread indices.")
-        raise _err(self.path, cond, f"condition `{_src(cond)}` is not a conjunction of affine "
-                   "comparisons", "use `&&` of <, <=, >, >=, == between affine expressions.")
+            raise _err(
+                self.path,
+                cond,
+                "the condition reads array data (data-dependent control flow)",
+                "guards must be affine in the thread indices.",
+            )
+        raise _err(
+            self.path,
+            cond,
+            f"condition `{_src(cond)}` is not a conjunction of affine comparisons",
+            "use `&&` of <, <=, >, >=, == between affine expressions.",
+        )
 
     def access(self, node: c_ast.ArrayRef) -> tuple[str, Affine, Affine]:
         if not isinstance(node.name, c_ast.ID) or node.name.name not in self.arrays:
-            raise _err(self.path, node, f"`{_src(node)}` does not index an array parameter "
-                       "with one linearised subscript", "write A[row * COLS + col].")
+            raise _err(
+                self.path,
+                node,
+                f"`{_src(node)}` does not index an array parameter with one linearised subscript",
+                "write A[row * COLS + col].",
+            )
         return node.name.name, Affine(), affine(self.path, node.subscript, self.env)
 
     def value(self, node: c_ast.Node) -> Value:
@@ -285,49 +352,80 @@ class _Kernel:
                 return Bin("sub", Num(0.0), self.value(e))
             case c_ast.Cast(expr=e):
                 return self.value(e)
-        raise _err(self.path, node, f"value `{_src(node)}` is outside the subset",
-                   "use + - * / of array elements, float literals and scalar parameters.")
+        raise _err(
+            self.path,
+            node,
+            f"value `{_src(node)}` is outside the subset",
+            "use + - * / of array elements, float literals and scalar parameters.",
+        )
 
-    def assign(self, s: c_ast.Assignment, guard: tuple[Constraint, ...],
-               reduce: tuple[str, int] | None) -> None:
+    def assign(
+        self, s: c_ast.Assignment, guard: tuple[Constraint, ...], reduce: tuple[str, int] | None
+    ) -> None:
         if not isinstance(s.lvalue, c_ast.ArrayRef):
-            raise _err(self.path, s, f"assignment to `{_src(s.lvalue)}`",
-                       "kernels may only assign array elements (and declare int indices).")
+            raise _err(
+                self.path,
+                s,
+                f"assignment to `{_src(s.lvalue)}`",
+                "kernels may only assign array elements (and declare int indices).",
+            )
         key = self.access(s.lvalue)
         rhs = self.value(s.rvalue)
         if reduce is not None:
             if s.op != "+=":
-                raise _err(self.path, s, "a loop inside a kernel must accumulate with `+=`",
-                           "write the reduction as `X[...] += expr;`.")
+                raise _err(
+                    self.path,
+                    s,
+                    "a loop inside a kernel must accumulate with `+=`",
+                    "write the reduction as `X[...] += expr;`.",
+                )
             var, extent = reduce
             if var in key[2].names:
-                raise _err(self.path, s, "the reduction's target depends on its loop variable",
-                           "accumulate into one element per thread.")
+                raise _err(
+                    self.path,
+                    s,
+                    "the reduction's target depends on its loop variable",
+                    "accumulate into one element per thread.",
+                )
             rhs = Sum(var, extent, rhs)
         old = self.pending[key][0] if key in self.pending else Load(*key)
         if s.op != "=":
             op = OPS.get(s.op[:-1])
             if op is None or len(s.op) != 2:
-                raise _err(self.path, s, f"operator `{s.op}` is not supported", "use = += -= *= /=.")
+                raise _err(
+                    self.path, s, f"operator `{s.op}` is not supported", "use = += -= *= /=."
+                )
             rhs = Bin("add", old, rhs) if reduce is not None else Bin(op, old, rhs)
         prev = self.pending.get(key)
         if prev is not None and prev[1] != guard:
-            raise _err(self.path, s, "an element is written under two different guards",
-                       "write each element under one guard.")
+            raise _err(
+                self.path,
+                s,
+                "an element is written under two different guards",
+                "write each element under one guard.",
+            )
         self.pending[key] = (rhs, guard, _line(s))
 
     def reduction(self, s: c_ast.For, guard: tuple[Constraint, ...]) -> None:
         init = s.init.decls[0] if isinstance(s.init, c_ast.DeclList) else None
         cond, step = s.cond, s.next
         ok = (
-            init is not None and init.init is not None
-            and isinstance(cond, c_ast.BinaryOp) and cond.op == "<"
-            and isinstance(cond.left, c_ast.ID) and cond.left.name == init.name
-            and isinstance(step, c_ast.UnaryOp) and step.op in ("p++", "++")
+            init is not None
+            and init.init is not None
+            and isinstance(cond, c_ast.BinaryOp)
+            and cond.op == "<"
+            and isinstance(cond.left, c_ast.ID)
+            and cond.left.name == init.name
+            and isinstance(step, c_ast.UnaryOp)
+            and step.op in ("p++", "++")
         )
         if not ok or init is None or not isinstance(cond, c_ast.BinaryOp):
-            raise _err(self.path, s, "a loop in a kernel must read `for (int k = 0; k < K; k++)`",
-                       "write reductions in that form.")
+            raise _err(
+                self.path,
+                s,
+                "a loop in a kernel must read `for (int k = 0; k < K; k++)`",
+                "write reductions in that form.",
+            )
         lo = const_int(self.path, init.init, self.env)
         hi = const_int(self.path, cond.right, self.env)
         if lo != 0:
@@ -335,8 +433,12 @@ class _Kernel:
         self.env[init.name] = Affine.var(init.name)
         body = s.stmt.block_items if isinstance(s.stmt, c_ast.Compound) else [s.stmt]
         if not body or len(body) != 1 or not isinstance(body[0], c_ast.Assignment):
-            raise _err(self.path, s, "a reduction loop must contain exactly one `+=` update",
-                       "split other work out of the loop.")
+            raise _err(
+                self.path,
+                s,
+                "a reduction loop must contain exactly one `+=` update",
+                "split other work out of the loop.",
+            )
         self.assign(body[0], guard, (init.name, hi))
         del self.env[init.name]
 
@@ -348,9 +450,13 @@ def _thread_form(path: str, node: c_ast.Node, a: Affine) -> Affine:
     for d, name in (("y", THREAD_Y), ("x", THREAD_X)):
         b, lane = a.coef(f"block.{d}"), a.coef(f"lane.{d}")
         if b != 32 * lane:
-            raise _err(path, node, f"index `{_src(node)}` uses blockIdx.{d} and threadIdx.{d} "
-                       "other than as blockIdx*blockDim + threadIdx",
-                       "compute the global index `blockIdx.y * blockDim.y + threadIdx.y`.")
+            raise _err(
+                path,
+                node,
+                f"index `{_src(node)}` uses blockIdx.{d} and threadIdx.{d} "
+                "other than as blockIdx*blockDim + threadIdx",
+                "compute the global index `blockIdx.y * blockDim.y + threadIdx.y`.",
+            )
         out = out.without(f"block.{d}").without(f"lane.{d}") + Affine.var(name).scale(lane)
     return out
 
@@ -391,8 +497,12 @@ def _constraint(op: str, a: Affine, b: Affine) -> Constraint:
 
 def _negate(path: str, node: c_ast.Node, cs: tuple[Constraint, ...]) -> tuple[Constraint, ...]:
     if len(cs) != 1 or cs[0].op != "ge":
-        raise _err(path, node, "`if (cond) return;` needs a single inequality",
-                   "guard the updates with `if (...) { ... }` instead.")
+        raise _err(
+            path,
+            node,
+            "`if (cond) return;` needs a single inequality",
+            "guard the updates with `if (...) { ... }` instead.",
+        )
     return (Constraint(cs[0].expr.scale(-1) - Affine.num(1), "ge"),)
 
 
@@ -407,16 +517,28 @@ class _Host:
         for p in self.f.decl.type.args.params if self.f.decl.type.args else ():
             t = p.type
             if not (isinstance(t, c_ast.ArrayDecl) and isinstance(t.type, c_ast.ArrayDecl)):
-                raise _err(self.path, p, f"host parameter `{p.name}` is not a rank-2 array",
-                           "declare host arrays as `float A[ROWS][COLS]`.")
+                raise _err(
+                    self.path,
+                    p,
+                    f"host parameter `{p.name}` is not a rank-2 array",
+                    "declare host arrays as `float A[ROWS][COLS]`.",
+                )
             rows = const_int(self.path, t.dim, {})
             cols = const_int(self.path, t.type.dim, {})
             if _type_name(t.type.type) not in ELEMENT_TYPES:
-                raise _err(self.path, p, f"host array `{p.name}` is not float",
-                           "use float arrays (precision is a compile option).")
+                raise _err(
+                    self.path,
+                    p,
+                    f"host array `{p.name}` is not float",
+                    "use float arrays (precision is a compile option).",
+                )
             if rows <= 0 or cols <= 0 or rows % 32 or cols % 32:
-                raise _err(self.path, p, f"array `{p.name}` is {rows}x{cols}; extents must be "
-                           "positive multiples of 32", "choose sizes divisible by the tile.")
+                raise _err(
+                    self.path,
+                    p,
+                    f"array `{p.name}` is {rows}x{cols}; extents must be positive multiples of 32",
+                    "choose sizes divisible by the tile.",
+                )
             self.arrays.append(ArrayDecl(p.name, rows, cols))
         body: list[Launch | TimeLoop] = []
         for s in self.f.body.block_items or ():
@@ -430,12 +552,19 @@ class _Host:
             init = s.init.decls[0] if isinstance(s.init, c_ast.DeclList) else None
             cond = s.cond
             if (
-                init is None or init.init is None or not isinstance(cond, c_ast.BinaryOp)
-                or cond.op != "<" or not isinstance(s.next, c_ast.UnaryOp)
+                init is None
+                or init.init is None
+                or not isinstance(cond, c_ast.BinaryOp)
+                or cond.op != "<"
+                or not isinstance(s.next, c_ast.UnaryOp)
                 or s.next.op not in ("p++", "++")
             ):
-                raise _err(self.path, s, "the host loop must read `for (int t = lo; t < hi; t++)`",
-                           "write the time loop in that form.")
+                raise _err(
+                    self.path,
+                    s,
+                    "the host loop must read `for (int t = lo; t < hi; t++)`",
+                    "write the time loop in that form.",
+                )
             lo = const_int(self.path, init.init, {})
             hi = const_int(self.path, cond.right, {})
             env = {init.name: Affine.var(init.name)}
@@ -443,35 +572,60 @@ class _Host:
             launches = []
             for x in stmts or ():
                 if not isinstance(x, c_ast.FuncCall):
-                    raise _err(self.path, x, "the host loop may only launch kernels",
-                               "move other host work out of the loop.")
+                    raise _err(
+                        self.path,
+                        x,
+                        "the host loop may only launch kernels",
+                        "move other host work out of the loop.",
+                    )
                 launches.append(self.launch(x, env))
             return TimeLoop(init.name, lo, hi, tuple(launches), _line(s))
-        raise _err(self.path, s, f"host statement `{_src(s)}` is not a launch or a time loop",
-                   "the host function may only launch kernels, optionally in one loop.")
+        raise _err(
+            self.path,
+            s,
+            f"host statement `{_src(s)}` is not a launch or a time loop",
+            "the host function may only launch kernels, optionally in one loop.",
+        )
 
     def launch(self, call: c_ast.FuncCall, env: dict[str, Affine]) -> Launch:
         if not (isinstance(call.name, c_ast.ID) and call.name.name == "__loom_launch"):
-            raise _err(self.path, call, f"host call `{_src(call)}` is not a kernel launch",
-                       "launch kernels with <<<grid, block>>>.")
+            raise _err(
+                self.path,
+                call,
+                f"host call `{_src(call)}` is not a kernel launch",
+                "launch kernels with <<<grid, block>>>.",
+            )
         exprs = call.args.exprs
         name = exprs[0].name  # type: ignore[attr-defined]
         grid, block = self.dims(exprs[1]), self.dims(exprs[2])
         if block != (32, 32):
-            raise _err(self.path, call, f"kernel `{name}` is launched with {block[0]}x{block[1]} "
-                       "thread blocks", "use 32x32 thread blocks: dim3(32, 32).")
+            raise _err(
+                self.path,
+                call,
+                f"kernel `{name}` is launched with {block[0]}x{block[1]} thread blocks",
+                "use 32x32 thread blocks: dim3(32, 32).",
+            )
         kernel = self.kernels[name]
         args = exprs[3:]
         if len(args) != len(kernel.params):
-            raise _err(self.path, call, f"kernel `{name}` takes {len(kernel.params)} arguments, "
-                       f"the launch passes {len(args)}", "pass one argument per parameter.")
+            raise _err(
+                self.path,
+                call,
+                f"kernel `{name}` takes {len(kernel.params)} arguments, "
+                f"the launch passes {len(args)}",
+                "pass one argument per parameter.",
+            )
         values: list[str | float | Affine] = []
         names = {a.name for a in self.arrays}
         for param, a in zip(kernel.params, args, strict=True):
             if param in kernel.arrays:
                 if not (isinstance(a, c_ast.ID) and a.name in names):
-                    raise _err(self.path, a, f"argument `{_src(a)}` for array `{param}` is not a "
-                               "host array", "pass a host array parameter.")
+                    raise _err(
+                        self.path,
+                        a,
+                        f"argument `{_src(a)}` for array `{param}` is not a host array",
+                        "pass a host array parameter.",
+                    )
                 values.append(a.name)
             elif isinstance(a, c_ast.Constant) and a.type in ("float", "double"):
                 values.append(float(a.value.rstrip("fFlL")))
@@ -481,11 +635,18 @@ class _Host:
 
     def dims(self, node: c_ast.Node) -> tuple[int, int]:
         if (
-            isinstance(node, c_ast.FuncCall) and isinstance(node.name, c_ast.ID)
-            and node.name.name == "dim3" and node.args and len(node.args.exprs) == 2
+            isinstance(node, c_ast.FuncCall)
+            and isinstance(node.name, c_ast.ID)
+            and node.name.name == "dim3"
+            and node.args
+            and len(node.args.exprs) == 2
         ):
             x = const_int(self.path, node.args.exprs[0], {})
             y = const_int(self.path, node.args.exprs[1], {})
             return (y, x)
-        raise _err(self.path, node, "launch sizes must be written `dim3(x, y)`",
-                   "use two-dimensional dim3 grids and blocks.")
+        raise _err(
+            self.path,
+            node,
+            "launch sizes must be written `dim3(x, y)`",
+            "use two-dimensional dim3 grids and blocks.",
+        )

@@ -77,8 +77,16 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
         need = _dst_need(k.flow.expr)
         cap = arch.compute.dst_capacity(precision)
         kernels.append(PhysKernel(k, l1, need, max(0, need - cap)))
-    return Physical(task, arch.name, precision, depth, tuple(kernels), _barriers(task),
-                    working, arch.l1_usable_bytes)
+    return Physical(
+        task,
+        arch.name,
+        precision,
+        depth,
+        tuple(kernels),
+        _barriers(task),
+        working,
+        arch.l1_usable_bytes,
+    )
 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int) -> int:
@@ -108,17 +116,24 @@ def _barriers(task: Task) -> tuple[str, ...]:
         reads_b = task.flow.kernel(b).operands
         if any(o.array == ka.target for o in reads_b):
             out.append(f"{a} -> {b}: RAW on {ka.target}")
-        if any(o.array == kb.target for o in task.flow.kernel(a).operands) and kb.target != ka.target:
+        if (
+            any(o.array == kb.target for o in task.flow.kernel(a).operands)
+            and kb.target != ka.target
+        ):
             out.append(f"{a} -> {b}: WAR on {kb.target}")
     return tuple(dict.fromkeys(out))
 
 
 def format_physical(ph: Physical) -> str:
-    out = [f"physical @{ph.task.flow.plan.name}  arch={ph.arch} precision={ph.precision} "
-           f"cb_depth={ph.depth}",
-           f"  persistent working set {ph.working_set_bytes} B/core of {ph.l1_bytes} B L1"]
+    out = [
+        f"physical @{ph.task.flow.plan.name}  arch={ph.arch} precision={ph.precision} "
+        f"cb_depth={ph.depth}",
+        f"  persistent working set {ph.working_set_bytes} B/core of {ph.l1_bytes} B L1",
+    ]
     for k in ph.kernels:
-        out.append(f"  kernel {k.task.flow.key}: L1 buffers {k.l1_bytes} B/core, Dst "
-                   f"{k.dst_tiles} tile(s) live, {k.dst_spills} spill(s)")
+        out.append(
+            f"  kernel {k.task.flow.key}: L1 buffers {k.l1_bytes} B/core, Dst "
+            f"{k.dst_tiles} tile(s) live, {k.dst_spills} spill(s)"
+        )
     out.extend(f"  barrier {b}" for b in ph.barriers)
     return "\n".join(out) + "\n"

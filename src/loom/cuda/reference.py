@@ -13,8 +13,18 @@ import numpy as np
 from loom.cuda.ir import THREAD_X, THREAD_Y, Affine, Bin, CudaProgram, Load, Num, Param, Sum, Value
 
 
-def run_reference(prog: CudaProgram, arrays: dict[str, np.ndarray], dtype: type = np.float64
-                  ) -> dict[str, np.ndarray]:
+def round_bf16(x: np.ndarray) -> np.ndarray:
+    """Round float32 values to bfloat16 (nearest, ties to even), returned as float32."""
+    bits = np.ascontiguousarray(x, dtype=np.float32).view(np.uint32)
+    bias = ((bits >> 16) & 1) + np.uint32(0x7FFF)
+    return ((bits + bias) & np.uint32(0xFFFF0000)).view(np.float32)
+
+
+def run_reference(
+    prog: CudaProgram, arrays: dict[str, np.ndarray], dtype: type = np.float64, storage: str = ""
+) -> dict[str, np.ndarray]:
+    """Execute every launch; with `storage="bf16"` each launch's result is rounded to
+    bf16 (arrays stored in bf16 between launches, computed in `dtype` within one)."""
     out = {k: v.astype(dtype).copy() for k, v in arrays.items()}
     for la, env in prog.launches():
         k = prog.kernel(la.kernel)
@@ -40,6 +50,8 @@ def run_reference(prog: CudaProgram, arrays: dict[str, np.ndarray], dtype: type 
             val = _eval(u.value, grid, ienv, scal, names, out, active, dtype)
             new = target.copy()
             new[idx[active]] = val[active]
+            if storage == "bf16":
+                new = round_bf16(new).astype(dtype)
             out[names[u.array]] = new.reshape(out[names[u.array]].shape)
     return out
 
@@ -52,9 +64,16 @@ def _aff(a: Affine, grid: dict[str, np.ndarray], env: dict[str, int]) -> np.ndar
     return acc
 
 
-def _eval(v: Value, grid: dict[str, np.ndarray], env: dict[str, int], scal: dict[str, float],
-          names: dict[str, str], arrays: dict[str, np.ndarray], active: np.ndarray, dtype: type
-          ) -> np.ndarray:
+def _eval(
+    v: Value,
+    grid: dict[str, np.ndarray],
+    env: dict[str, int],
+    scal: dict[str, float],
+    names: dict[str, str],
+    arrays: dict[str, np.ndarray],
+    active: np.ndarray,
+    dtype: type,
+) -> np.ndarray:
     shape = active.shape
     match v:
         case Num(value=x):
@@ -69,8 +88,9 @@ def _eval(v: Value, grid: dict[str, np.ndarray], env: dict[str, int], scal: dict
             p = _eval(x, grid, env, scal, names, arrays, active, dtype)
             q = _eval(y, grid, env, scal, names, arrays, active, dtype)
             with np.errstate(divide="ignore", invalid="ignore"):
-                return {"add": np.add, "sub": np.subtract, "mul": np.multiply,
-                        "div": np.divide}[op](p, q)
+                return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[
+                    op
+                ](p, q)
         case Sum(var=var, extent=n, body=b):
             acc = np.zeros(shape, dtype=dtype)
             for kk in range(n):

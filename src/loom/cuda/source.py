@@ -164,7 +164,9 @@ def _launch(tokens: list[Token], i: int, out: list[tuple[int, str]], path: str) 
         out.append((tokens[j].lineno, _text(tokens[j])))
         j += 1
     else:
-        raise CudaSubsetError(f"{path}:{line}: unterminated kernel launch `<<<`; close it with `>>>`.")
+        raise CudaSubsetError(
+            f"{path}:{line}: unterminated kernel launch `<<<`; close it with `>>>`."
+        )
     j += 2
     if j >= len(tokens) or tokens[j].value != "(":
         raise CudaSubsetError(f"{path}:{line}: a kernel launch needs its argument list `(...)`.")

@@ -58,8 +58,11 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
         notes = []
         moved = [n for n, lane in lanes if lane == "writer"]
         if pol.dm_lanes == 2:
-            notes.append(f"DM1 delivers {', '.join(moved)}" if moved else
-                         "dm_lanes=2: no delivery qualifies for DM1 (all own-tile); DM0 only")
+            notes.append(
+                f"DM1 delivers {', '.join(moved)}"
+                if moved
+                else "dm_lanes=2: no delivery qualifies for DM1 (all own-tile); DM0 only"
+            )
         bufs = [o.name for o in k.operands] + [c.name for c in k.consts] + ["mask", "nmask", "out"]
         if k.contraction:
             bufs.append("acc")
@@ -70,7 +73,7 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
 def _lane(o: Operand, k: FlowKernel, lanes: int) -> str:
     if lanes == 1 or o.name == k.old:
         return "reader"
-    moved = (o.col.base == "c" and o.col.delta != 0) or o.role == "frame" and o.row.base is None
+    moved = (o.col.base == "c" and o.col.delta != 0) or (o.role == "frame" and o.row.base is None)
     if k.contraction and o.name == k.contraction.rhs.name:
         moved = True
     return "writer" if moved else "reader"
@@ -82,11 +85,18 @@ def format_task(task: Task) -> str:
         dm0 = [n for n, lane in k.lanes if lane == "reader"]
         dm1 = [n for n, lane in k.lanes if lane == "writer"]
         out.append(f"  kernel {k.flow.key}")
-        out.append(f"    DM0 (NoC0): consts {', '.join(c.name for c in k.flow.consts) or '-'}; "
-                   f"operands {', '.join(dm0) or '-'}; masks")
-        out.append(f"    compute: {'copy (unmasked tiles bypass compute)' if k.flow.dm_copy else 'tile expression'}"
-                   f"{' + accumulation' if k.flow.contraction else ''} + masked overlay on cut tiles")
-        out.append(f"    DM1 (NoC1): operands {', '.join(dm1) or '-'}; write {k.flow.tile.target}[r][c]")
+        out.append(
+            f"    DM0 (NoC0): consts {', '.join(c.name for c in k.flow.consts) or '-'}; "
+            f"operands {', '.join(dm0) or '-'}; masks"
+        )
+        work = "copy (unmasked tiles bypass compute)" if k.flow.dm_copy else "tile expression"
+        out.append(
+            f"    compute: {work}"
+            f"{' + accumulation' if k.flow.contraction else ''} + masked overlay on cut tiles"
+        )
+        out.append(
+            f"    DM1 (NoC1): operands {', '.join(dm1) or '-'}; write {k.flow.tile.target}[r][c]"
+        )
         out.append(f"    L1 buffers at crossings: {', '.join(k.buffers)}")
         out.extend(f"    note: {n}" for n in k.notes)
     return "\n".join(out) + "\n"

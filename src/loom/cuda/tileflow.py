@@ -106,9 +106,7 @@ class TileFlow:
 
 def build_tileflow(plan: TilePlan, ann: Annotations) -> TileFlow:
     scalars = _float_scalars(plan)
-    kernels = tuple(
-        _Flow(plan, k, ann, dict(scalars)).build() for k in plan.kernels
-    )
+    kernels = tuple(_Flow(plan, k, ann, dict(scalars)).build() for k in plan.kernels)
     return TileFlow(plan, kernels, scalars)
 
 
@@ -128,8 +126,9 @@ def _float_scalars(plan: TilePlan) -> tuple[tuple[str, float], ...]:
 
 
 class _Flow:
-    def __init__(self, plan: TilePlan, k: TileKernel, ann: Annotations,
-                 scalars: dict[str, float]) -> None:
+    def __init__(
+        self, plan: TilePlan, k: TileKernel, ann: Annotations, scalars: dict[str, float]
+    ) -> None:
         self.plan, self.k, self.ann, self.scalars = plan, k, ann, scalars
         self.operands: dict[tuple[str, TileIndex, TileIndex], Operand] = {}
         self.consts: dict[tuple[str, Affine, int], ConstTile] = {}
@@ -144,8 +143,10 @@ class _Flow:
             contraction, value = self.contraction(value)
         expr = self.value(value)
         dm_copy = self.ann.tileflow.guard_copy == "dm" and isinstance(k.value, Load)
-        if self.ann.tileflow.guard_copy == "dm" and not isinstance(k.value, Load) and (
-            not any(isinstance(v, Load) and v.array == k.target for v in [k.value])
+        if (
+            self.ann.tileflow.guard_copy == "dm"
+            and not isinstance(k.value, Load)
+            and (not any(isinstance(v, Load) and v.array == k.target for v in [k.value]))
         ):
             self.derived.append("guard_copy=dm has no effect: the kernel is not a plain copy")
         if dm_copy:
@@ -155,19 +156,40 @@ class _Flow:
             self.derived.append(f"frames reused across the tile loop: {', '.join(frames)}")
         halos = [o.name for o in self.operands.values() if o.role == "halo"]
         if halos:
-            self.derived.append(f"partly-local transfers split into own tile + halo tiles: "
-                                f"{', '.join(halos)}")
-        shared = [o.name for o in self.operands.values() if o.row.base is None or o.col.base is None]
+            self.derived.append(
+                f"partly-local transfers split into own tile + halo tiles: {', '.join(halos)}"
+            )
+        shared = [
+            o.name for o in self.operands.values() if o.row.base is None or o.col.base is None
+        ]
         if shared:
-            self.derived.append(f"multicast candidates (same tile for a whole core row/column): "
-                                f"{', '.join(shared)} (delivered by unicast reads)")
+            self.derived.append(
+                f"multicast candidates (same tile for a whole core row/column): "
+                f"{', '.join(shared)} (delivered by unicast reads)"
+            )
         ops = tuple(self.operands.values())
-        return FlowKernel(k.key, k, ops, tuple(self.consts.values()), expr, old.name,
-                          contraction, dm_copy, tuple(self.derived))
+        return FlowKernel(
+            k.key,
+            k,
+            ops,
+            tuple(self.consts.values()),
+            expr,
+            old.name,
+            contraction,
+            dm_copy,
+            tuple(self.derived),
+        )
 
     # ----- operands ---------------------------------------------------------------------
-    def operand(self, array: str, row: TileIndex, col: TileIndex, role: str = "tile",
-                rows: int = 1, cols: int = 1) -> Operand:
+    def operand(
+        self,
+        array: str,
+        row: TileIndex,
+        col: TileIndex,
+        role: str = "tile",
+        rows: int = 1,
+        cols: int = 1,
+    ) -> Operand:
         key = (array, row, col)
         if key not in self.operands:
             name = f"{array}_{_slug(row)}_{_slug(col)}".lower()
@@ -292,12 +314,17 @@ class _Flow:
             parts.append(MatmulExpr(own, op) if axis == "h" else MatmulExpr(op, own))
             for d in shifts:
                 s = 1 if d > 0 else -1
-                row, col = (TileIndex("r"), TileIndex("c", s)) if axis == "h" else (
-                    TileIndex("r", s), TileIndex("c"))
+                row, col = (
+                    (TileIndex("r"), TileIndex("c", s))
+                    if axis == "h"
+                    else (TileIndex("r", s), TileIndex("c"))
+                )
                 edge = BlockRef(self.operand(array, row, col, "halo").name)
                 k = self.const(f"{axis}shift_edge", Affine.num(d))
                 parts.append(MatmulExpr(edge, k) if axis == "h" else MatmulExpr(k, edge))
-            self.derived.append(f"in-tile {axis}-shifts of {array} {shifts} fused into one operator")
+            self.derived.append(
+                f"in-tile {axis}-shifts of {array} {shifts} fused into one operator"
+            )
         out = parts[0]
         for p in parts[1:]:
             out = BinaryExpr("add", out, p)
@@ -330,12 +357,16 @@ class _Flow:
             transpose = False
             rhs = self.operand(b.array, TileIndex("k"), TileIndex("c"), "panel", strip, 1)
         else:
-            raise self.bad(f"reduction operands [{a.row}][{a.col}] * [{b.row}][{b.col}] are not "
-                           "A[i][k]*B[j][k] or A[i][k]*B[k][j]")
+            raise self.bad(
+                f"reduction operands [{a.row}][{a.col}] * [{b.row}][{b.col}] are not "
+                "A[i][k]*B[j][k] or A[i][k]*B[k][j]"
+            )
         lhs = self.operand(a.array, TileIndex("r"), TileIndex("k"), "panel", 1, strip)
         blocks = rd.extent // TILE // strip
-        self.derived.append(f"reduction over {rd.extent // TILE} tiles in {blocks} deliveries "
-                            f"of {strip} tile(s) per operand")
+        self.derived.append(
+            f"reduction over {rd.extent // TILE} tiles in {blocks} deliveries "
+            f"of {strip} tile(s) per operand"
+        )
         return Contraction(lhs, rhs, transpose, scale, blocks), _replace_sum(v, Param("acc"))
 
 
@@ -369,7 +400,9 @@ def _find_sum(v: Value) -> Sum:
 
 
 def _contains_sum(v: Value) -> bool:
-    return isinstance(v, Sum) or (isinstance(v, Bin) and (_contains_sum(v.lhs) or _contains_sum(v.rhs)))
+    return isinstance(v, Sum) or (
+        isinstance(v, Bin) and (_contains_sum(v.lhs) or _contains_sum(v.rhs))
+    )
 
 
 def _replace_sum(v: Value, by: Value) -> Value:
@@ -400,14 +433,18 @@ def format_tileflow(tf: TileFlow) -> str:
     for k in tf.kernels:
         out.append(f"  kernel {k.key} -> {k.tile.target}[r][c]")
         for o in k.operands:
-            out.append(f"    operand {o.name}: {o.array}[{o.row}][{o.col}] "
-                       f"{o.rows}x{o.cols} tile(s), {o.role}")
+            out.append(
+                f"    operand {o.name}: {o.array}[{o.row}][{o.col}] "
+                f"{o.rows}x{o.cols} tile(s), {o.role}"
+            )
         for c in k.consts:
             out.append(f"    const {c.name}: {c.kind}({c.arg})")
         if k.contraction:
             cn = k.contraction
-            out.append(f"    acc = sum over {cn.blocks} blocks: {cn.lhs.name} @ {cn.rhs.name}"
-                       f"{'^T' if cn.transpose else ''} (scale {cn.scale})")
+            out.append(
+                f"    acc = sum over {cn.blocks} blocks: {cn.lhs.name} @ {cn.rhs.name}"
+                f"{'^T' if cn.transpose else ''} (scale {cn.scale})"
+            )
         out.append(f"    value = {cexpr_text(k.expr)}")
         out.append(f"    guard: masked overlay keeping {k.old} on inactive lanes")
         out.extend(f"    derived: {d}" for d in k.derived)

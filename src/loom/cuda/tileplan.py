@@ -35,7 +35,7 @@ from loom.cuda.ir import (
 from loom.errors import AnnotationError, CudaSubsetError
 
 TILE = 32
-I, J = "i", "j"
+I, J = "i", "j"  # noqa: E741  (the written element's row and column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,8 +131,10 @@ def build_tileplan(prog: CudaProgram, ann: Annotations) -> TilePlan:
         steps = tuple(_step(prog, la, kernels, pol.strip_mine, pol.interchange) for la in launches)
         if isinstance(item, TimeLoop):
             phases.append(Phase(item.var, item.lo, item.hi, steps))
-            notes.append(f"host loop {item.var} in [{item.lo}, {item.hi}) -> temporal loop of "
-                         f"{len(steps)} launch(es) per step, a grid barrier between launches")
+            notes.append(
+                f"host loop {item.var} in [{item.lo}, {item.hi}) -> temporal loop of "
+                f"{len(steps)} launch(es) per step, a grid barrier between launches"
+            )
         else:
             phases.append(Phase(None, 0, 1, steps))
     if pol.fuse:
@@ -147,17 +149,28 @@ def build_tileplan(prog: CudaProgram, ann: Annotations) -> TilePlan:
             f"tileplan.interchange needs a reduction loop, and {prog.path} has none; drop it."
         )
     name = prog.host
-    return TilePlan(name, prog.path, prog.arrays, tuple(kernels.values()), tuple(phases),
-                    pol.predicates, tuple(notes))
+    return TilePlan(
+        name,
+        prog.path,
+        prog.arrays,
+        tuple(kernels.values()),
+        tuple(phases),
+        pol.predicates,
+        tuple(notes),
+    )
 
 
-def _step(prog: CudaProgram, la: Launch, kernels: dict[str, TileKernel], strip: int,
-          interchange: bool) -> Step:
+def _step(
+    prog: CudaProgram, la: Launch, kernels: dict[str, TileKernel], strip: int, interchange: bool
+) -> Step:
     k = prog.kernel(la.kernel)
     bind = dict(zip(k.params, la.args, strict=True))
     arrays = {p: str(bind[p]) for p in k.arrays}
-    key = k.name if all(p == a for p, a in arrays.items()) else (
-        k.name + "[" + ",".join(arrays[p] for p in k.arrays) + "]")
+    key = (
+        k.name
+        if all(p == a for p, a in arrays.items())
+        else (k.name + "[" + ",".join(arrays[p] for p in k.arrays) + "]")
+    )
     if key not in kernels:
         kernels[key] = _tile_kernel(prog, k, key, arrays, la, strip, interchange)
     args = tuple((p, bind[p]) for p in k.scalars)
@@ -168,7 +181,7 @@ def delinearize(flat: Affine, cols: int) -> tuple[Affine, Affine]:
     """Split a linearised index into (row, col) for rows of `cols` elements: each
     coefficient and the constant are split as q*cols + r with |r| <= cols/2."""
     row, col = Affine(), Affine()
-    for name, c in flat.terms + (("", flat.const),):
+    for name, c in (*flat.terms, ("", flat.const)):
         q = (c + cols // 2) // cols
         r = c - q * cols
         if name:
@@ -179,8 +192,15 @@ def delinearize(flat: Affine, cols: int) -> tuple[Affine, Affine]:
     return row, col
 
 
-def _tile_kernel(prog: CudaProgram, k: Kernel, key: str, arrays: dict[str, str], la: Launch,
-                 strip: int, interchange: bool) -> TileKernel:
+def _tile_kernel(
+    prog: CudaProgram,
+    k: Kernel,
+    key: str,
+    arrays: dict[str, str],
+    la: Launch,
+    strip: int,
+    interchange: bool,
+) -> TileKernel:
     if len(k.updates) != 1:
         raise CudaSubsetError(
             f"{prog.path}:{k.line}: kernel `{k.name}` writes {len(k.updates)} distinct elements "
@@ -190,8 +210,11 @@ def _tile_kernel(prog: CudaProgram, k: Kernel, key: str, arrays: dict[str, str],
     target = arrays[u.array]
     decl = prog.array(target)
     row_w, col_w = delinearize(u.col, decl.cols)
-    if row_w.coef(THREAD_Y) != 1 or row_w.coef(THREAD_X) or col_w.coef(THREAD_X) != 1 or (
-        col_w.coef(THREAD_Y)
+    if (
+        row_w.coef(THREAD_Y) != 1
+        or row_w.coef(THREAD_X)
+        or col_w.coef(THREAD_X) != 1
+        or (col_w.coef(THREAD_Y))
     ):
         raise CudaSubsetError(
             f"{prog.path}:{u.line}: the written element [{row_w}][{col_w}] is not "
@@ -216,12 +239,11 @@ def _tile_kernel(prog: CudaProgram, k: Kernel, key: str, arrays: dict[str, str],
         if len(sums) > 1:
             raise CudaSubsetError(f"{prog.path}:{u.line}: only one reduction loop per kernel.")
         s = sums[0]
-        if _reads(s.body, target):
-            if interchange:
-                raise AnnotationError(
-                    f"tileplan.interchange is illegal for `{k.name}`: its reduction reads the "
-                    f"array it writes ({target}), a loop-carried dependence across output tiles."
-                )
+        if _reads(s.body, target) and interchange:
+            raise AnnotationError(
+                f"tileplan.interchange is illegal for `{k.name}`: its reduction reads the "
+                f"array it writes ({target}), a loop-carried dependence across output tiles."
+            )
         tiles = s.extent // TILE
         if s.extent % TILE or strip < 1 or tiles % strip:
             raise AnnotationError(
@@ -232,15 +254,18 @@ def _tile_kernel(prog: CudaProgram, k: Kernel, key: str, arrays: dict[str, str],
     return TileKernel(key, k.name, target, value, region, k.scalars, reduction, u.line)
 
 
-def _reindex(prog: CudaProgram, u: Update, v: Value, arrays: dict[str, str],
-             subs: dict[str, Affine]) -> Value:
+def _reindex(
+    prog: CudaProgram, u: Update, v: Value, arrays: dict[str, str], subs: dict[str, Affine]
+) -> Value:
     match v:
         case Load(array=a, col=flat):
             host = arrays[a]
             row, col = delinearize(flat.subs(subs), prog.array(host).cols)
             return Load(host, row, col)
         case Bin(op=op, lhs=lhs, rhs=rhs):
-            return Bin(op, _reindex(prog, u, lhs, arrays, subs), _reindex(prog, u, rhs, arrays, subs))
+            return Bin(
+                op, _reindex(prog, u, lhs, arrays, subs), _reindex(prog, u, rhs, arrays, subs)
+            )
         case Sum(var=var, extent=n, body=b):
             return Sum(var, n, _reindex(prog, u, b, arrays, subs))
         case Num() | Param():
@@ -346,15 +371,17 @@ def format_tileplan(tp: TilePlan) -> str:
         out.append(f"  array {a.name}[{a.rows}][{a.cols}]  tiles {a.rows // TILE}x{a.cols // TILE}")
     for k in tp.kernels:
         r = k.region
-        rows = f"max({', '.join(map(str, r.row_lo))}) <= i < min({', '.join(map(str, r.row_hi))})"
-        cols = f"max({', '.join(map(str, r.col_lo))}) <= j < min({', '.join(map(str, r.col_hi))})"
+        rows = f"{_bound(r.row_lo, max)} <= i < {_bound(r.row_hi, min)}"
+        cols = f"{_bound(r.col_lo, max)} <= j < {_bound(r.col_hi, min)}"
         out.append(f"  kernel {k.key}  (line {k.line})")
         out.append(f"    {k.target}[i][j] = {format_value(k.value)}")
         out.append(f"    where {rows}, {cols}")
         if k.reduction:
             rd = k.reduction
-            out.append(f"    reduction {rd.var} in [0, {rd.extent}): strip {rd.strip} tiles per "
-                       f"delivery, {'block loop outermost' if rd.interchange else 'innermost'}")
+            out.append(
+                f"    reduction {rd.var} in [0, {rd.extent}): strip {rd.strip} tiles per "
+                f"delivery, {'block loop outermost' if rd.interchange else 'innermost'}"
+            )
     for ph in tp.phases:
         head = f"for {ph.var} in [{ph.lo}, {ph.hi})" if ph.var else "once"
         steps = "; ".join(
@@ -363,6 +390,16 @@ def format_tileplan(tp: TilePlan) -> str:
         out.append(f"  {head}: {steps}")
     out.extend(f"  // {n}" for n in tp.notes)
     return "\n".join(out) + "\n"
+
+
+def _bound(forms: tuple[Affine, ...], pick: object) -> str:
+    """max(...)/min(...) of bounds, constants folded into one."""
+    consts = [a.const for a in forms if a.is_const]
+    rest = list(dict.fromkeys(str(a) for a in forms if not a.is_const))
+    if consts:
+        rest.append(str(pick(consts)))  # type: ignore[operator]
+    name = "max" if pick is max else "min"
+    return rest[0] if len(rest) == 1 else f"{name}({', '.join(rest)})"
 
 
 def format_value(v: Value) -> str:

@@ -47,14 +47,18 @@ def run_program(
         devs = []
         for t in program.tensors:
             if t.name not in values:
-                raise VerificationError(f"no contents given for tensor {t.name!r} of {program.kernel!r}.")
+                raise VerificationError(
+                    f"no contents given for tensor {t.name!r} of {program.kernel!r}."
+                )
             host = values[t.name].float()
             if tuple(host.shape) != (t.rows * TILE, t.cols * TILE):
                 raise VerificationError(
                     f"tensor {t.name!r} has shape {tuple(host.shape)}, the program expects "
                     f"{(t.rows * TILE, t.cols * TILE)}."
                 )
-            devs.append(ttnn.from_torch(host.clone(), dtype=dtypes[t.dtype], layout=ttnn.TILE_LAYOUT))
+            devs.append(
+                ttnn.from_torch(host.clone(), dtype=dtypes[t.dtype], layout=ttnn.TILE_LAYOUT)
+            )
         for _, dtype, rows, cols in module.LIKENESS:
             scratch = torch.zeros(rows * TILE, cols * TILE)
             devs.append(ttnn.from_torch(scratch, dtype=dtypes[dtype], layout=ttnn.TILE_LAYOUT))
