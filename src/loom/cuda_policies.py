@@ -40,10 +40,11 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
     assert base.flow is not None
     kernels = base.flow.kernels
     axes: list[tuple[str, str, list[object]]] = [
-        ("tileplan", "predicates", ["boundary", "all"]),
         ("task", "dm_lanes", [1, 2]),
         ("physical", "cb_depth", [1, 2]),
     ]
+    if any(k.contraction is None for k in kernels):
+        axes.append(("tileplan", "predicates", ["boundary", "all"]))
     if any(c.kind.startswith(("hshift", "vshift")) for k in kernels for c in k.consts):
         axes.append(("tileflow", "stencil_operator", ["separate", "fused"]))
     if any(isinstance(k.tile.value, Load) for k in kernels):
@@ -52,6 +53,7 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
     if reductions:
         tiles = reductions[0].extent // 32
         axes.append(("tileplan", "strip_mine", [d for d in range(1, tiles + 1) if tiles % d == 0]))
+        axes.append(("tileplan", "interchange", [False, True]))
     out = []
     for values in itertools.product(*(v for _, _, v in axes)):
         data: dict[str, dict[str, object]] = {}
@@ -67,10 +69,10 @@ def rank_policies(path: str, options: CudaOptions) -> Ranking:
         ann = parse_annotations(data, "(policy space)")
         try:
             c = compile_cuda(path, replace(options, annotations=ann, stop_after=None))
+            cyc = model_cuda(c)
         except (AnnotationError, InfeasibleError) as err:
             rejected.append((ann.name(), str(err)))
             continue
-        cyc = model_cuda(c)
         ranked.append(Ranked(ann, cyc, options.arch.cycles_to_us(cyc)))
     ranked.sort(key=lambda r: (r.cycles, r.annotations.name()))
     return Ranking(path, tuple(ranked), tuple(rejected))

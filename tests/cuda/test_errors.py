@@ -144,3 +144,14 @@ def test_interchange_of_a_kernel_without_reduction_is_illegal() -> None:
         compile_cuda(
             "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
         )
+
+
+def test_masked_reduction_is_rejected() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"predicates": "all"}}, "a.yaml")
+    c = compile_cuda(
+        "examples/cuda/syrk.cu",
+        CudaOptions(arch, defines=(("N", "64"), ("M", "64")), annotations=ann),
+    )
+    with pytest.raises(AnnotationError, match=r"Loom does not mask reductions yet"):
+        launches(c)

@@ -12,7 +12,11 @@ tile, the three engines' busy times are estimated from the architecture's tables
   compute to pop its block, max(l + m, m + s).
 
 A launch costs its constant preamble plus the busiest core's tiles, and never less than
-the whole grid's DRAM traffic at the all-cores DRAM bandwidth.
+the whole grid's DRAM traffic at the all-cores DRAM bandwidth. DRAM tensors are
+interleaved one tile per page round-robin over the banks, so when every core fetches its
+operands of one round at once, the bank holding the most of those pages serialises them
+at its own bandwidth: a round is never shorter than that bank's pages (a column of tiles
+of an array whose tile-row length is a multiple of the bank count lives in one bank).
 """
 
 from __future__ import annotations
@@ -22,6 +26,8 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.cuda.lower import LaunchProgram
 from loom.cuda.physical import Physical
+from loom.cuda.tileflow import FlowKernel, Operand, TileIndex
+from loom.cuda.tileplan import TILE
 from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
 
 
@@ -49,20 +55,24 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     if flow.contraction is not None:
         cn = flow.contraction
         strip = cn.lhs.rows * cn.lhs.cols
-        blk = {cn.lhs.name: strip, cn.rhs.name: strip}
+        blocked = flow.tile.reduction is not None and flow.tile.reduction.interchange
+        by, bx = (lp.shape[0] // gy, lp.shape[1] // gx) if blocked else (1, 1)
+        blk = {cn.lhs.name: by * strip, cn.rhs.name: bx * strip}
         dm = {"reader": 0.0, "writer": 0.0}
         for n, tiles in blk.items():
-            dm[lanes[n]] += (
-                arch.dram.read_latency_cycles + tiles * tb / arch.dram.reader_bytes_per_cycle
-            )
-        mm = strip * arch.matmul.cycles("HiFi4") + 2 * strip * arch.compute.unpack_cycles(tb)
-        mm += arch.compute.op_overhead_cycles + arch.compute.pack_cycles(tb)
+            bw = arch.dram.reader_bytes_per_cycle
+            dm[lanes[n]] += arch.dram.read_latency_cycles + tiles * tb / bw
+        mm = by * bx * strip * arch.matmul.cycles("HiFi4")
+        mm += (by + bx) * strip * arch.compute.unpack_cycles(tb)
+        mm += arch.compute.op_overhead_cycles + by * bx * arch.compute.pack_cycles(tb)
         load, math, store = dm["reader"], mm, dm["writer"]
-        inner = _overlap(load, math, store, phys.depth)
-        tail = read + comp + write
+        bank = _bank_round(phys, lp, flow, arch) * (by + bx) / 2
+        inner = max(_overlap(load, math, store, phys.depth), bank)
+        tiles = by * bx
+        tail = tiles * (read - arch.dram.read_latency_cycles) + read + tiles * comp + write
         per_tile = cn.blocks * inner + tail
-        total_bytes = lp.tiles * (cn.blocks * 2 * strip + 2) * tb
-        cyc = per_core * per_tile
+        total_bytes = lp.tiles * (cn.blocks * 2 * strip + 2) * tb / (by if blocked else 1)
+        cyc = (per_core if not blocked else 1) * per_tile
         floor = total_bytes / arch.dram.all_cores_bytes_per_cycle
         return LaunchCost(max(cyc, floor), load, math, store)
     dm = {"reader": 0.0, "writer": write}
@@ -83,6 +93,7 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     else:
         plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
         comp_plain = comp
+    plain = max(plain, _bank_round(phys, lp, flow, arch))
     cut = _overlap(
         dm["reader"] + masked + (0 if flow.old in used else read),
         comp + mask_comp,
@@ -98,6 +109,41 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         comp_plain,
         dm["writer"],
     )
+
+
+def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch) -> float:
+    """Cycles the hottest DRAM bank needs for one round of reads by every core (the
+    first tile of each core, first reduction block)."""
+    plan = phys.task.flow.plan
+    banks = len(arch.dram.banks)
+    counts = [0] * banks
+    gy, gx = lp.program.grid
+    env = dict(lp.env)
+    reg = flow.tile.region.at(env)
+    tr0, tc0 = reg[0] // TILE, reg[2] // TILE
+    ops: list[Operand] = [o for o in flow.operands if o.name in _refs(flow.expr)]
+    if flow.contraction is not None:
+        ops = [flow.contraction.lhs, flow.contraction.rhs]
+    for y in range(gy):
+        for x in range(gx):
+            own = {"r": tr0 + y, "c": tc0 + x, "k": 0}
+            for o in ops:
+                cols = plan.array(o.array).cols // TILE
+                rows_ = plan.array(o.array).rows // TILE
+                row = _tile(o.row, own, env, rows_)
+                col = _tile(o.col, own, env, cols)
+                for dr in range(o.rows):
+                    for dc in range(o.cols):
+                        counts[((row + dr) * cols + col + dc) % banks] += 1
+    tb = arch.tile.bytes(phys.precision)
+    return max(counts) * tb / arch.dram.bank_bytes_per_cycle
+
+
+def _tile(t: TileIndex, own: dict[str, int], env: dict[str, int], limit: int) -> int:
+    if t.base is None:
+        assert t.elem is not None
+        return t.elem.eval(env) // TILE
+    return max(0, min(limit - 1, own[t.base] + t.delta))
 
 
 def _overlap(load: float, math: float, store: float, depth: int) -> float:

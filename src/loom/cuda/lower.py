@@ -18,7 +18,7 @@ from loom.cuda.ir import Load
 from loom.cuda.physical import Physical, PhysKernel
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex
 from loom.cuda.tileplan import TILE, TilePlan, format_value
-from loom.errors import CudaSubsetError
+from loom.errors import AnnotationError, CudaSubsetError
 from loom.ir.program import (
     CORE_X,
     CORE_Y,
@@ -90,6 +90,12 @@ class _Lower:
         self.tc = (c0 // TILE, (c1 - 1) // TILE)
         nr, nc = self.tr[1] - self.tr[0] + 1, self.tc[1] - self.tc[0] + 1
         gy, gx = min(nr, self.arch.grid_y), min(nc, self.arch.grid_x)
+        rd = k.reduction
+        self.blocked = rd is not None and rd.interchange
+        if self.blocked:
+            gy = max(d for d in range(1, gy + 1) if nr % d == 0)
+            gx = max(d for d in range(1, gx + 1) if nc % d == 0)
+            self.block = (nr // gy, nc // gx)
         self.grid = (gy, gx)
         self.wy = Sym("wy", 0, max(0, -(-nr // gy) - 1), 1, "index")
         self.wx = Sym("wx", 0, max(0, -(-nc // gx) - 1), 1, "index")
@@ -101,11 +107,29 @@ class _Lower:
                 arg %= TILE
             self.add_const(c.name, ConstSpec(c.kind, arg))
         self.masks()
-        if self.flow.contraction is not None:
+        if self.blocked:
+            assert self.flow.contraction is not None
+            if not (isinstance(self.cut, BoolConst) and not self.cut.value):
+                raise AnnotationError(
+                    f"tileplan.interchange is illegal for `{k.kernel}` here: tiles of its output "
+                    "range carry guard masks (or predicates: all), and an interchanged "
+                    "reduction updates whole core blocks; drop one of the two annotations."
+                )
+            self.r = self.tr[0] + CORE_Y * self.block[0]
+            self.c = self.tc[0] + CORE_X * self.block[1]
+            reader, compute, writer = self.interchanged_streams(self.flow.contraction)
+        elif self.flow.contraction is not None:
+            if not (isinstance(self.cut, BoolConst) and not self.cut.value):
+                raise AnnotationError(
+                    f"`{k.kernel}` reduces into tiles that carry guard masks (a guard that cuts "
+                    "tiles, or predicates: all); Loom does not mask reductions yet, so keep "
+                    "the guard on whole tiles and predicates: boundary."
+                )
             reader, compute, writer = self.contraction_streams(self.flow.contraction)
         else:
             reader, compute, writer = self.elementwise_streams()
-        reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
+        if not self.blocked:
+            reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
         const_names = self.frames()
         pre = tuple(
             Reserve(c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),))
@@ -313,6 +337,56 @@ class _Lower:
         )
         return reader, compute, writer
 
+    def interchanged_streams(self, cn: Contraction) -> tuple[tuple[Stmt, ...], ...]:
+        """Block loop outermost: each core owns a block of by x bx output tiles, receives
+        one by x strip and one bx x strip panel per reduction block, and keeps its whole
+        accumulator block in L1 across the reduction."""
+        f, lanes = self.flow, self.pk.task
+        by, bx = self.block
+        kb = Sym("kb", 0, max(0, cn.blocks - 1), 1, "index")
+        strip = cn.lhs.cols
+        k0 = kb * strip
+        shape = {cn.lhs.name: (by, strip), cn.rhs.name: (bx, strip)}
+        if not cn.transpose:
+            shape[cn.rhs.name] = (strip, bx)
+
+        def panel(o: Operand) -> Stmt:
+            rows, cols = shape[o.name]
+            if o.row.base == "k":
+                return Reserve(o.name, (ReadDram(o.name, o.array, k0, self.c, rows, cols),))
+            own = self.r if o is cn.lhs else self.c
+            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, rows, cols),))
+
+        def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+            return (Loop(kb, as_expr(cn.blocks), body),)
+
+        rd_k = tuple(panel(o) for o in (cn.lhs, cn.rhs) if lanes.lane(o.name) == "reader")
+        wr_k = tuple(panel(o) for o in (cn.lhs, cn.rhs) if lanes.lane(o.name) == "writer")
+        used = _refs(f.expr) - {"acc"}
+        ops = [o for o in f.operands if o.name in used]
+        self.shapes = {**shape, **{o.name: (by, bx) for o in ops}, "acc": (by, bx), "out": (by, bx)}
+
+        def whole(o: Operand) -> Stmt:
+            return Reserve(o.name, (ReadDram(o.name, o.array, self.r, self.c, by, bx),))
+
+        reader = loop(rd_k) + tuple(whole(o) for o in ops if lanes.lane(o.name) == "reader")
+        mm = MatmulExpr(BlockRef(cn.lhs.name), BlockRef(cn.rhs.name), cn.transpose)
+        step = Compute("acc", BinaryExpr("add", BlockRef("acc"), mm))
+        compute = (
+            Reserve("acc", (Compute("acc", FillExpr(0.0, by, bx)),)),
+            *loop((Wait((cn.lhs.name, cn.rhs.name, "acc"), (Reserve("acc", (step,)),)),)),
+            Wait(
+                ("acc", *(o.name for o in ops)),
+                (Reserve("out", (Compute("out", _fills(_subst_acc(f.expr, cn.scale), by, bx)),)),),
+            ),
+        )
+        writer = (
+            (loop(wr_k) if wr_k else ())
+            + tuple(whole(o) for o in ops if lanes.lane(o.name) == "writer")
+            + (Wait(("out",), (WriteDram("out", f.tile.target, self.r, self.c, by, bx),)),)
+        )
+        return reader, compute, writer
+
     # ----- declarations ------------------------------------------------------------------
     def tensors(self) -> tuple[DramTensor, ...]:
         names = sorted({o.array for o in self.flow.operands} | {self.flow.tile.target})
@@ -332,12 +406,16 @@ class _Lower:
 
     def buffers(self) -> tuple[Buffer, ...]:
         depth, dt = self.phys.depth, self.dtype
-        bufs = [Buffer(o.name, o.rows, o.cols, dt, depth, "load") for o in self.flow.operands]
+        shapes = getattr(self, "shapes", {})
+        bufs = [
+            Buffer(o.name, *shapes.get(o.name, (o.rows, o.cols)), dt, depth, "load")
+            for o in self.flow.operands
+        ]
         bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
         bufs += [Buffer("mask", 1, 1, dt, depth, "load"), Buffer("nmask", 1, 1, dt, depth, "load")]
-        bufs.append(Buffer("out", 1, 1, dt, depth, "store"))
+        bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
         if self.flow.contraction is not None:
-            bufs.append(Buffer("acc", 1, 1, dt, 2, "state"))
+            bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))
         return tuple(bufs)
 
 
@@ -372,6 +450,16 @@ def _subst_acc(e: CExpr, scale: float) -> CExpr:
             return BinaryExpr(op, _subst_acc(a, scale), _subst_acc(b, scale))
         case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t):
             return MatmulExpr(_subst_acc(a, scale), _subst_acc(b, scale), t)
+    return e
+
+
+def _fills(e: CExpr, rows: int, cols: int) -> CExpr:
+    """Scalar fills reshaped to the block they combine with."""
+    match e:
+        case FillExpr(value=v):
+            return FillExpr(v, rows, cols)
+        case BinaryExpr(op=op, lhs=a, rhs=b):
+            return BinaryExpr(op, _fills(a, rows, cols), _fills(b, rows, cols))
     return e
 
 
