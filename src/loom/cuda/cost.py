@@ -12,7 +12,8 @@ tile, the three engines' busy times are estimated from the architecture's tables
   compute to pop its block, max(l + m, m + s).
 
 A launch costs its constant preamble plus the busiest core's tiles, and never less than
-the whole grid's DRAM traffic at the all-cores DRAM bandwidth. DRAM tensors are
+the grid's DRAM traffic on each NoC at the all-cores DRAM bandwidth (measured on one
+NoC: DM0 reads travel on NoC0, DM1's reads and the writes on NoC1). DRAM tensors are
 interleaved one tile per page round-robin over the banks, so when every core fetches its
 operands of one round at once, the bank holding the most of those pages serialises them
 at its own bandwidth: a round is never shorter than that bank's pages (a column of tiles
@@ -71,9 +72,12 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         tiles = by * bx
         tail = tiles * (read - arch.dram.read_latency_cycles) + read + tiles * comp + write
         per_tile = cn.blocks * inner + tail
-        total_bytes = lp.tiles * (cn.blocks * 2 * strip + 2) * tb / (by if blocked else 1)
+        per_op = lp.tiles * cn.blocks * strip * tb / (by if blocked else 1)
+        noc = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
+        for n in blk:
+            noc[lanes[n]] += per_op
         cyc = (per_core if not blocked else 1) * per_tile
-        floor = total_bytes / arch.dram.all_cores_bytes_per_cycle
+        floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
         return LaunchCost(max(cyc, floor), load, math, store)
     dm = {"reader": 0.0, "writer": write}
     n_reads = 0
@@ -100,11 +104,16 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         dm["writer"],
         phys.depth,
     )
-    preamble = len(flow.consts) * read
+    # every core fetches the same constant page at once: one bank serves them all
+    camp = gy * gx * tb / arch.dram.bank_bytes_per_cycle
+    preamble = len(flow.consts) * max(read, camp)
     cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
-    total_bytes = (lp.tiles * (n_reads + 1) + 3 * lp.cut_tiles) * tb
+    noc = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
+    for o in flow.operands:
+        if o.name in used:
+            noc[lanes[o.name]] += lp.tiles * tb
     return LaunchCost(
-        max(cyc, total_bytes / arch.dram.all_cores_bytes_per_cycle),
+        max(cyc, max(noc.values()) / arch.dram.all_cores_bytes_per_cycle),
         dm["reader"],
         comp_plain,
         dm["writer"],
