@@ -43,7 +43,9 @@ def _options(name: str, precision: str, ann: dict | None = None) -> CudaOptions:
 
 
 def _sim(name: str, precision: str, ann: dict) -> float:  # type: ignore[type-arg]
-    return simulate_cuda(compile_cuda(f"examples/cuda/{name}.cu", _options(name, precision, ann))).us
+    return simulate_cuda(
+        compile_cuda(f"examples/cuda/{name}.cu", _options(name, precision, ann))
+    ).us
 
 
 def _spearman(a: list[float], b: list[float]) -> float:
@@ -74,8 +76,14 @@ def space(name: str, precision: str) -> None:
     )
 
 
-def effect(label: str, name: str, precision: str, base: dict, change: dict,  # type: ignore[type-arg]
-           seed: str) -> None:
+def effect(
+    label: str,
+    name: str,
+    precision: str,
+    base: dict,
+    change: dict,  # type: ignore[type-arg]
+    seed: str,
+) -> None:
     a = _sim(name, precision, base)
     b = _sim(name, precision, _merge(base, change))
     print(f"| {label} | {precision} | {a:.1f} | {b:.1f} | {a / b:.2f}x | {seed} |", flush=True)
@@ -113,34 +121,84 @@ def main() -> None:
     print("|---|---|---|---|---|---|")
     for prec in precisions:
         seed_lane = "1.53x" if prec == "bf16" else "~1x"
-        effect("jacobi: second DM lane (N/S on DM0, W/E on DM1)", "jacobi_2d", prec, {},
-               {"task": {"dm_lanes": 2}}, seed_lane)
-        effect("syrk: strip-mine 10 reduction tiles per delivery", "syrk", prec, {},
-               {"tileplan": {"strip_mine": 10}}, "5.57x")
-        effect("syrk: strip-mine 10 + block loop outermost", "syrk", prec, {},
-               {"tileplan": {"strip_mine": 10, "interchange": True}}, "5.36x")
-        effect("syrk: DM-lane split, reduction innermost (strip 10)", "syrk", prec,
-               {"tileplan": {"strip_mine": 10}}, {"task": {"dm_lanes": 2}}, "1.92x (-48%)")
-        effect("syrk: DM-lane split after interchange (strip 10)", "syrk", prec,
-               {"tileplan": {"strip_mine": 10, "interchange": True}}, {"task": {"dm_lanes": 2}},
-               "0.93x (+7%)")
-        effect("syrk: depth-two delivery (strip 10, interchange)", "syrk", prec,
-               {"tileplan": {"strip_mine": 10, "interchange": True}}, {"physical": {"cb_depth": 2}},
-               "1.27x")
-        effect("jacobi: in-tile shifts summed per axis (vs transposed-basis halo)", "jacobi_2d",
-               prec, {}, {"tileflow": {"stencil_operator": "fused"}}, "1.49x/1.29x (other policy)")
-        effect("gaussian: masks only on cut tiles (vs masks to DM)", "gaussian", prec,
-               {"tileplan": {"predicates": "all"}}, {"tileplan": {"predicates": "boundary"}},
-               "3.19x/1.93x (other policy)")
+        effect(
+            "jacobi: second DM lane (N/S on DM0, W/E on DM1)",
+            "jacobi_2d",
+            prec,
+            {},
+            {"task": {"dm_lanes": 2}},
+            seed_lane,
+        )
+        effect(
+            "syrk: strip-mine 10 reduction tiles per delivery",
+            "syrk",
+            prec,
+            {},
+            {"tileplan": {"strip_mine": 10}},
+            "5.57x",
+        )
+        effect(
+            "syrk: strip-mine 10 + block loop outermost",
+            "syrk",
+            prec,
+            {},
+            {"tileplan": {"strip_mine": 10, "interchange": True}},
+            "5.36x",
+        )
+        effect(
+            "syrk: DM-lane split, reduction innermost (strip 10)",
+            "syrk",
+            prec,
+            {"tileplan": {"strip_mine": 10}},
+            {"task": {"dm_lanes": 2}},
+            "1.92x (-48%)",
+        )
+        effect(
+            "syrk: DM-lane split after interchange (strip 10)",
+            "syrk",
+            prec,
+            {"tileplan": {"strip_mine": 10, "interchange": True}},
+            {"task": {"dm_lanes": 2}},
+            "0.93x (+7%)",
+        )
+        effect(
+            "syrk: depth-two delivery (strip 10, interchange)",
+            "syrk",
+            prec,
+            {"tileplan": {"strip_mine": 10, "interchange": True}},
+            {"physical": {"cb_depth": 2}},
+            "1.27x",
+        )
+        effect(
+            "jacobi: in-tile shifts summed per axis (vs transposed-basis halo)",
+            "jacobi_2d",
+            prec,
+            {},
+            {"tileflow": {"stencil_operator": "fused"}},
+            "1.49x/1.29x (other policy)",
+        )
+        effect(
+            "gaussian: masks only on cut tiles (vs masks to DM)",
+            "gaussian",
+            prec,
+            {"tileplan": {"predicates": "all"}},
+            {"tileplan": {"predicates": "boundary"}},
+            "3.19x/1.93x (other policy)",
+        )
     print("\nsyrk reduction deliveries per core (the seed: 20,000 -> 2,000 -> 20):")
-    for ann in ({}, {"tileplan": {"strip_mine": 10}},
-                {"tileplan": {"strip_mine": 10, "interchange": True}}):
+    for ann in (
+        {},
+        {"tileplan": {"strip_mine": 10}},
+        {"tileplan": {"strip_mine": 10, "interchange": True}},
+    ):
         print(f"  {parse_annotations(ann, 'bench').name():32} {_deliveries(ann)}")
     if args.quick:
         return
     print("\n## Model ranking vs simulator over each space\n")
-    print("| workload | precision | configurations | Spearman | model's pick | simulator's best "
-          "| regret | time |")
+    print(
+        "| workload | precision | configurations | Spearman | model's pick | simulator's best "
+        "| regret | time |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for name in WORKLOADS:
         for prec in precisions:
