@@ -4,7 +4,7 @@ The space is the product of every policy field that changes the lowered program 
 this workload (a field with no effect on it is left at its default, so no two entries
 name the same realization); each combination is compiled, illegal ones are dropped with
 their reason, and the rest are ranked by the model's cycles (no simulation, no
-profiling).
+profiling); model ties go to the set with the fewest non-default choices.
 """
 
 from __future__ import annotations
@@ -74,8 +74,14 @@ def rank_policies(path: str, options: CudaOptions) -> Ranking:
             rejected.append((ann.name(), str(err)))
             continue
         ranked.append(Ranked(ann, cyc, options.arch.cycles_to_us(cyc)))
-    ranked.sort(key=lambda r: (r.cycles, r.annotations.name()))
+    # among model ties, the realization closest to the defaults first
+    ranked.sort(key=lambda r: (round(r.cycles, 6), _changes(r.annotations), r.annotations.name()))
     return Ranking(path, tuple(ranked), tuple(rejected))
+
+
+def _changes(ann: Annotations) -> int:
+    name = ann.name()
+    return 0 if name == "default" else len(name.split())
 
 
 def format_ranking(r: Ranking, top: int) -> str:

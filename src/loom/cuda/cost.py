@@ -97,13 +97,15 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     else:
         plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
         comp_plain = comp
-    plain = max(plain, _bank_round(phys, lp, flow, arch))
+    bank = _bank_round(phys, lp, flow, arch)
+    plain = max(plain, bank)
     cut = _overlap(
         dm["reader"] + masked + (0 if flow.old in used else read),
         comp + mask_comp,
         dm["writer"],
         phys.depth,
     )
+    cut = max(cut, bank)
     # every core fetches the same constant page at once: one bank serves them all
     camp = gy * gx * tb / arch.dram.bank_bytes_per_cycle
     preamble = len(flow.consts) * max(read, camp)
@@ -133,9 +135,20 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
     ops: list[Operand] = [o for o in flow.operands if o.name in _refs(flow.expr)]
     if flow.contraction is not None:
         ops = [flow.contraction.lhs, flow.contraction.rhs]
+    r0, r1, c0, c1 = reg
+    tr1, tc1 = (r1 - 1) // TILE, (c1 - 1) // TILE
+    masked = flow.contraction is None
     for y in range(gy):
         for x in range(gx):
             own = {"r": tr0 + y, "c": tc0 + x, "k": 0}
+            r, c = own["r"], own["c"]
+            cut_r = (r == tr0 and r0 % TILE) or (r == tr1 and r1 % TILE)
+            cut_c = (c == tc0 and c0 % TILE) or (c == tc1 and c1 % TILE)
+            if masked and (plan.predicates == "all" or cut_r or cut_c):
+                kind = 3 * (0 if r == tr0 else 1 if r == tr1 else 2)
+                kind += 0 if c == tc0 else 1 if c == tc1 else 2
+                for page in (len(flow.consts) + kind, len(flow.consts) + 9 + kind):
+                    counts[page % banks] += 1
             for o in ops:
                 cols = plan.array(o.array).cols // TILE
                 rows_ = plan.array(o.array).rows // TILE
