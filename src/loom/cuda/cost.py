@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.cuda.lower import LaunchProgram
 from loom.cuda.physical import Physical
-from loom.cuda.tileflow import FlowKernel, Operand, TileIndex
+from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE
 from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
 
@@ -48,7 +48,7 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     read = arch.dram.read_latency_cycles + tb / arch.dram.reader_bytes_per_cycle
     write = arch.dram.write_latency_cycles + tb / arch.dram.writer_bytes_per_cycle
     comp = _compute(flow.expr, arch, tb)
-    used = _refs(flow.expr)
+    used = block_refs(flow.expr)
     lanes = dict(task.lanes)
     gy, gx = lp.program.grid
     per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
@@ -132,7 +132,7 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
     env = dict(lp.env)
     reg = flow.tile.region.at(env)
     tr0, tc0 = reg[0] // TILE, reg[2] // TILE
-    ops: list[Operand] = [o for o in flow.operands if o.name in _refs(flow.expr)]
+    ops: list[Operand] = [o for o in flow.operands if o.name in block_refs(flow.expr)]
     if flow.contraction is not None:
         ops = [flow.contraction.lhs, flow.contraction.rhs]
     r0, r1, c0, c1 = reg
@@ -188,12 +188,3 @@ def _compute(e: CExpr, arch: Arch, tb: int) -> float:
         return 0.0
 
     return arch.compute.op_overhead_cycles + walk(e) + arch.compute.pack_cycles(tb)
-
-
-def _refs(e: CExpr) -> set[str]:
-    match e:
-        case BlockRef(buffer=b):
-            return {b}
-        case BinaryExpr(lhs=a, rhs=b) | MatmulExpr(lhs=a, rhs=b):
-            return _refs(a) | _refs(b)
-    return set()

@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.cuda.consts import ConstSpec
-from loom.cuda.ir import Load
 from loom.cuda.physical import Physical, PhysKernel
-from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex
-from loom.cuda.tileplan import TILE, TilePlan, format_value
+from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
+from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
 from loom.errors import AnnotationError, CudaSubsetError
 from loom.ir.program import (
     CORE_X,
@@ -177,7 +176,7 @@ class _Lower:
 
     def check_bounds(self, r0: int, r1: int, c0: int, c1: int) -> None:
         k = self.flow.tile
-        for ld in _loads(k.value):
+        for ld in loads(k.value):
             decl = self.plan.array(ld.array)
             corners = [
                 {**self.env, "i": i, "j": j, "k": 0} for i in (r0, r1 - 1) for j in (c0, c1 - 1)
@@ -259,7 +258,7 @@ class _Lower:
     # ----- element-wise kernels ----------------------------------------------------------
     def elementwise_streams(self) -> tuple[tuple[Stmt, ...], ...]:
         f, lanes = self.flow, self.pk.task
-        used = _refs(f.expr)
+        used = block_refs(f.expr)
         masked_ops = [o for o in f.operands if o.name in used or o.name == f.old]
         plain_ops = [o for o in f.operands if o.name in used]
         target = f.tile.target
@@ -307,7 +306,7 @@ class _Lower:
         deliveries = {o.name: panel(o) for o in (cn.lhs, cn.rhs)}
         rd_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "reader")
         wr_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "writer")
-        used = _refs(f.expr) - {"acc"}
+        used = block_refs(f.expr) - {"acc"}
         ops = [o for o in f.operands if o.name in used]
 
         def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
@@ -362,7 +361,7 @@ class _Lower:
 
         rd_k = tuple(panel(o) for o in (cn.lhs, cn.rhs) if lanes.lane(o.name) == "reader")
         wr_k = tuple(panel(o) for o in (cn.lhs, cn.rhs) if lanes.lane(o.name) == "writer")
-        used = _refs(f.expr) - {"acc"}
+        used = block_refs(f.expr) - {"acc"}
         ops = [o for o in f.operands if o.name in used]
         self.shapes = {**shape, **{o.name: (by, bx) for o in ops}, "acc": (by, bx), "out": (by, bx)}
 
@@ -433,15 +432,6 @@ def _fix(body: tuple[Stmt, ...], var: Sym) -> tuple[Stmt, ...]:
     return (Loop(var, as_expr(1), body),)
 
 
-def _refs(e: CExpr) -> set[str]:
-    match e:
-        case BlockRef(buffer=b):
-            return {b}
-        case BinaryExpr(lhs=a, rhs=b) | MatmulExpr(lhs=a, rhs=b):
-            return _refs(a) | _refs(b)
-    return set()
-
-
 def _subst_acc(e: CExpr, scale: float) -> CExpr:
     match e:
         case BlockRef(buffer="acc"):
@@ -461,12 +451,6 @@ def _fills(e: CExpr, rows: int, cols: int) -> CExpr:
         case BinaryExpr(op=op, lhs=a, rhs=b):
             return BinaryExpr(op, _fills(a, rows, cols), _fills(b, rows, cols))
     return e
-
-
-def _loads(v: object) -> list[Load]:
-    from loom.cuda.tileplan import _loads as loads
-
-    return loads(v)  # type: ignore[arg-type]
 
 
 def _ident(name: str) -> str:

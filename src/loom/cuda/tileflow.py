@@ -370,6 +370,16 @@ class _Flow:
         return Contraction(lhs, rhs, transpose, scale, blocks), _replace_sum(v, Param("acc"))
 
 
+def block_refs(e: CExpr) -> set[str]:
+    """The buffers a compute expression reads."""
+    match e:
+        case BlockRef(buffer=b):
+            return {b}
+        case BinaryExpr(lhs=a, rhs=b) | MatmulExpr(lhs=a, rhs=b):
+            return block_refs(a) | block_refs(b)
+    return set()
+
+
 def _slug(t: TileIndex) -> str:
     if t.base:
         return t.base + ("" if not t.delta else ("p" if t.delta > 0 else "m") + str(abs(t.delta)))

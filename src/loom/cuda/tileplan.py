@@ -323,14 +323,14 @@ def _reads(v: Value, array: str) -> bool:
     return False
 
 
-def _loads(v: Value) -> list[Load]:
+def loads(v: Value) -> list[Load]:
     match v:
         case Load():
             return [v]
         case Bin(lhs=a, rhs=b):
-            return _loads(a) + _loads(b)
+            return loads(a) + loads(b)
         case Sum(body=b):
-            return _loads(b)
+            return loads(b)
     return []
 
 
@@ -351,7 +351,7 @@ def _reject_fusion(kernels: tuple[TileKernel, ...], fuse: tuple[str, ...]) -> No
             f"tileplan.fuse: `{c.kernel}` does not read `{p.target}`, which `{p.kernel}` "
             "writes; there is nothing to fuse."
         )
-    for ld in _loads(p.value):
+    for ld in loads(p.value):
         if ld.array == c.target:
             raise AnnotationError(
                 f"tileplan.fuse of `{p.kernel}` into `{c.kernel}` is illegal: the fused factor "
