@@ -158,8 +158,10 @@ def measured_region(src: CudaProgram, arrays: dict[str, np.ndarray]) -> tuple[np
     return arrays[target].ravel(), f"all of {target}"
 
 
-def verify_cuda(c: CudaCompiled, folder: str | None = None) -> VerifyReport:
-    """Run every launch on tt-lang-sim in order and compare with the FP64 reference."""
+def verify_cuda(c: CudaCompiled, folder: str | None = None, native: bool = False) -> VerifyReport:
+    """Run every launch on tt-lang-sim in order and compare with the FP64 reference.
+    `native` computes bf16 launches in bf16 arithmetic (tt-lang-sim's native mode)
+    instead of fp32; the emulated-reference deviation then measures that difference."""
     import time
 
     import torch
@@ -176,7 +178,7 @@ def verify_cuda(c: CudaCompiled, folder: str | None = None) -> VerifyReport:
         from loom.cuda.consts import const_table
 
         vals["loom_const"] = torch.from_numpy(const_table(lp.consts).astype(np.float32))
-        after = run_program(lp.program, vals, folder)
+        after = run_program(lp.program, vals, folder, native and prec == "bf16")
         dev[lp.writes] = _round(after[lp.writes].numpy(), prec)
         n += 1
     ref64 = run_reference(c.source, init)

@@ -12,6 +12,7 @@ import contextlib
 import io
 import tempfile
 import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -27,11 +28,36 @@ if TYPE_CHECKING:
 TILE = 32
 
 
+@contextlib.contextmanager
+def _native(on: bool) -> Iterator[None]:
+    """tt-lang-sim in native narrow dtypes for the duration (promotion restored after)."""
+    if not on:
+        yield
+        return
+    import torch
+    from ttl.sim.ttnnsim import set_disable_float32_promotion
+
+    promoted = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+    set_disable_float32_promotion(True)
+    try:
+        yield
+    finally:
+        set_disable_float32_promotion(False)
+        for name, dtype in promoted.items():
+            setattr(torch, name, dtype)
+
+
 def run_program(
-    program: Program, values: dict[str, torch.Tensor], source_dir: str | None = None
+    program: Program,
+    values: dict[str, torch.Tensor],
+    source_dir: str | None = None,
+    native: bool = False,
 ) -> dict[str, torch.Tensor]:
     """Emit `program`, run it on tt-lang-sim with `values` (2-D tensors, one per program
-    tensor, tile-aligned) and return every tensor's contents afterwards (float32)."""
+    tensor, tile-aligned) and return every tensor's contents afterwards (float32).
+
+    `native` runs bf16 tensors in bf16 arithmetic (tt-lang-sim without its float32
+    promotion), as a device computing in bf16 would; by default it computes in fp32."""
     import torch
 
     source = emit(program)
@@ -41,7 +67,7 @@ def run_program(
     path.write_text(source)
     arch = load_arch(program.arch)
     log = io.StringIO()
-    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn):
+    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn), _native(native):
         module = _load(path, sim_ttl)
         dtypes = {"bf16": ttnn.bfloat16, "fp16": ttnn.float16, "fp32": ttnn.float32}
         devs = []
