@@ -54,16 +54,19 @@ def best_strip(n: int) -> int:
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--full", action="store_true")
+    p.add_argument("--workloads", default="jacobi_2d,syrk,gaussian")
+    p.add_argument("--sizes", default="256,1024", help="sizes below the limit")
     args = p.parse_args()
     print(
         "| workload | precision | largest N fitting L1 | N simulated | launches | "
         "simulated us | wall s |"
     )
     print("|---|---|---|---|---|---|---|")
-    for name in ("jacobi_2d", "syrk", "gaussian"):
+    for name in args.workloads.split(","):
         for prec in ("bf16", "fp32"):
             nmax = limit(name, prec)
-            sizes = [256, 1024] + ([nmax] if args.full or name == "jacobi_2d" else [])
+            below = [int(s) for s in args.sizes.split(",") if s]
+            sizes = below + ([nmax] if args.full or name == "jacobi_2d" else [])
             for n in sizes:
                 ann = {}
                 if name == "syrk":
