@@ -73,7 +73,11 @@ def main() -> None:
                     ann = {"tileplan": {"strip_mine": best_strip(n), "interchange": True}}
                 t0 = time.perf_counter()
                 opts = CudaOptions(ARCH, prec, defines(name, n), parse_annotations(ann, "bench"))
-                r = simulate_cuda(compile_cuda(f"examples/cuda/{name}.cu", opts), sample=3)
+                try:
+                    r = simulate_cuda(compile_cuda(f"examples/cuda/{name}.cu", opts), sample=3)
+                except InfeasibleError as err:
+                    print(f"| {name} | {prec} | {nmax} | {n} | rejected: {err} | | |")
+                    continue
                 print(
                     f"| {name} | {prec} | {nmax} | {n} | {r.launches} | {r.us:.1f} | "
                     f"{time.perf_counter() - t0:.0f} |",

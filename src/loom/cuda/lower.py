@@ -17,7 +17,7 @@ from loom.cuda.consts import ConstSpec
 from loom.cuda.physical import Physical, PhysKernel
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
-from loom.errors import AnnotationError, CudaSubsetError
+from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
 from loom.ir.program import (
     CORE_X,
     CORE_Y,
@@ -136,6 +136,7 @@ class _Lower:
         )
         if const_names:
             compute = (Wait(const_names, compute),)
+        self.check_l1()
         program = Program(
             kernel=f"{self.plan.name}_{_ident(k.key)}",
             arch=self.arch.name,
@@ -173,6 +174,18 @@ class _Lower:
         cols = {self.tc[0]} if c0 % TILE else set()
         cols |= {self.tc[1]} if c1 % TILE else set()
         return len(rows) * nc + len(cols) * nr - len(rows) * len(cols)
+
+    def check_l1(self) -> None:
+        """The launch's real buffers (interchanged blocks grow with the core's share of
+        the output) must fit L1; Physical planned one output tile per block."""
+        need = sum(b.tiles * b.depth * self.arch.tile.bytes(b.dtype) for b in self.buffers())
+        if need > self.arch.l1_usable_bytes:
+            raise InfeasibleError(
+                f"{self.plan.path}: launch `{self.flow.tile.key}` needs {need} bytes of L1 "
+                f"buffers per core on a {self.grid[0]}x{self.grid[1]} grid, more than "
+                f"{self.arch.l1_usable_bytes}; lower tileplan.strip_mine, drop interchange "
+                "or use a smaller size."
+            )
 
     def check_bounds(self, r0: int, r1: int, c0: int, c1: int) -> None:
         k = self.flow.tile
