@@ -155,3 +155,14 @@ def test_masked_reduction_is_rejected() -> None:
     )
     with pytest.raises(AnnotationError, match=r"Loom does not mask reductions yet"):
         launches(c)
+
+
+def test_interchanged_accumulator_blocks_beyond_l1_are_infeasible() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"strip_mine": 8, "interchange": True}}, "a.yaml")
+    c = compile_cuda(
+        "examples/cuda/syrk.cu",
+        CudaOptions(arch, "fp32", (("N", "2048"), ("M", "2048")), annotations=ann),
+    )
+    with pytest.raises(InfeasibleError, match=r"needs 1581056 bytes of L1 buffers per core"):
+        launches(c)
