@@ -51,3 +51,7 @@ class CudaSubsetError(LoomError):
 
 class AnnotationError(LoomError):
     """A CUDA-path annotation is malformed or illegal for its kernel."""
+
+
+class FormatError(LoomError):
+    """A data-format (--dtype) or math-fidelity choice that is unknown or unsupported."""
