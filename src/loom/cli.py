@@ -75,10 +75,30 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
             cmd.add_argument("--json", action="store_true", help="print the results as JSON")
 
+    for cmd in (compile_, *(sub.choices[n] for n in ("verify", "simulate", "run"))):
+        _cuda_args(cmd)
+    pol = sub.add_parser("policies", help="rank the legal annotation sets of a .cu file")
+    pol.add_argument("kernel", help="path/to/file.cu")
+    _arch_arg(pol)
+    _cuda_args(pol)
+    pol.add_argument("--top", type=int, default=10, help="policies printed")
+
     cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
     _kernel_args(cands)
     cands.add_argument("--json", action="store_true", help="print the candidates as JSON")
     return parser
+
+
+def _cuda_args(parser: argparse.ArgumentParser) -> None:
+    """Options of the affine CUDA path (a kernel given as a .cu file)."""
+    parser.add_argument("--define", action="append", default=[], help=".cu only: NAME=VALUE")
+    parser.add_argument("--annotations", help=".cu only: policy annotations (YAML)")
+    parser.add_argument(
+        "--stop-after", choices=["tileplan", "tileflow", "task", "physical"],
+        help=".cu only: print the checkpoints up to this one and stop",
+    )
+    parser.add_argument("--precision", choices=["bf16", "fp32"], default="fp32",
+                        help=".cu only: element type of the arrays")
 
 
 def _solver_args(parser: argparse.ArgumentParser) -> None:
@@ -332,10 +352,45 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _cmd_cuda(args: argparse.Namespace) -> int:
+    """compile / verify / simulate / run / policies of a .cu file."""
+    from loom.arch import load_arch
+    from loom.cuda import load_annotations
+    from loom.cuda_flow import CudaOptions, cuda_command
+
+    defines = []
+    for item in args.define:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise LoomError(f"--define {item!r}: write NAME=VALUE, e.g. --define N=1024.")
+        defines.append((name, value))
+    options = CudaOptions(
+        arch=load_arch(args.arch),
+        precision=args.precision,
+        defines=tuple(defines),
+        annotations=load_annotations(args.annotations),
+        stop_after=args.stop_after,
+    )
+    if args.command == "policies":
+        from loom.cuda_policies import format_ranking, rank_policies
+
+        print(format_ranking(rank_policies(args.kernel, options), args.top), end="")
+        return 0
+    dump = getattr(args, "dump_dir", None)
+    code, text, artifacts = cuda_command(args.command, args.kernel, options)
+    _write_dump(dump, artifacts)
+    print(text, end="")
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     args = _build_parser().parse_args(argv)
     try:
+        if str(getattr(args, "kernel", "") or "").endswith(".cu"):
+            return _cmd_cuda(args)
+        if args.command == "policies":
+            raise LoomError(f"`loom policies` takes a .cu file; got {args.kernel!r}.")
         return COMMANDS[args.command](args)
     except LoomError as err:
         print(f"error: {err}", file=sys.stderr)
