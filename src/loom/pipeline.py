@@ -193,9 +193,9 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
 @dataclass
 class ProblemCache:
     """Builds each candidate's problem once per *signature*: a problem depends on the
-    candidate only through the cores per axis and the mode and area of every copy, so
-    candidates that differ in nothing else (say, x2x4 versus x4x2 with the same groups)
-    share one."""
+    candidate only through the cores per axis, the cores in use per dimension (the NoC
+    routes) and the mode, area and engine of every copy, so candidates that differ in
+    nothing else (say, x2x4 versus x4x2 with the same groups) share one."""
 
     buffered: BufferedProgram
     arch: Arch
@@ -206,8 +206,9 @@ class ProblemCache:
     def build(self, candidate: Candidate) -> Problem:
         key = (
             tuple(sorted(candidate.spatial.items())),
-            tuple((c.mode, c.area) for c in candidate.copies),
+            tuple((c.mode, c.area, c.engine) for c in candidate.copies),
             candidate.gather_axes,
+            (candidate.mapping.cores_y, candidate.mapping.cores_x),
         )
         if key not in self.built:
             self.built[key] = build_problem(

@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from loom.arch import Arch
+from loom.arch import noc as nocmap
 from loom.ir.buffers import BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term
@@ -142,13 +143,22 @@ class HegBuilder:
         group = plan.area[0] * plan.area[1]
         area = f" {plan.area}" if group > 1 else ""
         what = f"load {op.tensor} (line {op.line}, {plan.mode}{area})"
+        engine = plan.engine or vb.producer
         return prim.TransferSpec(
             what,
             self.tile_bytes(vb.dtype),
             tiles,
             max(self.cores // group, 1),
             plan.mode == "multicast",
-            vb.producer,
+            engine,
+            self.load_links(plan, engine),
+        )
+
+    def load_links(self, plan: CopyPlan, engine: str) -> nocmap.LinkLoad:
+        """NoC link loads of one load, on the issuing engine's NoC, as lowered."""
+        m = self.c.mapping
+        return nocmap.load_link_load(
+            self.arch, engine, (m.cores_y, m.cores_x), plan.mode, plan.area
         )
 
     def store_spec(self, op: Store, owners_only: bool) -> prim.TransferSpec:
@@ -156,8 +166,16 @@ class HegBuilder:
         assert vb is not None
         tiles = vb.layout.tiles
         writers = self.cores // self.group if owners_only else self.cores
+        m = self.c.mapping
+        links = () if owners_only else nocmap.dram_link_load(
+            self.arch, 1, nocmap.all_cores((m.cores_y, m.cores_x)), write=True
+        )
         return prim.TransferSpec(
-            f"store {op.tensor} (line {op.line})", self.tile_bytes(vb.dtype), tiles, max(writers, 1)
+            f"store {op.tensor} (line {op.line})",
+            self.tile_bytes(vb.dtype),
+            tiles,
+            max(writers, 1),
+            links=links,
         )
 
     def gather_terms(self, op: Gather) -> list[Term]:
