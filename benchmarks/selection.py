@@ -8,7 +8,8 @@ for the chip):
   ones included; with many candidates the model's best `--optima` plus a seeded sample
   of the rest);
 * seeded samples of legal block-size / pipeline-knob assignments of the model's best
-  `--sampled` candidates (`--samples` each; every sample satisfies all constraints);
+  `--sampled` candidates (`--samples` each, every tile size within `--radius` legal steps
+  of the candidate's optimum, knobs free; every sample satisfies all constraints);
 * TTNN's manually tuned configuration where `../shared/calibration` has one for the
   shape (expressed as a Loom schedule: the 2-D multicast candidate with TTNN's grid,
   per-core blocks and K block), if it is legal.
@@ -111,19 +112,28 @@ def spearman(xs: list[float], ys: list[float]) -> float:
     return cov / (vx * vy) ** 0.5 if vx and vy else 1.0
 
 
-def sample_assignments(problem: Problem, count: int, rng: random.Random) -> list[dict[str, int]]:
-    """Up to `count` distinct legal assignments, drawn uniformly from the domains."""
+def sample_assignments(
+    problem: Problem, centre: dict[str, int], count: int, radius: int, rng: random.Random
+) -> list[dict[str, int]]:
+    """Up to `count` distinct legal assignments around `centre`: every tile size within
+    `radius` legal steps of its value there (the paper's block-size neighbourhood,
+    widened), pipeline knobs free."""
     names = list(problem.domains)
     checks = [compile_expr(c.cond, names) for c in problem.constraints]
-    seen: set[tuple[int, ...]] = set()
+    choices = []
+    for n in names:
+        dom = problem.domains[n]
+        i = dom.index(centre[n]) if centre.get(n) in dom else 0
+        choices.append(dom if n in problem.knob_names else dom[max(0, i - radius) : i + radius + 1])
+    seen: set[tuple[int, ...]] = {tuple(centre.get(n, -1) for n in names)}
     out: list[dict[str, int]] = []
     space = 1
-    for n in names:
-        space *= len(problem.domains[n])
+    for c in choices:
+        space *= len(c)
     for _ in range(count * 40):
-        if len(out) >= count or len(seen) >= space:
+        if len(out) >= count or len(seen) > space:
             break
-        values = tuple(rng.choice(problem.domains[n]) for n in names)
+        values = tuple(rng.choice(c) for c in choices)
         if values in seen:
             continue
         seen.add(values)
@@ -206,9 +216,7 @@ def build_set(
             solved.append((s, p))
     for s, p in result.ranking.top[: args.sampled]:
         objective = compile_expr(p.objective, list(p.domains))
-        for env in sample_assignments(p, args.samples, rng):
-            if env == s.assignment:
-                continue
+        for env in sample_assignments(p, s.assignment, args.samples, args.radius, rng):
             cycles = int(objective(*(env[n] for n in p.domains)))
             entries.append(Entry("sample", p, env, cycles))
     ttnn = ttnn_entry(result, cache, arch_name, shape)
@@ -336,6 +344,7 @@ def main() -> None:
         "--sampled", type=int, default=3, help="candidates whose assignments are sampled"
     )
     ap.add_argument("--samples", type=int, default=25, help="sampled assignments per candidate")
+    ap.add_argument("--radius", type=int, default=2, help="legal steps around the optimum")
     ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
     ap.add_argument("--archs", default=",".join(ARCHS))
     args = ap.parse_args()
