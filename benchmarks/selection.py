@@ -61,9 +61,9 @@ ARCHS = ("wormhole_n150", "blackhole_p150_13x10")
 FLASH_ATTENTION = ({"B": 4, "H": 1, "S": 4096, "D": 64}, {"B": 16, "H": 1, "S": 1024, "D": 128})
 FLASH_DECODE = ({"B": 8, "H": 32, "S": 2048, "D": 64}, {"B": 24, "H": 32, "S": 4096, "D": 64})
 QUICK = (
-    ("gemm", "wormhole_n150", {"M": 2048, "N": 256, "K": 16384}),
+    ("gemm", "wormhole_n150", {"M": 2048, "N": 256, "K": 2048}),
     ("gemm", "wormhole_n150", {"M": 2048, "N": 2048, "K": 2048}),
-    ("gemm", "blackhole_p150_13x10", {"M": 16384, "N": 2048, "K": 2048}),
+    ("gemm", "blackhole_p150_13x10", {"M": 2048, "N": 256, "K": 256}),
     ("flash_decode", "wormhole_n150", FLASH_DECODE[0]),
 )
 CALIBRATION = Path(__file__).resolve().parents[1].parent / "shared" / "calibration"

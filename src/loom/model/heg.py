@@ -36,7 +36,7 @@ from loom.ir.tile import (
     accesses,
 )
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, ceildiv, mul
+from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul
 
 TILE = 32
 
@@ -244,15 +244,40 @@ class HegBuilder:
                 return terms
             case _:
                 return terms
-        for value in op.operands():
-            if self.buffered_value(value):
-                size = self.tile_bytes(value.dtype)
-                terms.append(prim.unpack_term(arch, f"read {value.name}", self.tiles(value), size))
-        for value in op.results():
-            if self.buffered_value(value):
-                size = self.tile_bytes(value.dtype)
-                terms.append(prim.pack_term(arch, f"write {value.name}", self.tiles(value), size))
-        return terms
+        return [self.overlapped(op, terms)]
+
+    def overlapped(self, op: Op, math: list[Term]) -> Term:
+        """One compute operation on the Tensix's three concurrent threads (unpack, math,
+        pack): its fixed overhead plus the busiest of the three.
+
+        Unpack reads the operands that live in L1 at the unpackers' bandwidth; a matmul
+        feeds every tile-matmul both operand tiles, and its accumulator is added in the
+        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1."""
+        arch = self.arch
+        unpack: list[Expr] = []
+        if isinstance(op, Matmul):
+            la, lb = self.layout(op.lhs), self.layout(op.rhs)
+            n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+            per = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
+            per += arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
+            unpack.append(la.tile_rows * n * la.tile_cols * per)
+        else:
+            for value in op.operands():
+                if self.buffered_value(value):
+                    size = self.tile_bytes(value.dtype)
+                    unpack.append(self.tiles(value) * arch.compute.unpack_cycles(size))
+        pack: list[Expr] = [
+            self.tiles(v) * arch.compute.pack_cycles(self.tile_bytes(v.dtype))
+            for v in op.results()
+            if self.buffered_value(v)
+        ]
+        parts = [add(*(t.cycles for t in math))]
+        parts += [add(*unpack)] if unpack else []
+        parts += [add(*pack)] if pack else []
+        overhead = arch.compute.op_overhead_cycles if pack else 0
+        first = math[0]
+        what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
+        return Term(first.kind, what, maximum(*parts) + overhead)
 
     def merge(self, guard: If) -> tuple[list[HegNode], list[prim.TransferSpec]]:
         """Owner-only merge: ops on gathered values fold once per partial."""
