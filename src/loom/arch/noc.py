@@ -19,6 +19,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
+
 from loom.arch.spec import Arch
 from loom.ir.buffers import BufferedProgram
 from loom.ir.tile import Load, accesses
@@ -87,20 +89,50 @@ def dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -
 
 def _dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -> LinkLoad:
     key = (arch.name, noc, cores, write)
-    if key in _CACHE:
-        return _CACHE[key]
-    banks = [(b.noc_x, b.noc_y) for b in arch.dram.banks]
-    share = 1.0 / len(banks)
-    usage: dict[Link, float] = {}
-    for core in cores:
+    if key not in _CACHE:
+        total = np.zeros(_link_count(arch))
+        for core in cores:
+            total += _core_vector(arch, noc, core, write)
+        _CACHE[key] = _as_load(arch, total)
+    return _CACHE[key]
+
+
+def _link_count(arch: Arch) -> int:
+    return 2 * arch.noc.grid_x * arch.noc.grid_y * 2
+
+
+def _link_index(arch: Arch, link: Link) -> int:
+    noc, x, y, axis = link
+    return ((noc * arch.noc.grid_y + y) * arch.noc.grid_x + x) * 2 + axis
+
+
+def _as_load(arch: Arch, vector: np.ndarray) -> LinkLoad:
+    gx, gy = arch.noc.grid_x, arch.noc.grid_y
+    out = []
+    for i in np.flatnonzero(vector):
+        axis, rest = int(i) % 2, int(i) // 2
+        x, rest = rest % gx, rest // gx
+        y, noc = rest % gy, rest // gy
+        out.append(((noc, x, y, axis), float(vector[i])))
+    return tuple(sorted(out))
+
+
+def _core_vector(arch: Arch, noc: int, core: Core, write: bool) -> np.ndarray:
+    """Bytes per link per byte `core` reads (writes), interleaved over all banks."""
+    key = (arch.name, noc, core, write)
+    if key not in _VECTORS:
+        banks = [(b.noc_x, b.noc_y) for b in arch.dram.banks]
+        vector = np.zeros(_link_count(arch))
         xy = core_xy(arch, core)
         for bank in banks:
             path = route(arch, noc, xy, bank) if write else route(arch, noc, bank, xy)
             for link in path:
-                usage[link] = usage.get(link, 0.0) + share
-    out = tuple(sorted(usage.items()))
-    _CACHE[key] = out
-    return out
+                vector[_link_index(arch, link)] += 1.0 / len(banks)
+        _VECTORS[key] = vector
+    return _VECTORS[key]
+
+
+_VECTORS: dict[tuple[object, ...], np.ndarray] = {}
 
 
 def multicast_link_load(
@@ -144,11 +176,14 @@ def load_link_load(
     noc = NOC_OF_ENGINE.get(engine, 0)
     if mode != "multicast" or area == (1, 1):
         return dram_link_load(arch, noc, all_cores(cores), write=False)
-    senders = group_senders(cores, area, last=noc == 1)
-    merged = dict(dram_link_load(arch, noc, senders, write=False))
-    for link, share in multicast_link_load(arch, noc, cores, area):
-        merged[link] = merged.get(link, 0.0) + share
-    return tuple(sorted(merged.items()))
+    key = (arch.name, noc, cores, area, "load")
+    if key not in _CACHE:
+        senders = group_senders(cores, area, last=noc == 1)
+        merged = dict(dram_link_load(arch, noc, senders, write=False))
+        for link, share in multicast_link_load(arch, noc, cores, area):
+            merged[link] = merged.get(link, 0.0) + share
+        _CACHE[key] = tuple(sorted(merged.items()))
+    return _CACHE[key]
 
 
 def combined_peak(loads: list[LinkLoad]) -> float:
@@ -164,9 +199,16 @@ OTHER_ENGINE = {"reader": "writer", "writer": "reader"}
 
 
 def _order_cost(loads: list[tuple[str, LinkLoad]]) -> float:
-    return max(
-        combined_peak([ld for engine, ld in loads if engine == e]) for e in ("reader", "writer")
-    )
+    key = tuple((engine, id(ld)) for engine, ld in loads)
+    if key not in _PEAKS:
+        _PEAKS[key] = max(
+            combined_peak([ld for engine, ld in loads if engine == e]) for e in ("reader", "writer")
+        )
+    return _PEAKS[key]
+
+
+_PEAKS: dict[tuple[tuple[str, int], ...], float] = {}
+"""Busiest link of an engine order, by the identities of its (cached, kept) link loads."""
 
 
 def choose_load_engines(
@@ -180,6 +222,26 @@ def choose_load_engines(
 
     Starts from the buffer plan's engines; in every scope with one load allocation on
     each engine, the two are traded when that lowers the busiest link of either NoC."""
+    key = (id(buffered), arch.name, cores, tuple(sorted(plans.items())))
+    hit = _CHOICES.get(key)
+    if hit is not None and hit[0] is buffered:
+        return dict(hit[1])
+    chosen = _choose(buffered, cores, plans, arch)
+    _CHOICES[key] = (buffered, chosen)
+    return dict(chosen)
+
+
+_CHOICES: dict[tuple[object, ...], tuple[BufferedProgram, dict[int, str]]] = {}
+"""Choices per buffer plan (kept alive with its entry, so the id is not reused) and
+pattern: many candidates share their cores in use and copy plans."""
+
+
+def _choose(
+    buffered: BufferedProgram,
+    cores: tuple[int, int],
+    plans: dict[int, tuple[str, tuple[int, int]]],
+    arch: Arch,
+) -> dict[int, str]:
     owner = {b: a for a in buffered.allocations for b in a.buffers}
     engine_of: dict[int, str] = {}
     alloc_of: dict[int, str] = {}
