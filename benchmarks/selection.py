@@ -16,7 +16,9 @@ for the chip):
 
 Per case it prints the set's size, the pick's simulated / modeled cycles, the Spearman
 rank correlation of modeled vs simulated cycles over the set, the pick's rank by
-simulated time, and its regret (how much slower than the set's fastest). The summary
+simulated time, its regret (how much slower than the set's fastest), the regret of
+`loom compile --refine K` (the simulator's fastest of the model's top K), and the share of
+the legal candidates pruned before solving (dominance, shared problems, bounds). The summary
 gives medians and worst cases per kernel family.
 
     PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
@@ -270,6 +272,8 @@ class CaseResult:
     rank: int
     regret: float
     best: str
+    refined_regret: float
+    pruned: float
 
 
 def run_case(
@@ -289,6 +293,10 @@ def run_case(
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[0]
     rank_of_pick = 1 + sum(1 for s in sims if s < pick_sim)
+    top = [i for i, e in enumerate(entries) if e.label in ("pick", "optimum")][: args.refine]
+    refined = min(sims[i] for i in top)
+    solved = sum(1 for s in result.ranking.solutions if s.status != "pruned")
+    pruned = 1 - solved / max(result.candidates.candidates_total, 1)
     text = ",".join(f"{k}={v}" for k, v in shape.items())
     b = entries[best]
     blocks = ",".join(str(b.env[n]) for n in b.problem.tile_names)
@@ -303,12 +311,16 @@ def run_case(
         rank_of_pick,
         pick_sim / sims[best] - 1,
         best_text,
+        refined / sims[best] - 1,
+        pruned,
     )
     p = entries[0]
     pblocks = ",".join(str(p.env[n]) for n in p.problem.tile_names)
     print(
         f"{kernel:<15} {arch_name:<20} {text:<24} set {res.size:>4}  sim/model {res.ratio:5.2f}  "
         f"spearman {res.rho:5.2f}  rank {res.rank:>4}  regret {100 * res.regret:6.1f}%  "
+        f"refine-{args.refine} regret {100 * res.refined_regret:5.1f}%  "
+        f"pruned {100 * res.pruned:4.1f}%  "
         f"pick {p.problem.candidate.name} [{pblocks}]  best {best_text}  ({note}; "
         f"compile {t1 - t0:.0f} s, set {t2 - t1:.0f} s, simulate {t3 - t2:.0f} s)",
         flush=True,
@@ -326,10 +338,13 @@ def summarize(results: list[CaseResult]) -> None:
         ratios = [r.ratio for r in rs]
         regrets = [r.regret for r in rs]
         print(
-            f"{name:<36} cases {len(rs):>3}  regret median {100 * statistics.median(regrets):5.1f}% "
+            f"{name:<36} cases {len(rs):>3}  "
+            f"regret median {100 * statistics.median(regrets):5.1f}% "
             f"worst {100 * max(regrets):5.1f}%  sim/model median {statistics.median(ratios):.2f} "
             f"range {min(ratios):.2f}-{max(ratios):.2f}  spearman median "
-            f"{statistics.median(r.rho for r in rs):.2f}  set size min {min(r.size for r in rs)}"
+            f"{statistics.median(r.rho for r in rs):.2f}  set size min {min(r.size for r in rs)}  "
+            f"refined regret worst {100 * max(r.refined_regret for r in rs):.1f}%  "
+            f"pruned min {100 * min(r.pruned for r in rs):.1f}%"
         )
 
 
@@ -344,6 +359,7 @@ def main() -> None:
         "--sampled", type=int, default=3, help="candidates whose assignments are sampled"
     )
     ap.add_argument("--samples", type=int, default=25, help="sampled assignments per candidate")
+    ap.add_argument("--refine", type=int, default=5, help="K of the refine-K pick reported")
     ap.add_argument("--radius", type=int, default=2, help="legal steps around the optimum")
     ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
     ap.add_argument("--archs", default=",".join(ARCHS))
