@@ -2,10 +2,11 @@
 
 `core_bound` needs only the candidate: its cores' share of the kernel's matmul work at
 the peak tile-matmul rate, or of the compulsory DRAM traffic at the DRAM's achievable
-bandwidth. `path_bound` needs the problem: every pipe reduced to the slowest of its load stage, body
-and store stage (what it costs with both knobs on, the least it can cost), so it is
-below T(x, b) for every assignment — minimised over the tile domains. Both are valid lower bounds of the
-candidate's optimum under the model, so pruning with them never changes the ranking.
+bandwidth. `path_bound` needs the problem: every pipe reduced to the slowest of its
+load stage, body and store stage (what it costs with both knobs on, the least it can
+cost), so it is below T(x, b) for every assignment — minimised over the tile domains.
+Both are valid lower bounds of the candidate's optimum under the model, so pruning with
+them never changes the ranking.
 """
 
 from __future__ import annotations
