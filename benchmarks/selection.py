@@ -221,6 +221,14 @@ def build_set(
         for env in sample_assignments(p, s.assignment, args.samples, args.radius, rng):
             cycles = int(objective(*(env[n] for n in p.domains)))
             entries.append(Entry("sample", p, env, cycles))
+    more = [c for c in rest if c.name not in {e.problem.candidate.name for e in entries}]
+    rng.shuffle(more)
+    while len(entries) < args.min_set and more:
+        cand = more.pop()
+        p = cache.build(cand)
+        s = solve_problem(p, None, 10.0, 0)
+        if s.solved:
+            entries.append(Entry("other", p, s.assignment, s.cycles))
     ttnn = ttnn_entry(result, cache, arch_name, shape)
     note = "no TTNN tuned config in the tables"
     if ttnn is not None:
@@ -359,6 +367,7 @@ def main() -> None:
         "--sampled", type=int, default=3, help="candidates whose assignments are sampled"
     )
     ap.add_argument("--samples", type=int, default=25, help="sampled assignments per candidate")
+    ap.add_argument("--min-set", type=int, default=100, help="add other candidates up to this")
     ap.add_argument("--refine", type=int, default=5, help="K of the refine-K pick reported")
     ap.add_argument("--radius", type=int, default=2, help="legal steps around the optimum")
     ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")

@@ -90,10 +90,10 @@ def dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -
 def _dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -> LinkLoad:
     key = (arch.name, noc, cores, write)
     if key not in _CACHE:
-        total = np.zeros(_link_count(arch))
-        for core in cores:
-            total += _core_vector(arch, noc, core, write)
-        _CACHE[key] = _as_load(arch, total)
+        matrix = _core_matrix(arch, noc, write)
+        ys = np.fromiter((c[0] for c in cores), dtype=np.int64, count=len(cores))
+        xs = np.fromiter((c[1] for c in cores), dtype=np.int64, count=len(cores))
+        _CACHE[key] = _as_load(arch, matrix[ys, xs].sum(axis=0))
     return _CACHE[key]
 
 
@@ -117,18 +117,21 @@ def _as_load(arch: Arch, vector: np.ndarray) -> LinkLoad:
     return tuple(sorted(out))
 
 
-def _core_vector(arch: Arch, noc: int, core: Core, write: bool) -> np.ndarray:
-    """Bytes per link per byte `core` reads (writes), interleaved over all banks."""
-    key = (arch.name, noc, core, write)
+def _core_matrix(arch: Arch, noc: int, write: bool) -> np.ndarray:
+    """[y, x, link]: bytes per link per byte core (y, x) reads (writes), interleaved
+    over all banks."""
+    key = (arch.name, noc, write)
     if key not in _VECTORS:
         banks = [(b.noc_x, b.noc_y) for b in arch.dram.banks]
-        vector = np.zeros(_link_count(arch))
-        xy = core_xy(arch, core)
-        for bank in banks:
-            path = route(arch, noc, xy, bank) if write else route(arch, noc, bank, xy)
-            for link in path:
-                vector[_link_index(arch, link)] += 1.0 / len(banks)
-        _VECTORS[key] = vector
+        matrix = np.zeros((arch.grid_y, arch.grid_x, _link_count(arch)))
+        for y in range(arch.grid_y):
+            for x in range(arch.grid_x):
+                xy = core_xy(arch, (y, x))
+                for bank in banks:
+                    path = route(arch, noc, xy, bank) if write else route(arch, noc, bank, xy)
+                    for link in path:
+                        matrix[y, x, _link_index(arch, link)] += 1.0 / len(banks)
+        _VECTORS[key] = matrix
     return _VECTORS[key]
 
 
