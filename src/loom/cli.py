@@ -105,6 +105,13 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=0, help="parallel solves (default: all cores)")
     parser.add_argument("--top-k", type=int, default=5, help="candidates kept in the ranking")
     parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
+    parser.add_argument(
+        "--refine",
+        type=int,
+        default=0,
+        metavar="K",
+        help="simulate the model's top K schedules and keep the simulator's fastest (default off)",
+    )
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
         "--dtype",
@@ -185,6 +192,7 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         top_k=args.top_k,
         solver=args.solver,
         time_limit_s=args.time_limit,
+        refine=args.refine,
     )
     return spec, compile_kernel(spec, options)
 
