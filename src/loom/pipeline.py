@@ -259,16 +259,31 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             f"the schedule targets {schedule.arch!r} but --arch is {arch.name!r}; pass "
             f"--arch {schedule.arch} (or the YAML file of that architecture)."
         )
+    if schedule.kernel != spec.name:
+        raise ScheduleError(
+            f"the schedule is for kernel {schedule.kernel!r}, not {spec.name!r}; pass the "
+            "kernel it was compiled for (or compile this kernel)."
+        )
+    if set(schedule.shape) != set(spec.shape_keys):
+        raise ScheduleError(
+            f"the schedule's shape has keys {', '.join(sorted(schedule.shape))}, but kernel "
+            f"{spec.name} takes {', '.join(spec.shape_keys)}; fix `shape` in the schedule."
+        )
     program = run_frontend(spec, schedule.shape, log)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     return lower_schedule(program, buffered, schedule, arch, log)
 
 
-def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
-    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
+def verify_lowered(
+    spec: KernelSpec, lowered: Lowered, log: StageLog, arch: Arch | None = None
+) -> VerifyResult:
+    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference.
+
+    `arch` is the description the schedule was compiled for (a user's file included);
+    without it the runner loads the built-in description the program names."""
     inputs = spec.make_inputs(lowered.schedule.shape)
     reference = spec.reference(*inputs)
-    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference))
+    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
 
 
 def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:

@@ -30,6 +30,7 @@ import importlib.util
 import io
 import math
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -41,7 +42,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom.arch import load_arch
+from loom.arch import Arch, load_arch
 from loom.backends.ttlang.emit import emit, ident
 from loom.errors import VerificationError
 from loom.ir.program import DramTensor, Program
@@ -198,9 +199,11 @@ def _failure(program: Program, path: Path, err: BaseException | str, log: str) -
     )
 
 
-def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
+def _run(
+    program: Program, path: Path, inputs: tuple, arch: Arch | None = None
+) -> tuple[Any, float]:
     """Run the kernel; returns (output tile grid as torch, seconds in the operation)."""
-    arch = load_arch(program.arch)
+    arch = arch or load_arch(program.arch)
     log = io.StringIO()
     with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn):
         module = _load(path, sim_ttl)
@@ -227,21 +230,30 @@ def verify(
     inputs: tuple[torch.Tensor, ...],
     reference_output: torch.Tensor,
     source_path: str | None = None,
+    arch: Arch | None = None,
 ) -> VerifyResult:
     """Emit `program`, run it on tt-lang-sim and compare its output with the reference.
 
-    Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
-    overflow); returns passed=False on a numeric mismatch.
+    `arch` is the description the program was compiled for (default: the built-in one the
+    program names). Without `source_path` the kernel is written to a temporary folder that
+    is removed again, whatever the outcome. Raises VerificationError when the simulator
+    fails (deadlock, protocol violation, L1 overflow); returns passed=False on a numeric
+    mismatch.
     """
     source = emit(program)
+    folder: Path | None = None
     if source_path is None:
         folder = Path(tempfile.mkdtemp(prefix="loom_ttlang_"))
         path = folder / f"{ident(program.kernel)}.py"
     else:
         path = Path(source_path)
         path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(source)
-    (grid, real_bf16), wall = _run(program, path, inputs)
+    try:
+        path.write_text(source)
+        (grid, real_bf16), wall = _run(program, path, inputs, arch)
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
     out_t = next(t for t in program.tensors if t.role == "output")
     if tuple(reference_output.shape) != out_t.shape:
         raise VerificationError(
