@@ -16,8 +16,6 @@ collects the artifacts that `--dump-dir` writes (only the CLI writes files).
 
 from __future__ import annotations
 
-import dataclasses
-import math
 import os
 import time
 from collections.abc import Callable
@@ -31,16 +29,19 @@ from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
 from loom.ir.buffers import BufferedProgram
-from loom.ir.candidate import Candidate, CandidateSet
+from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
-from loom.ir.tile import ForLoop, If, TileProgram
+from loom.ir.tile import TileProgram
 from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
-from loom.model import build_problem, check_feasible
+from loom.model.inputs import ProblemCache
+from loom.model.inputs import compulsory_bytes as _compulsory_bytes
+from loom.model.inputs import count_feasible as _count_feasible
+from loom.model.inputs import loop_depth as _loop_depth
 from loom.sim import SimResult, simulate
 from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
@@ -112,35 +113,6 @@ class CompileResult:
     lowered: Lowered
 
 
-def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
-    total = 0
-    for arg in program.args:
-        tiles = (
-            math.prod(arg.shape[:-2])
-            * math.ceil(arg.shape[-2] / 32)
-            * math.ceil(arg.shape[-1] / 32)
-        )
-        total += tiles * arch.tile.bytes(arg.dtype if arg.dtype in arch.tile.dtypes else "fp32")
-    return total
-
-
-def _loop_depth(program: TileProgram) -> int:
-    def depth(ops: tuple) -> int:  # type: ignore[type-arg]
-        return max(
-            (
-                1 + depth(op.body)
-                if isinstance(op, ForLoop)
-                else depth(op.body)
-                if isinstance(op, If)
-                else 0
-                for op in ops
-            ),
-            default=0,
-        )
-
-    return depth(program.body) + 1
-
-
 def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     """Frontend -> dataflow -> mapping -> model -> solve -> materialize."""
     start = time.perf_counter()
@@ -188,45 +160,6 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     return CompileResult(
         program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered
     )
-
-
-@dataclass
-class ProblemCache:
-    """Builds each candidate's problem once per *signature*: a problem depends on the
-    candidate only through the cores per axis and the mode and area of every copy, so
-    candidates that differ in nothing else (say, x2x4 versus x4x2 with the same groups)
-    share one."""
-
-    buffered: BufferedProgram
-    arch: Arch
-    fidelity: str
-    flops: int
-    built: dict[tuple[object, ...], Problem] = field(default_factory=dict)
-
-    def build(self, candidate: Candidate) -> Problem:
-        key = (
-            tuple(sorted(candidate.spatial.items())),
-            tuple((c.mode, c.area) for c in candidate.copies),
-            candidate.gather_axes,
-        )
-        if key not in self.built:
-            self.built[key] = build_problem(
-                self.buffered, candidate, self.arch, self.fidelity, self.flops
-            )
-        return dataclasses.replace(self.built[key], candidate=candidate)
-
-
-def _count_feasible(buffered: BufferedProgram, candidates: CandidateSet, arch: Arch) -> int:
-    """Candidates with some legal block sizes (feasibility depends only on the cores per
-    axis, so each distinct split is checked once)."""
-    verdicts: dict[tuple[tuple[str, int], ...], bool] = {}
-    count = 0
-    for c in candidates.candidates:
-        key = tuple(sorted(c.spatial.items()))
-        if key not in verdicts:
-            verdicts[key] = not check_feasible(buffered, c, arch)
-        count += verdicts[key]
-    return count
 
 
 def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:

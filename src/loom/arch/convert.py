@@ -44,6 +44,11 @@ ABSENT: Any = object()
 """Marks a value that is missing or already reported as faulty."""
 
 
+def _is_record(tp: Any) -> bool:
+    """A dataclass type (as a plain bool, so the type checker keeps `tp` as declared)."""
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
+
+
 class Problems:
     """Collects 'field: what is wrong; how to fix it' lines for one error message."""
 
@@ -84,7 +89,7 @@ def clean(tp: Any, raw: Any, path: str, base: str, out: Problems) -> Any:
 
     `path` is the dotted path shown to the user, `base` the same without table keys and
     list indices (it selects the sign rule)."""
-    if dataclasses.is_dataclass(tp):
+    if _is_record(tp):
         return _clean_record(tp, raw, path, base, out)
     if is_table(tp):
         return _clean_table(tp, raw, path, base, out)
@@ -191,11 +196,11 @@ def build(cls: type, values: dict[str, Any]) -> Any:
     kwargs: dict[str, Any] = {}
     for f in fields_of(cls):
         tp, value = hints(cls)[f.name], values[f.name]
-        if dataclasses.is_dataclass(tp):
+        if _is_record(tp):
             value = build(tp, value)
         elif typing.get_origin(tp) is tuple and not is_table(tp):
             (item,) = typing.get_args(tp)[:1]
-            if dataclasses.is_dataclass(item):
+            if _is_record(item):
                 value = tuple(build(item, v) for v in value)
         kwargs[f.name] = value
     return cls(**kwargs)
@@ -207,7 +212,7 @@ def paths_of(cls: type, prefix: str = "") -> Iterator[tuple[str, bool]]:
         tp, path = hints(cls)[f.name], join(prefix, f.name)
         yield path, is_table(tp)
         item = typing.get_args(tp)[0] if typing.get_origin(tp) is tuple else tp
-        if dataclasses.is_dataclass(item):
+        if _is_record(item):
             yield from paths_of(item, path)
 
 
@@ -216,7 +221,7 @@ FIELD_PATHS: dict[str, bool] = dict(paths_of(Arch))
 
 def json_schema(tp: Any = Arch, base: str = "") -> dict[str, Any]:
     """JSON schema of the YAML form of `tp`, from the same hints and bounds as :func:`clean`."""
-    if dataclasses.is_dataclass(tp):
+    if _is_record(tp):
         props = {
             f.name: json_schema(hints(tp)[f.name], join(base, f.name)) for f in fields_of(tp)
         }

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from loom.dataflow.layout import ValueLayout, infer_layouts
 from loom.ir.buffers import VirtualBuffer
+from loom.ir.scope import Scope
 from loom.ir.tile import (
     ExpandDims,
     ForLoop,
@@ -64,7 +65,7 @@ COMPUTE = ("compute", "compute")
 
 
 def _scope_name(loops: tuple[ForLoop, ...]) -> str:
-    return f"loop:{loops[-1].tile.name}" if loops else "grid"
+    return Scope(loops[-1].tile.name if loops else None).key
 
 
 class Reifier:

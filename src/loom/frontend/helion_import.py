@@ -24,6 +24,7 @@ from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
 from loom.frontend.language import gather
+from loom.ir.geometry import TILE
 from loom.ir.tile import (
     Carried,
     Convert,
@@ -50,7 +51,7 @@ aten = torch.ops.aten
 prims = torch.ops.prims
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
-TILE_ALIGN = 32
+TILE_ALIGN = TILE
 
 _UNARY = {
     aten.exp.default: "exp",

@@ -16,7 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from loom.errors import ScheduleError
-from loom.ir.schedule import SCHEDULE_VERSION, Copy, Mapping, MeshLevel, Schedule, TopEntry
+from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule, TopEntry
+from loom.ir.scope import Scope
 
 MAX_DIM = 65536
 """Largest value of one shape parameter (and of one block size): 16x the default GEMM,
@@ -62,7 +63,7 @@ class CopyFile(_Strict):
     multicast_dims: tuple[Annotated[str, Field(pattern=r"^[xy][0-9]+$")], ...] = ()
 
 
-Pipeline = dict[Name, dict[Literal["b_load", "b_store"], Flag]]
+Pipeline = dict[Name, dict[Annotated[str, Field(pattern="^b_(load|store)$")], Flag]]
 
 
 class TopEntryFile(_Strict):
@@ -75,7 +76,7 @@ class TopEntryFile(_Strict):
 class ScheduleFile(_Strict):
     """The JSON form of :class:`loom.ir.schedule.Schedule` (see that module for meanings)."""
 
-    version: Literal[1] = SCHEDULE_VERSION
+    version: Literal[1] = 1
     kernel: Name
     arch: Name
     shape: Annotated[dict[Name, Dim], Field(min_length=1)]
@@ -132,13 +133,13 @@ class ScheduleFile(_Strict):
                 f"({cores['y']}x{cores['x']})"
             )
         for node in self.pipeline:
-            if node != "grid" and (
-                not node.startswith("loop:") or node[5:] not in self.block_sizes
-            ):
-                problems.append(
-                    f"pipeline key {node!r} is neither 'grid' nor 'loop:<tile symbol>' of a "
-                    "block size"
-                )
+            try:
+                loop = Scope.parse(node).loop
+            except ValueError as err:
+                problems.append(f"pipeline key {err}")
+                continue
+            if loop is not None and loop not in self.block_sizes:
+                problems.append(f"pipeline key {node!r} names no tile symbol of block_sizes")
         return problems
 
     def to_schedule(self) -> Schedule:

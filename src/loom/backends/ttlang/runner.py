@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 from loom.arch import Arch, load_arch
 from loom.backends.ttlang.emit import emit, ident
 from loom.errors import VerificationError
+from loom.ir.geometry import TILE
 from loom.ir.program import DramTensor, Program
 
 if TYPE_CHECKING:
@@ -52,7 +53,6 @@ if TYPE_CHECKING:
 
 TOLERANCE = {"bf16": 2.0**-6, "fp16": 2.0**-9, "fp32": 1e-4}
 """Allowed max |out - ref| / max |ref| per output dtype (see the module docstring)."""
-TILE = 32
 
 
 @dataclass(frozen=True)
@@ -153,7 +153,7 @@ def _from_grid(y: torch.Tensor, t: DramTensor) -> torch.Tensor:
     return grid[tuple(slice(0, d) for d in t.shape)].reshape(t.shape)
 
 
-def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> list:
+def _device_tensors(program: Program, inputs: tuple[Any, ...], ttnn: Any, module: Any) -> list[Any]:
     import torch
 
     ins = [t for t in program.tensors if t.role == "input"]
@@ -200,7 +200,7 @@ def _failure(program: Program, path: Path, err: BaseException | str, log: str) -
 
 
 def _run(
-    program: Program, path: Path, inputs: tuple, arch: Arch | None = None
+    program: Program, path: Path, inputs: tuple[Any, ...], arch: Arch | None = None
 ) -> tuple[Any, float]:
     """Run the kernel; returns (output tile grid as torch, seconds in the operation)."""
     arch = arch or load_arch(program.arch)
