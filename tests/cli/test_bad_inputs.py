@@ -97,6 +97,8 @@ CASES = [
     Case("top_k_zero", ["compile", "gemm", "--top-k", "0"], 2, "--top-k"),
     Case("unknown_solver", ["compile", "gemm", "--solver", "magic"], 2, "--solver"),
     Case("unknown_command", ["frobnicate"], 2, "invalid choice"),
+    Case("candidates_bad_shape", ["candidates", "gemm", "--shape", "M=1,N"], 1, "KEY=POSITIVE_INT"),
+    Case("run_time_limit_nan", ["run", "gemm", "--time-limit", "nan"], 2, "--time-limit"),
     Case("verify_without_kernel", ["verify"], 2, "name a kernel"),
     Case("archs_show_without_name", ["archs", "show"], 2, "needs an architecture name"),
     Case("schema_unknown", ["schema", "nothing"], 2, "invalid choice"),
@@ -348,6 +350,20 @@ CASES = [
         1,
         "targets 'wormhole_n150'",
     ),
+    Case(
+        "schedule_overflows_l1_in_simulate",
+        ["simulate", "--schedule", "schedule.json", "--arch", "arch.yaml"],
+        1,
+        "bytes of L1 per core",
+        _arch("l1_usable_bytes", "4096"),
+    ),
+    Case(
+        "schedule_overflows_l1_in_run",
+        ["run", "--schedule", "schedule.json", "--arch", "arch.yaml", "--json"],
+        1,
+        "bytes of L1 per core",
+        _arch("l1_usable_bytes", "4096"),
+    ),
     # -- outputs that would destroy a user's file, or cannot be written (exit 1) --
     Case(
         "dump_dir_current_folder", ["compile", "gemm", *G, "--dump-dir", "."], 1, "current folder"
@@ -471,4 +487,4 @@ def test_bad_input(case: Case, tmp_path: Path, monkeypatch, capsys, schedule_tex
 def test_at_least_forty_cases_across_every_command() -> None:
     assert len(CASES) >= 40
     commands = {c.argv[0] for c in CASES}
-    assert {"compile", "verify", "simulate", "archs", "schema"} <= commands
+    assert {"compile", "verify", "simulate", "run", "candidates", "archs", "schema"} <= commands
