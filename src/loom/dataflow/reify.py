@@ -242,12 +242,12 @@ class Reifier:
                 self._add(r.name, self._aliases(r.name), "state", COMPUTE, site)
             case Store(tensor=t, value=v):
                 root = self._root(v.name)
-                values = (
+                stored = (
                     (v.name,)
                     if root in self.owned or root not in self.a.defs
                     else self._aliases(root)
                 )
-                self._add(f"{t}_out", values, "store", WRITE, site, t, v.dtype)
+                self._add(f"{t}_out", stored, "store", WRITE, site, t, v.dtype)
             case _:
                 pass
 
