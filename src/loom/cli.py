@@ -139,6 +139,13 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
+        "--dtype",
+        default="",
+        help="data formats: a default for every tensor argument (bf16, fp32, bfp8, bfp4 or "
+        "TTNN's bfloat8_b...), then arg=format overrides and acc=format for the "
+        "accumulator, e.g. bfp8,c=bf16,acc=fp32",
+    )
+    parser.add_argument(
         "--time-limit",
         type=_seconds,
         default=10.0,
@@ -210,6 +217,7 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         arch=arch,
         shape=shape,
         math_fidelity=args.math_fidelity,
+        formats=args.dtype,
         jobs=args.jobs,
         top_k=args.top_k,
         solver=args.solver,
@@ -289,6 +297,8 @@ def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  #
             f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "
             f"{outcome.wall_seconds:.1f} s"
         )
+        if outcome.format_note:
+            print(f"            {outcome.format_note}")
         if not outcome.passed:
             print(f"error: {outcome.message}", file=sys.stderr)
     return {
@@ -296,6 +306,7 @@ def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  #
         "max_abs_error": outcome.max_abs_error,
         "max_rel_error": outcome.max_rel_error,
         "tolerance": outcome.tolerance,
+        "format_note": outcome.format_note,
         "timings": {"simulator_wall_seconds": outcome.wall_seconds},
     }
 

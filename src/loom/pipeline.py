@@ -16,6 +16,7 @@ collects the artifacts that `--dump-dir` writes (only the CLI writes files).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -25,9 +26,11 @@ from typing import TypeVar
 
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
+from loom.frontend.formats import apply_formats, parse_format_spec
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
@@ -69,11 +72,16 @@ class StageLog:
             return fn()
 
 
-def run_frontend(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> TileProgram:
+def run_frontend(
+    spec: KernelSpec, shape: dict[str, int], log: StageLog, formats: str = ""
+) -> TileProgram:
+    """Import the kernel and apply the user's data formats (`--dtype`, see
+    loom.frontend.formats) to it."""
     with log.stage("frontend"):
         inputs = spec.example_inputs(shape)
         program = import_kernel(spec.kernel, inputs)
         check_alignment(program, shape)
+        program = apply_formats(program, parse_format_spec(formats))
     log.artifacts["00_frontend.mlir"] = print_tile_program(program)
     return program
 
@@ -83,6 +91,8 @@ class CompileOptions:
     arch: Arch
     shape: dict[str, int]
     math_fidelity: str = ""
+    formats: str = ""
+    """The --dtype specification (e.g. ``bfp8`` or ``bf16,b=bfp4,acc=fp32``)."""
     jobs: int = 0
     top_k: int = 5
     solver: str = "cpsat"
@@ -119,7 +129,7 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     log = StageLog()
     arch, shape = options.arch, options.shape
     fidelity = options.math_fidelity or arch.matmul.default_fidelity
-    program = run_frontend(spec, shape, log)
+    program = run_frontend(spec, shape, log, options.formats)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
     flops = spec.flops(shape) if spec.flops else 0
@@ -156,6 +166,7 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
+    schedule = dataclasses.replace(schedule, formats=parse_format_spec(options.formats).label())
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     return CompileResult(
         program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered
@@ -202,7 +213,7 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             f"the schedule's shape has keys {', '.join(sorted(schedule.shape))}, but kernel "
             f"{spec.name} takes {', '.join(spec.shape_keys)}; fix `shape` in the schedule."
         )
-    program = run_frontend(spec, schedule.shape, log)
+    program = run_frontend(spec, schedule.shape, log, schedule.formats)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     return lower_schedule(program, buffered, schedule, arch, log)
 
@@ -215,6 +226,9 @@ def verify_lowered(
     `arch` is the description the schedule was compiled for (a user's file included);
     without it the runner loads the built-in description the program names."""
     inputs = spec.make_inputs(lowered.schedule.shape)
+    # Block-float inputs are quantized as the hardware stores them, and the reference is
+    # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
+    inputs = quantize_inputs(lowered.lowered, inputs)
     reference = spec.reference(*inputs)
     return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
 

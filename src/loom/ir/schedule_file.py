@@ -80,7 +80,7 @@ class ScheduleFile(_Strict):
     kernel: Name
     arch: Name
     shape: Annotated[dict[Name, Dim], Field(min_length=1)]
-    dtype: Literal["bf16", "fp16", "fp32", "bfp8"]
+    dtype: Literal["bf16", "fp16", "fp32", "bfp8", "bfp4"]
     math_fidelity: Literal["LoFi", "HiFi2", "HiFi3", "HiFi4"]
     candidate: str
     mapping: MappingFile
@@ -103,6 +103,7 @@ class ScheduleFile(_Strict):
     """Wall time of the compile: the one field that differs between identical runs."""
     waves: dict[Name, Annotated[int, Field(ge=1, le=2**31)]] = {}
     notes: tuple[str, ...] = ()
+    formats: Annotated[str, Field(max_length=400)] = ""
 
     @field_validator("modeled_us", "modeled_tflops", "compile_seconds")
     @classmethod
@@ -177,6 +178,7 @@ class ScheduleFile(_Strict):
             compile_seconds=self.compile_seconds,
             waves=dict(self.waves),
             notes=self.notes,
+            formats=self.formats,
         )
 
 
