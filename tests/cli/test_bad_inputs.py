@@ -136,6 +136,7 @@ CASES = [
         1,
         "not a multiple of the 32x32 tile",
     ),
+    Case("dtype_unknown", ["compile", "gemm", *G, "--dtype", "nonsense"], 1, "unknown data format"),
     # -- kernel files (exit 1) --
     Case("kernel_missing", ["compile", "nokernel.py"], 1, "neither a shipped kernel"),
     Case(
