@@ -52,10 +52,10 @@ SUBBLOCK_CHOICES: tuple[tuple[int, int], ...] = (
 _DTYPE_ALIASES = {
     "bfloat16": "bf16",
     "bf16": "bf16",
-    "bfloat8_b": "bfp8_b",
-    "bfp8_b": "bfp8_b",
-    "bfloat4_b": "bfp4_b",
-    "bfp4_b": "bfp4_b",
+    "bfloat8_b": "bfp8",
+    "bfp8_b": "bfp8",
+    "bfloat4_b": "bfp4",
+    "bfp4_b": "bfp4",
     "float32": "fp32",
     "fp32": "fp32",
 }
