@@ -42,6 +42,17 @@ def _roofline(arch: Arch, fidelity: str, mm_tiles: float, dram_bytes: float, cor
     return max(compute, dram, noc)
 
 
+def _ranked(
+    view: tuple[tuple[str, int, str], ...],
+    blocks: dict[str, int],
+    multicast: tuple[str, ...],
+    loop: str,
+    cycles: float,
+) -> Ranked:
+    notes = (f"tileloom: roofline {cycles:.0f} cycles", f"rule: {SOURCE}")
+    return Ranked(Policy("tileloom", view, blocks, multicast, {loop: DOUBLE}, notes), cycles)
+
+
 def _fits(arch: Arch, tiles: float) -> bool:
     return tiles * arch.tile.bytes("bf16") <= arch.l1_usable_bytes
 
@@ -62,15 +73,9 @@ def _gemm(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
         dram = steps * (tm * tk + tk * tn) * tile / max(1, min(cx, cy))
         noc = steps * (tm * tk + tk * tn) * tile
         cycles = _roofline(arch, fidelity, steps * tm * tn * tk, dram, cx * cy, noc)
-        policy = Policy(
-            "tileloom",
-            (("y", cy, "tile_m"), ("x", cx, "tile_n")),
-            {"tile_m": bm, "tile_n": bn, "tile_k": bk},
-            ("a", "b"),
-            {"loop:tile_k": DOUBLE},
-            (f"tileloom: roofline {cycles:.0f} cycles", f"rule: {SOURCE}"),
-        )
-        yield Ranked(policy, cycles)
+        view = (("y", cy, "tile_m"), ("x", cx, "tile_n"))
+        blocks = {"tile_m": bm, "tile_n": bn, "tile_k": bk}
+        yield _ranked(view, blocks, ("a", "b"), "loop:tile_k", cycles)
 
 
 def _attention(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
@@ -90,15 +95,9 @@ def _attention(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ran
         steps = waves * (s // bn)
         kv = steps * 2 * tn * dt * tile
         cycles = _roofline(arch, fidelity, steps * 2 * tm * tn * dt, kv / cx, cx * cy, kv)
-        policy = Policy(
-            "tileloom",
-            (("x", cx, "tile_m"), ("y", cy, "tile_b")),
-            {"tile_b": 1, "tile_m": bm, "tile_n": bn},
-            ("k", "v"),
-            {"loop:tile_n": DOUBLE},
-            (f"tileloom: roofline {cycles:.0f} cycles", f"rule: {SOURCE}"),
-        )
-        yield Ranked(policy, cycles)
+        view = (("x", cx, "tile_m"), ("y", cy, "tile_b"))
+        blocks = {"tile_b": 1, "tile_m": bm, "tile_n": bn}
+        yield _ranked(view, blocks, ("k", "v"), "loop:tile_n", cycles)
 
 
 def _decode(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
@@ -124,15 +123,7 @@ def _decode(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked
                 ("y", math.ceil(heads / (arch.grid_x // cx)), "tile_b"))  # fmt: skip
         if math.ceil(heads / (arch.grid_x // cx)) > arch.grid_y:
             continue
-        policy = Policy(
-            "tileloom",
-            view,
-            {"tile_b": 1, "tile_s": bs, "tile_n": bn},
-            (),
-            {"loop:tile_n": DOUBLE},
-            (f"tileloom: roofline {cycles:.0f} cycles", f"rule: {SOURCE}"),
-        )
-        yield Ranked(policy, cycles)
+        yield _ranked(view, {"tile_b": 1, "tile_s": bs, "tile_n": bn}, (), "loop:tile_n", cycles)
 
 
 _KERNELS = {"gemm": _gemm, "flash_attention": _attention, "flash_decode": _decode}
