@@ -416,11 +416,11 @@ def _cmd_eval(args: argparse.Namespace) -> int:
 
 def _eval_report(out: Path, rows: list) -> None:  # type: ignore[type-arg]
     from loom.report.eval_plots import eval_figures
-    from loom.report.eval_tables import table2, table3
+    from loom.report.eval_tables import losses, table2, table3
 
     text = table2(rows) + "\n" + table3(rows)
     print(text, end="")
-    _write_atomic(out / "tables.txt", text)
+    _write_atomic(out / "tables.txt", text + "\n" + losses(rows))
     for name, data in eval_figures(rows).items():
         _write_atomic(out / name, data)
     print(f"results.csv, tables.txt and figures in {out}/")

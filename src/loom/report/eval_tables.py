@@ -135,3 +135,32 @@ def _seconds(rows: list[ResultRow], arch: str, policy: str) -> tuple[float, floa
         top1.append(base + (first[0].sim_seconds if policy == "tileloom" and first else 0.0))
         top5.append(base + sum(r.sim_seconds for r in case_rows))
     return (sum(top1) / len(top1), sum(top5) / len(top5))
+
+
+def _brief(r: ResultRow) -> str:
+    return (
+        f"{r.cycles:,.0f} cyc on {r.cores} cores [{r.block_sizes}] busy compute "
+        f"{100 * r.compute_busy_max:.0f}% reader {100 * r.reader_busy_max:.0f}% writer "
+        f"{100 * r.writer_busy_max:.0f}%, DRAM read {r.dram_read_bytes / 2**20:.1f} MiB, "
+        f"mcast {r.noc_multicast_bytes / 2**20:.1f} MiB, busiest link {100 * r.busiest_link:.0f}%"
+    )
+
+
+def losses(rows: Iterable[ResultRow]) -> str:
+    """Every case where Loom's pick is slower than TTNN's policy, with both sides'
+    simulated per-core breakdown (busiest core per engine, bytes moved), to say why."""
+    picked = pick(rows)
+    lines = ["Cases where Loom's pick is slower than TTNN (simulated per-core breakdown)", ""]
+    for (kernel, arch, shape), pol in sorted(picked.items()):
+        ref = TTNN.get(kernel, "")
+        if "loom" not in pol or ref not in pol:
+            continue
+        loom, base = pol["loom"], pol[ref]
+        if loom.cycles <= base.cycles:
+            continue
+        lines.append(f"{kernel} {arch} {shape}: {base.cycles / loom.cycles:.3f}x")
+        lines.append(f"    loom {loom.candidate}: {_brief(loom)}")
+        lines.append(f"    {ref} {base.candidate}: {_brief(base)}")
+    if len(lines) == 2:
+        lines.append("none")
+    return "\n".join(lines) + "\n"
