@@ -54,30 +54,49 @@ def sdpa_split(b: int, h: int, s: int, cores: int) -> tuple[int, int, int]:
     return bpf, hpf, qpf
 
 
+def grid_layout(
+    rows: int, chunks: int, grid: tuple[int, int]
+) -> tuple[tuple[str, int, str], ...]:
+    """The 2-D mapping of (B*H rows, query chunks) closest to TTNN's flat split: fewest
+    chunk-units per core, then fewest cores. TTNN numbers cores row-major and gives each a
+    contiguous run of (batch, head, chunk) work; a Loom mapping splits each grid axis over
+    whole levels of x and y, so on grids whose width does not divide the split (13 x 10)
+    the busiest core may get a little more than under TTNN (the notes say how much)."""
+    gx, gy = grid
+    best: tuple[tuple[int, int], tuple[int, int, int, int]] | None = None
+    for xm in range(1, gx + 1):
+        for xb in range(1, gx // xm + 1):
+            for ym in range(1, gy + 1):
+                for yb in range(1, gy // ym + 1):
+                    units = math.ceil(rows / (xb * yb)) * math.ceil(chunks / (xm * ym))
+                    key = (units, xm * xb * ym * yb)
+                    if best is None or key < best[0]:
+                        best = (key, (xm, xb, ym, yb))
+    assert best is not None
+    xm, xb, ym, yb = best[1]
+    return (("x", xm, "tile_m"), ("x", xb, "tile_b"), ("y", ym, "tile_m"), ("y", yb, "tile_b"))
+
+
 def sdpa_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
     """`ttnn-sdpa` for the flash_attention kernel (grid axes: B*H rows, query tiles)."""
     gx, gy = grid
-    bpf, hpf, qpf = sdpa_split(shape["B"], shape["H"], shape["S"], gx * gy)
-    heads = bpf * hpf
+    b, h = shape["B"], shape["H"]
+    bpf, hpf, qpf = sdpa_split(b, h, shape["S"], gx * gy)
     q_chunks = math.ceil(shape["S"] / Q_CHUNK)
     q_per_core = math.ceil(q_chunks / qpf)
-    # Core i takes (batch, head) i // qpf and query chunk group i % qpf: the query axis is
-    # the fast one. Laid out row-major, qpf cores along x when they fit in a row.
-    if qpf <= gx and gx % qpf == 0:
-        view: tuple[tuple[str, int, str], ...] = (
-            ("x", qpf, "tile_m"),
-            ("x", gx // qpf, "tile_b"),
-            ("y", math.ceil(heads / (gx // qpf)), "tile_b"),
-        )
-    else:
-        view = (("x", min(qpf, gx), "tile_m"), ("y", math.ceil(qpf / gx), "tile_m"))
-        view = (*view, ("y", max(1, min(heads, gy // math.ceil(qpf / gx))), "tile_b"))
+    ttnn_units = math.ceil(b / bpf) * math.ceil(h / hpf) * q_per_core
+    view = grid_layout(b * h, q_chunks, grid)
+    cores = {lv_axis: 1 for lv_axis in ("tile_m", "tile_b")}
+    for _, size, axis in view:
+        cores[axis] *= size
+    units = math.ceil(b * h / cores["tile_b"]) * math.ceil(q_chunks / cores["tile_m"])
     pipeline = {"loop:tile_n": {"b_load": 1}}
     if q_per_core > 1:
         pipeline["grid"] = {"b_load": 1}
     notes = (
         f"ttnn-sdpa: q_chunk {Q_CHUNK} k_chunk {K_CHUNK}; parallel batch {bpf} x heads {hpf} "
-        f"x q-chunks {qpf}; {q_per_core} q-chunk(s) per core; K/V unicast",
+        f"x q-chunks {qpf}; {ttnn_units} q-chunk(s) per core under TTNN, {units} in this "
+        "mapping; K/V unicast",
         f"rule: {SDPA_SOURCE}",
     )
     blocks = {"tile_b": 1, "tile_m": Q_CHUNK, "tile_n": K_CHUNK}
