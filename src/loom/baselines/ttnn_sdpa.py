@@ -54,9 +54,7 @@ def sdpa_split(b: int, h: int, s: int, cores: int) -> tuple[int, int, int]:
     return bpf, hpf, qpf
 
 
-def grid_layout(
-    rows: int, chunks: int, grid: tuple[int, int]
-) -> tuple[tuple[str, int, str], ...]:
+def grid_layout(rows: int, chunks: int, grid: tuple[int, int]) -> tuple[tuple[str, int, str], ...]:
     """The 2-D mapping of (B*H rows, query chunks) closest to TTNN's flat split: fewest
     chunk-units per core, then fewest cores. TTNN numbers cores row-major and gives each a
     contiguous run of (batch, head, chunk) work; a Loom mapping splits each grid axis over
