@@ -10,6 +10,7 @@ here is always shut down.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -56,12 +57,18 @@ def _run_on_ray(
     if not ray.is_initialized():
         env = {"env_vars": {"OMP_NUM_THREADS": "1"}}
         if runner.address:
-            ray.init(address=runner.address, runtime_env=env, log_to_driver=False)
+            ray.init(
+                address=runner.address,
+                runtime_env=env,
+                log_to_driver=False,
+                logging_level=logging.WARNING,
+            )
         else:
             ray.init(
                 num_cpus=runner.jobs,
                 include_dashboard=False,
                 log_to_driver=False,
+                logging_level=logging.WARNING,
                 runtime_env=env,
             )
         started = True
