@@ -10,6 +10,7 @@ from loom.baselines.ttnn_matmul_oob import (
     is_narrow,
     oob_matmul_config,
     out_block,
+    subblock,
 )
 
 WH, BH = "wormhole_n150", "blackhole_p150_13x10"
@@ -20,7 +21,7 @@ def test_square_gemm_on_wormhole_is_2d_mcast_with_k_split_by_grid_columns() -> N
     # block do not fit, the 8 x 8 block at in0_block_w 16 does (1,310,720 B < L1)
     cfg = oob_matmul_config(4096, 4096, 4096, 8, 8, "bf16", WH)
     assert cfg == TtnnMatmulConfig("mcast_2d", 8, 8, 16, 16, 16, 4, 2, False, "LoFi", False)
-    assert out_block(cfg, "bf16", WH) == (8, 8)
+    assert out_block(cfg.per_core_m, cfg.per_core_n, cfg.in0_block_w, "bf16", WH) == (8, 8, 16)
 
 
 def test_blackhole_13_columns_do_not_divide_k_so_in0_block_w_is_one() -> None:
@@ -63,4 +64,37 @@ def test_block_float_dtypes_use_their_tile_size() -> None:
     cfg = oob_matmul_config(4096, 4096, 4096, 8, 8, "BFLOAT8_B", WH)
     # bfp8 tiles (1088 B) leave room for 128 output tiles at in0_block_w 16; of the two
     # equally square factorisations TT-Metal keeps the later one, 8 x 16
-    assert out_block(cfg, "BFLOAT8_B", WH) == (8, 16)
+    assert out_block(16, 16, cfg.in0_block_w, "BFLOAT8_B", WH) == (8, 16, 16)
+
+
+def test_square_shapes_take_the_2d_multicast_on_the_whole_grid() -> None:
+    c = oob_matmul_config(2560, 3328, 3328, 13, 10, "bf16", "blackhole_p150_13x10")
+    assert (c.kind, c.grid_x, c.grid_y) == ("mcast_2d", 13, 10)
+    assert (c.per_core_m, c.per_core_n, c.in0_block_w) == (8, 8, 8)  # Mt/10, Nt/13, Kt/13
+    assert (c.out_subblock_h, c.out_subblock_w) == (4, 2)
+    assert (c.math_fidelity, c.fp32_dest_acc) == ("LoFi", False)
+
+
+def test_k_not_divisible_by_the_grid_width_uses_in0_block_w_1() -> None:
+    c = oob_matmul_config(1024, 1056, 1024, 8, 8, "bf16", "wormhole_n150")
+    assert c.kind == "mcast_2d" and c.in0_block_w == 1  # Kt = 33
+
+
+def test_large_per_core_blocks_are_split_to_fit_l1() -> None:
+    c = oob_matmul_config(5120, 6656, 6656, 13, 10, "bf16", "blackhole_p150_13x10")
+    assert (c.per_core_m, c.per_core_n) == (16, 16)
+    bh, bw, k = out_block(c.per_core_m, c.per_core_n, 16, "bf16", "blackhole_p150_13x10")
+    assert (bh, bw, k) == (8, 8, 16) and c.in0_block_w == 16
+
+
+def test_narrow_shapes_take_a_1d_multicast() -> None:
+    wide = oob_matmul_config(64, 1024, 8192, 8, 8, "bf16", "wormhole_n150")
+    assert wide.kind == "mcast_1d_in0" and wide.per_core_m == 2 and wide.per_core_n == 4
+    tall = oob_matmul_config(8192, 1024, 64, 8, 8, "bf16", "wormhole_n150")
+    assert tall.kind == "mcast_1d_in1" and tall.per_core_n == 2
+
+
+def test_subblocks_follow_ttnn_preference_and_fp32_limit() -> None:
+    assert subblock(8, 8, False) == (4, 2)
+    assert subblock(8, 8, True) == (2, 2)
+    assert subblock(3, 5, False) == (1, 5)

@@ -73,7 +73,8 @@ def oob_policy(shape: dict[str, int], arch_name: str, grid: tuple[int, int]) -> 
     """`ttnn-matmul-oob`: what `a @ b` gets on `grid` (x, y) with no program config."""
     m, k, n = shape["M"], shape["K"], shape["N"]
     cfg = oob_matmul_config(m, k, n, grid[0], grid[1], "bf16", arch_name)
-    return config_policy("ttnn-matmul-oob", cfg, shape, out_block(cfg, "bf16", arch_name), SOURCE)
+    bh, bw, _ = out_block(cfg.per_core_m, cfg.per_core_n, cfg.in0_block_w, "bf16", arch_name)
+    return config_policy("ttnn-matmul-oob", cfg, shape, (bh, bw), SOURCE)
 
 
 @dataclass(frozen=True)

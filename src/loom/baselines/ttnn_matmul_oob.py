@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from loom.arch import load_arch
+from loom.ir.formats import parse_format, tile_bytes
 
 TILE = 32
 SOURCE = (
@@ -48,17 +49,6 @@ SUBBLOCK_CHOICES: tuple[tuple[int, int], ...] = (
     (5, 1), (1, 5), (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1),
 )  # fmt: skip
 """(h, w) preference order of TT-Metal's SUBBLOCK_HW_CHOICES (8 tiles first)."""
-
-_DTYPE_ALIASES = {
-    "bfloat16": "bf16",
-    "bf16": "bf16",
-    "bfloat8_b": "bfp8",
-    "bfp8_b": "bfp8",
-    "bfloat4_b": "bfp4",
-    "bfp4_b": "bfp4",
-    "float32": "fp32",
-    "fp32": "fp32",
-}
 
 
 @dataclass(frozen=True)
@@ -104,9 +94,8 @@ class _Sizes:
 
 def _sizes(dtype: str, arch_name: str, fp32_dest_acc: bool) -> _Sizes:
     arch = load_arch(arch_name)
-    name = _DTYPE_ALIASES.get(dtype.lower(), dtype)
-    tile = arch.tile.bytes(name)
-    interm = arch.tile.bytes("fp32") if fp32_dest_acc else max(tile, arch.tile.bytes("bf16"))
+    tile = tile_bytes(parse_format(dtype).value)
+    interm = tile_bytes("fp32") if fp32_dest_acc else max(tile, tile_bytes("bf16"))
     return _Sizes(tile, tile, interm, arch.l1_usable_bytes)
 
 
@@ -156,11 +145,17 @@ def multi_dim_factor(
     return 1, 1, 1
 
 
-def out_block(cfg: TtnnMatmulConfig, dtype: str, arch_name: str) -> tuple[int, int]:
-    """The out block (h, w) TTNN computes each core's output in."""
-    sizes = _sizes(dtype, arch_name, cfg.fp32_dest_acc)
-    fm, fn, _ = multi_dim_factor(cfg.per_core_m, cfg.per_core_n, cfg.in0_block_w, sizes, False)
-    return fm, fn
+def out_block(
+    per_core_m: int,
+    per_core_n: int,
+    in0_block_w: int,
+    dtype: str,
+    arch_name: str,
+    fp32_dest_acc: bool = False,
+) -> tuple[int, int, int]:
+    """The out block (h, w) TTNN computes a core's output in, and its K block."""
+    sizes = _sizes(dtype, arch_name, fp32_dest_acc)
+    return multi_dim_factor(per_core_m, per_core_n, in0_block_w, sizes, False)
 
 
 def _per_core_factor(sizes: _Sizes, kw: int) -> int:
