@@ -145,6 +145,7 @@ def _build_parser() -> argparse.ArgumentParser:
     cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
     _kernel_args(cands)
     cands.add_argument("--json", action="store_true", help="print the candidates as JSON")
+    _eval_parsers(sub)
 
     schema = sub.add_parser("schema", help="print the JSON schema of a file Loom reads")
     schema.add_argument("which", choices=["schedule", "arch"])
@@ -163,6 +164,37 @@ def _cuda_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--precision", choices=["bf16", "fp32"], default="fp32",
                         help=".cu only: element type of the arrays")
+
+
+def _sweep_args(parser: argparse.ArgumentParser, out: str) -> None:
+    parser.add_argument("--out", default=out, help=f"results folder (default: {out}/)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="Ray workers (default: one per core); 1 runs in this process without Ray",
+    )
+    parser.add_argument("--address", default="", help="an existing Ray cluster to run on")
+    parser.add_argument("--top-k", type=int, default=5, help="Loom and TileLoom candidates kept")
+    parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
+    parser.add_argument(
+        "--no-neighbours", action="store_true", help="skip GEMM's 27-neighbour block sizes"
+    )
+
+
+def _eval_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    ev = sub.add_parser(
+        "eval", help="the paper's evaluation in the simulator: Loom vs every baseline"
+    )
+    ev.add_argument("--quick", action="store_true", help="a subset that runs in minutes")
+    ev.add_argument("--kernels", default="", help="comma-separated subset of the kernels")
+    ev.add_argument("--archs", default="", help="comma-separated subset of the architectures")
+    _sweep_args(ev, "eval-results")
+    sw = sub.add_parser("sweep", help="Loom vs the baselines over shapes x architectures")
+    sw.add_argument("kernel", help="gemm | flash_attention | flash_decode")
+    sw.add_argument("--shapes", nargs="+", required=True, help="e.g. M=256,N=256,K=512 ...")
+    sw.add_argument("--archs", default="wormhole_n150", help="comma-separated architectures")
+    _sweep_args(sw, "sweep-results")
 
 
 def _solver_args(parser: argparse.ArgumentParser) -> None:
@@ -473,6 +505,117 @@ def _cmd_schema(args: argparse.Namespace) -> int:
     return 0
 
 
+def _split(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip()) if text else allowed
+    bad = [x for x in items if x not in allowed]
+    if bad:
+        raise LoomError(
+            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)} "
+            "(comma-separated)."
+        )
+    return items
+
+
+def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
+    from loom.arch import list_archs, load_arch
+    from loom.eval.cases import ARCHS, KERNELS, case, paper_cases, quick_cases
+    from loom.kernels.registry import parse_shape, resolve_kernel
+
+    if args.command == "eval":
+        kernels = _split(args.kernels, KERNELS, "kernel")
+        archs = _split(args.archs, ARCHS, "architecture")
+        chosen = quick_cases(archs) if args.quick else paper_cases(kernels, archs)
+        return [c for c in chosen if c.kernel in kernels]
+    if args.kernel not in KERNELS:
+        raise LoomError(
+            f"`loom sweep` runs the shipped kernels ({', '.join(KERNELS)}), not "
+            f"{args.kernel!r}; baselines exist only for those."
+        )
+    archs = _split(args.archs, tuple(list_archs()), "architecture")
+    spec = resolve_kernel(args.kernel)
+    shapes = [parse_shape(text, spec) for text in args.shapes]
+    for name in archs:
+        load_arch(name)
+    return [case(args.kernel, a, s) for a in archs for s in shapes]
+
+
+def _write_atomic(path: Path, data: str | bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data)
+    tmp.replace(path)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    """Run the cases not yet in OUT/results.csv (as Ray tasks unless --jobs 1), keep the
+    CSV current after every case, then print Tables 2 and 3 and draw the figures."""
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from loom.eval.rows import read_rows, rows_to_csv
+    from loom.eval.run import EvalOptions
+    from loom.eval.runner import RunnerOptions, run_cases
+
+    cases = _eval_cases(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.csv"
+    rows = read_rows(results)
+    wanted = {c.key for c in cases}
+    done = {r.case_key for r in rows}
+    todo = [c for c in cases if c.key not in done]
+    options = EvalOptions(
+        top_k=args.top_k, math_fidelity=args.math_fidelity, neighbours=not args.no_neighbours
+    )
+    jobs = args.jobs or os.cpu_count() or 1
+    print(f"{len(cases)} cases, {len(cases) - len(todo)} already in {results}; running {len(todo)}")
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns) as progress:
+        task = progress.add_task(args.command, total=len(todo))
+
+        def finished(case, new) -> None:  # type: ignore[no-untyped-def]
+            rows.extend(new)
+            _write_atomic(results, rows_to_csv(rows))
+            progress.update(task, advance=1, description=f"{case.kernel} {case.arch}")
+
+        try:
+            run_cases(todo, options, RunnerOptions(jobs=jobs, address=args.address), finished)
+        except KeyboardInterrupt:
+            progress.stop()
+            print(
+                f"interrupted: {len({r.case_key for r in rows} & wanted)} of {len(cases)} "
+                f"cases kept in {results}; run the same command again to finish."
+            )
+            return 130
+    _eval_report(out, [r for r in rows if r.case_key in wanted])
+    return 0
+
+
+def _eval_report(out: Path, rows: list) -> None:  # type: ignore[type-arg]
+    from loom.report.eval_plots import eval_figures
+    from loom.report.eval_tables import losses, table2, table3
+
+    text = table2(rows) + "\n" + table3(rows)
+    print(text, end="")
+    _write_atomic(out / "tables.txt", text + "\n" + losses(rows))
+    for name, data in eval_figures(rows).items():
+        _write_atomic(out / name, data)
+    print(f"results.csv, tables.txt and figures in {out}/")
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "archs": _cmd_archs,
     "compile": _cmd_compile,
@@ -481,6 +624,8 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "simulate": _cmd_simulate,
     "run": _cmd_run,
     "schema": _cmd_schema,
+    "eval": _cmd_eval,
+    "sweep": _cmd_eval,
 }
 
 

@@ -23,8 +23,8 @@ import helion
 import torch
 
 from loom.errors import FrontendError, ShapeError
-from loom.kernels.files import FileKernel, load_file_kernel
 from loom.ir.schedule_file import MAX_DIM
+from loom.kernels.files import FileKernel, load_file_kernel
 
 SHIPPED = ("gemm", "flash_attention", "flash_decode")
 _INT = re.compile(r"[0-9]+")
