@@ -42,6 +42,15 @@ def _build_parser() -> argparse.ArgumentParser:
     _solver_args(compile_)
     compile_.add_argument("--dump-dir", help="write every stage's artifact into this folder")
     compile_.add_argument("--json", action="store_true", help="print the Schedule as JSON")
+    compile_.add_argument(
+        "--explain", action="store_true", help="also say why, in sentences (see `loom explain`)"
+    )
+    _report_args(compile_)
+
+    explain = sub.add_parser("explain", help="compile a kernel and say why Loom chose what it did")
+    _kernel_args(explain)
+    _solver_args(explain)
+    _speed_args(explain)
 
     for name, text in (
         ("verify", "compile, emit TT-Lang, run it on tt-lang-sim and compare with torch"),
@@ -58,11 +67,31 @@ def _build_parser() -> argparse.ArgumentParser:
         if name in ("simulate", "run"):
             cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
             cmd.add_argument("--json", action="store_true", help="print the results as JSON")
+            _report_args(cmd)
 
     cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
     _kernel_args(cands)
     cands.add_argument("--json", action="store_true", help="print the candidates as JSON")
     return parser
+
+
+def _report_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--html",
+        metavar="PATH",
+        help="write a self-contained HTML report here (with simulate/run: the simulator's "
+        "Perfetto trace too, beside it as NAME.trace.json)",
+    )
+    _speed_args(parser)
+
+
+def _speed_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache", action="store_true", help="trace the kernel again (ignore the Tile IR cache)"
+    )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress on the terminal"
+    )
 
 
 def _solver_args(parser: argparse.ArgumentParser) -> None:
@@ -123,27 +152,96 @@ def _load_kernel(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from loom.pipeline import CompileOptions, compile_kernel
+    """(kernel, CompileResult); the kernel's Helion module is imported only when needed."""
+    from loom.arch import load_arch
+    from loom.clicompile import compile_cached
+    from loom.pipeline import CompileOptions
 
-    arch, spec, shape = _load_kernel(args)
+    arch = load_arch(args.arch)
     if args.top_k < 1 or args.jobs < 0:
         raise LoomError("--top-k must be >= 1 and --jobs >= 0; fix the option.")
-    options = CompileOptions(
-        arch=arch,
-        shape=shape,
-        math_fidelity=args.math_fidelity,
-        jobs=args.jobs,
-        top_k=args.top_k,
-        solver=args.solver,
-        time_limit_s=args.time_limit,
-    )
-    return spec, compile_kernel(spec, options)
+
+    def options(shape: dict[str, int]) -> CompileOptions:
+        return CompileOptions(
+            arch=arch,
+            shape=shape,
+            math_fidelity=args.math_fidelity,
+            jobs=args.jobs,
+            top_k=args.top_k,
+            solver=args.solver,
+            time_limit_s=args.time_limit,
+        )
+
+    return compile_cached(args.kernel, args.shape, options, _trace_cache(args), _progress(args))
+
+
+def _trace_cache(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The Tile IR cache under the user's cache folder ($LOOM_CACHE_DIR overrides it)."""
+    if getattr(args, "no_cache", False):
+        return None
+    from loom.tracecache import TraceCache
+
+    folder = os.environ.get("LOOM_CACHE_DIR")
+    if not folder:
+        from platformdirs import user_cache_dir
+
+        folder = str(Path(user_cache_dir("loom")) / "tile-ir")
+    return TraceCache(Path(folder))
+
+
+def _progress(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """A spinner per stage on a terminal; nothing with --quiet, --json or when piped."""
+    if getattr(args, "quiet", False) or getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+    from loom.console import StageProgress
+
+    return StageProgress()
+
+
+def _write_html(  # type: ignore[no-untyped-def]
+    args: argparse.Namespace, kernel, result, sim=None, verify=None, top_k=()
+) -> None:
+    """Render the report and write it (and the simulator's trace beside it) atomically."""
+    from loom.clicompile import report_data
+    from loom.report.html import render_report
+    from loom.sim import trace_json
+
+    if result is None:
+        raise LoomError(
+            "--html needs a compile (the report explains the solver's choice); drop "
+            "--schedule, or drop --html."
+        )
+    target = Path(args.html)
+    trace_name = ""
+    with result.log.stage("report"):
+        if sim is not None and sim.trace_events:
+            trace_name = f"{target.stem}.trace.json"
+            _write_atomic(target.with_name(trace_name), trace_json(sim.trace_events))
+        data = report_data(kernel, result, sim, verify, trace_name, top_k)
+        _write_atomic(target, render_report(data))
+    if not getattr(args, "json", False):
+        print(f"report      {target} (open it in a browser)")
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from loom.report import compile_artifacts, summary
 
-    _, result = _compile(args)
+    kernel, result = _compile(args)
     artifacts = compile_artifacts(result)
     _write_dump(args.dump_dir, artifacts)
     if args.json:
@@ -152,6 +250,25 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         print(summary(result), end="")
         if args.dump_dir:
             print(f"artifacts   {len(artifacts)} files in {args.dump_dir}")
+        if args.explain:
+            _print_explain(kernel, result)
+    if args.html:
+        _write_html(args, kernel, result)
+    return 0
+
+
+def _print_explain(kernel, result) -> None:  # type: ignore[no-untyped-def]
+    from loom.clicompile import report_data
+    from loom.report.explain_text import explain_sentences
+
+    print("\nWhy:")
+    for sentence in explain_sentences(report_data(kernel, result)):
+        print(f"  - {sentence}")
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    kernel, result = _compile(args)
+    _print_explain(kernel, result)
     return 0
 
 
@@ -194,6 +311,11 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
+    return _verify_outcome(spec, lowered, log)[0]
+
+
+def _verify_outcome(spec, lowered, log):  # type: ignore[no-untyped-def]
+    """(exit code, VerifyResult), printing the verdict."""
     from loom.pipeline import verify_lowered
 
     outcome = verify_lowered(spec, lowered, log)
@@ -205,22 +327,27 @@ def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
     )
     if not outcome.passed:
         print(f"error: {outcome.message}", file=sys.stderr)
-        return 1
-    return 0
+        return 1, outcome
+    return 0, outcome
 
 
 def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return _simulate_result(args, spec, arch, lowered, log)[0]
+
+
+def _simulate_result(args: argparse.Namespace, spec, arch, lowered, log):  # type: ignore[no-untyped-def]
+    """(JSON-ready figures, SimResult); traces when --trace or --html asks for it."""
     from loom.pipeline import simulate_lowered
     from loom.report import simulation_dict, simulation_summary
     from loom.sim import trace_json
 
-    sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
+    sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace or args.html))
     if args.trace:
         Path(args.trace).write_text(trace_json(sim.trace_events))
     flops = spec.flops(lowered.schedule.shape) if spec.flops else 0
     if not args.json:
         print(simulation_summary(sim, lowered.schedule.modeled_cycles, flops), end="")
-    return simulation_dict(sim, lowered.schedule.modeled_cycles, flops)
+    return simulation_dict(sim, lowered.schedule.modeled_cycles, flops), sim
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -240,10 +367,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
-    data = _simulate(args, spec, arch, lowered, log)
+    data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
         print(json.dumps(data, indent=2))
+    if args.html:
+        _write_html(args, spec, result, sim, None, _top_k_sims(result, log))
     return 0
+
+
+def _top_k_sims(result, log):  # type: ignore[no-untyped-def]
+    from loom.pipeline import simulate_top_k
+
+    return simulate_top_k(result, log) if result is not None else ()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -253,8 +388,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
-    code = _verify(spec, lowered, log) if not args.json else 0
-    data = _simulate(args, spec, arch, lowered, log)
+    code, outcome = _verify_outcome(spec, lowered, log) if not args.json else (0, None)
+    data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
         print(
             json.dumps(
@@ -266,6 +401,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"artifacts   {len(artifacts)} files in {args.dump_dir} "
             "(TT-Lang kernel: kernel_ttlang.py)"
         )
+    if args.html:
+        _write_html(args, spec, result, sim, outcome, _top_k_sims(result, log))
     return code
 
 
@@ -286,6 +423,7 @@ def _cmd_candidates(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "archs": _cmd_archs,
     "compile": _cmd_compile,
+    "explain": _cmd_explain,
     "candidates": _cmd_candidates,
     "verify": _cmd_verify,
     "simulate": _cmd_simulate,

@@ -23,13 +23,12 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult, emit, verify
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
-from loom.frontend import check_alignment, import_kernel
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate, CandidateSet
 from loom.ir.printer import print_tile_program
@@ -37,7 +36,6 @@ from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import ForLoop, If, TileProgram
-from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem, check_feasible
@@ -45,7 +43,18 @@ from loom.sim import SimResult, simulate
 from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
 
+if TYPE_CHECKING:
+    from loom.kernels.registry import KernelSpec
+
 T = TypeVar("T")
+
+
+class StageListener(Protocol):
+    """Told when a stage starts and ends (the CLI draws progress from it)."""
+
+    def started(self, stage: str, detail: str) -> None: ...
+
+    def finished(self, stage: str, seconds: float) -> None: ...
 
 
 @dataclass
@@ -54,22 +63,30 @@ class StageLog:
 
     seconds: dict[str, float] = field(default_factory=dict)
     artifacts: dict[str, str] = field(default_factory=dict)
+    listener: StageListener | None = None
 
     @contextmanager
-    def stage(self, name: str):  # type: ignore[no-untyped-def]
+    def stage(self, name: str, detail: str = ""):  # type: ignore[no-untyped-def]
         start = time.perf_counter()
+        if self.listener is not None:
+            self.listener.started(name, detail)
         try:
             yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            spent = time.perf_counter() - start
+            self.seconds[name] = self.seconds.get(name, 0.0) + spent
+            if self.listener is not None:
+                self.listener.finished(name, spent)
 
-    def timed(self, name: str, fn: Callable[[], T]) -> T:
-        with self.stage(name):
+    def timed(self, name: str, fn: Callable[[], T], detail: str = "") -> T:
+        with self.stage(name, detail):
             return fn()
 
 
 def run_frontend(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> TileProgram:
-    with log.stage("frontend"):
+    from loom.frontend import check_alignment, import_kernel  # imports Helion: only here
+
+    with log.stage("frontend", f"tracing {spec.name} with Helion"):
         inputs = spec.example_inputs(shape)
         program = import_kernel(spec.kernel, inputs)
         check_alignment(program, shape)
@@ -141,16 +158,41 @@ def _loop_depth(program: TileProgram) -> int:
     return depth(program.body) + 1
 
 
+@dataclass(frozen=True)
+class Traced:
+    """A kernel traced to its TileProgram at one shape: what the trace cache stores, so
+    that a warm compile needs neither Helion nor torch."""
+
+    name: str
+    shape: dict[str, int]
+    program: TileProgram
+    flops: int
+
+
+def trace_kernel(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> Traced:
+    program = run_frontend(spec, shape, log)
+    return Traced(spec.name, dict(shape), program, spec.flops(shape) if spec.flops else 0)
+
+
 def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     """Frontend -> dataflow -> mapping -> model -> solve -> materialize."""
-    start = time.perf_counter()
     log = StageLog()
+    return compile_traced(trace_kernel(spec, options.shape, log), options, log)
+
+
+def compile_traced(
+    traced: Traced, options: CompileOptions, log: StageLog | None = None
+) -> CompileResult:
+    """Dataflow -> mapping -> model -> solve -> materialize, from a traced kernel."""
+    log = log if log is not None else StageLog()
+    start = time.perf_counter() - log.seconds.get("frontend", 0.0)
     arch, shape = options.arch, options.shape
     fidelity = options.math_fidelity or arch.matmul.default_fidelity
-    program = run_frontend(spec, shape, log)
+    program = traced.program
+    log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
-    flops = spec.flops(shape) if spec.flops else 0
+    flops = traced.flops
     dram_bytes = _compulsory_bytes(program, arch)
     depth = _loop_depth(program)
     bounds = {
@@ -165,13 +207,15 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     )
     problems = ProblemCache(buffered, arch, fidelity, flops)
     ranking = log.timed(
-        "model+solve", lambda: rank(candidates.candidates, bounds, problems.build, rank_options)
+        "model+solve",
+        lambda: rank(candidates.candidates, bounds, problems.build, rank_options),
+        f"solving {len(candidates.candidates)} candidates",
     )
     if not ranking.top:
         raise InfeasibleError(_infeasible_message(program, arch, ranking))
     best_solution, best_problem = ranking.top[0]
     stats = CompileStats(
-        kernel=spec.name,
+        kernel=traced.name,
         arch=arch.name,
         shape=dict(shape),
         dtype=program.args[0].dtype,
@@ -273,3 +317,31 @@ def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyR
 
 def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:
     return log.timed("simulate", lambda: simulate(lowered.lowered, arch, trace=trace))
+
+
+def simulate_top_k(result: CompileResult, log: StageLog) -> tuple[tuple[str, float], ...]:
+    """Simulate every top-k candidate through the same lowering: the simulator's verdict
+    on the model's ranking, shown next to the modeled times in reports."""
+    s = result.schedule
+    stats = CompileStats(
+        kernel=s.kernel,
+        arch=s.arch,
+        shape=dict(s.shape),
+        dtype=s.dtype,
+        math_fidelity=s.math_fidelity,
+        candidates_total=s.candidates_total,
+        candidates_after_pruning=s.candidates_after_pruning,
+        candidates_feasible=s.candidates_feasible,
+        compile_seconds=s.compile_seconds,
+    )
+    out: list[tuple[str, float]] = []
+    top = result.ranking.top
+    with log.stage("simulate top-k", f"simulating the top {len(top)} candidates"):
+        for solution, problem in top:
+            if solution.candidate == s.candidate:
+                schedule = s
+            else:
+                schedule = materialize(problem, solution, top, stats, result.arch)
+            program = lower(result.program, result.buffered, schedule, result.arch)
+            out.append((solution.candidate, simulate(program, result.arch).cycles))
+    return tuple(out)

@@ -20,8 +20,7 @@ import helion
 import torch
 
 from loom.errors import FrontendError, ShapeError
-
-SHIPPED = ("gemm", "flash_attention", "flash_decode")
+from loom.kernels.names import SHIPPED
 
 
 @dataclass(frozen=True)
