@@ -51,7 +51,9 @@ class StageProgress:
     def finished(self, stage: str, seconds: float) -> None:
         self._stop()
         if seconds >= SHOW_AFTER_S:
-            self.console.print(f"[green]✓[/green] {self._text} [dim]{seconds:.1f} s[/dim]")
+            self.console.print(
+                f"[green]✓[/green] {self._text} [dim]{seconds:.1f} s[/dim]", highlight=False
+            )
 
     def note(self, text: str) -> None:
         self._stop()
