@@ -296,6 +296,11 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.pipeline import StageLog, load_schedule
     from loom.report import compile_artifacts
 
+    if args.schedule and getattr(args, "html", None):
+        raise LoomError(
+            "--html needs a compile (the report explains the solver's choice); drop "
+            "--schedule, or drop --html."
+        )
     if args.schedule:
         schedule = _read_schedule(args.schedule)
         arch = load_arch(args.arch if args.arch != "wormhole_n150" else schedule.arch)

@@ -49,10 +49,22 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
     if len(d.candidates) > 1:
         best, second = d.candidates[0], d.candidates[1]
         gap = (second.modeled_cycles - best.modeled_cycles) / max(best.modeled_cycles, 1)
-        out.append(
-            f"The runner-up, {second.name} ({_sizes(second.block_sizes)}), is modeled "
-            f"{100 * gap:.1f}% slower ({second.modeled_cycles:,} cycles)."
+        how = (
+            f"ties with it at {second.modeled_cycles:,} modeled cycles (the tie goes to less "
+            "DRAM traffic, then the name)"
+            if gap == 0
+            else f"is modeled {100 * gap:.1f}% slower ({second.modeled_cycles:,} cycles)"
         )
+        out.append(f"The runner-up, {second.name} ({_sizes(second.block_sizes)}), {how}.")
+        sims = [c for c in d.candidates if c.simulated_cycles is not None]
+        if len(sims) > 1:
+            fastest = min(sims, key=lambda c: c.simulated_cycles or 0.0)
+            verdict = (
+                "agrees: the pick is also the fastest simulated"
+                if fastest.name == best.name
+                else f"prefers {fastest.name} ({fastest.simulated_cycles:,.0f} cycles)"
+            )
+            out.append(f"Simulating the top {len(sims)} candidates, the simulator {verdict}.")
     if d.sim is not None:
         compute = next((e for e in d.sim.engines if e.engine == "compute"), None)
         busy = f"; compute engines busy {100 * compute.mean:.0f}% on average" if compute else ""

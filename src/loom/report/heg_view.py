@@ -11,6 +11,7 @@ so modeled and simulated time sit side by side.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Problem, Seq, Stage, latency, pipes
@@ -29,7 +30,7 @@ class TermItem:
 @dataclass(frozen=True, slots=True)
 class HegItem:
     kind: str
-    """for | seq | pipe | load | store | compute"""
+    """for | seq | pipe | load | store | compute | fixed"""
     name: str
     detail: str
     """Trip count of a loop, overlap of a pipe."""
@@ -41,7 +42,8 @@ class HegItem:
     terms: tuple[TermItem, ...]
     children: tuple[HegItem, ...]
     simulated: float | None
-    """Mean busy cycles of the engine that runs this stage, from the simulator."""
+    """Mean busy cycles (over the cores) of the engine that runs this node, from the
+    simulator; given to the node of each engine that the model charges most."""
     engine: str
 
 
@@ -62,10 +64,31 @@ def heg_view(problem: Problem, schedule: Schedule, sim: SimResult | None) -> Heg
         env[p.b_load.name] = knobs["b_load"]
         env[p.b_store.name] = knobs["b_store"]
     total = max(problem.objective.eval(env), 1)
-    busy: dict[str, float] = {}
-    if sim is not None:
-        busy = {e.engine: e.mean * sim.kernel_cycles for e in sim.engine_busy}
-    return _walk(problem.heg, env, schedule, 1, total, True, busy, "compute")
+    tree = _walk(problem.heg, env, schedule, 1, total, True, {}, "compute")
+    if sim is None:
+        return tree
+    busy = {e.engine: e.mean * sim.kernel_cycles for e in sim.engine_busy}
+    # Each engine's simulated busy time goes to the one node of its kind that the model
+    # charges most: the simulator does not know the graph's nodes, only its engines.
+    heaviest: dict[str, HegItem] = {}
+    for node in _nodes(tree):
+        if node.engine and node.cycles > (
+            heaviest[node.engine].cycles if node.engine in heaviest else -1
+        ):
+            heaviest[node.engine] = node
+    return _attach(tree, {id(n): busy.get(e) for e, n in heaviest.items()})
+
+
+def _nodes(item: HegItem) -> list[HegItem]:
+    return [item, *(n for c in item.children for n in _nodes(c))]
+
+
+def _attach(item: HegItem, simulated: dict[int, float | None]) -> HegItem:
+    return dataclasses.replace(
+        item,
+        simulated=simulated.get(id(item)),
+        children=tuple(_attach(c, simulated) for c in item.children),
+    )
 
 
 def _walk(
@@ -101,7 +124,7 @@ def _walk(
         case For(trip=trip, body=body):
             n = trip.eval(env)
             child = _walk(body, env, schedule, scale * n, total, binding, busy, role)
-            return item("for", f"{n} iterations", (child,))
+            return item("for", f"{n} iteration{'' if n == 1 else 's'}", (child,))
         case Seq(children=children):
             lat = [latency(c).eval(env) for c in children]
             top = lat.index(max(lat)) if lat else -1
@@ -131,6 +154,8 @@ def _walk(
             values = [t.cycles.eval(env) * scale for t in terms]
             top = values.index(max(values)) if values else -1
             kind = role if isinstance(node, Stage) else "compute"
+            if terms and all(t.kind == "fixed" for t in terms):
+                kind = "fixed"  # e.g. the program launch: no engine runs it
             return item(
                 kind,
                 "",
