@@ -48,7 +48,7 @@ class HegItem:
 
 
 KNOB_TEXT = {
-    (0, 0): "sequential: load, compute, store",
+    (0, 0): "sequential (load, compute, store)",
     (0, 1): "store overlapped with the next block (double-buffered output)",
     (1, 0): "loads overlapped with compute (double-buffered inputs)",
     (1, 1): "loads and stores overlapped with compute (double-buffered)",
