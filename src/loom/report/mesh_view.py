@@ -10,12 +10,16 @@ carried data in the simulation are drawn with their utilization.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.ir.program import Pipe, Program
 from loom.ir.schedule import Schedule
 from loom.sim import SimResult
+
+ToPixels = Callable[[tuple[int, int]], tuple[float, float]]
+"""Core (y, x) in program coordinates -> pixel centre."""
 
 CELL = 56
 """Pixels per NoC router step."""
@@ -148,7 +152,7 @@ def mesh_view(s: Schedule, program: Program, arch: Arch, sim: SimResult | None) 
     )
 
 
-def _region(net: str, kind: str, color: str, pipe: Pipe, core_xy) -> Region:  # type: ignore[no-untyped-def]
+def _region(net: str, kind: str, color: str, pipe: Pipe, core_xy: ToPixels) -> Region:
     points = [core_xy(r) for r in pipe.receivers]
     xs = [p[0] for p in points]
     ys = [p[1] for p in points]
@@ -174,8 +178,15 @@ def _region(net: str, kind: str, color: str, pipe: Pipe, core_xy) -> Region:  # 
     )
 
 
-def _core(  # type: ignore[no-untyped-def]
-    s: Schedule, arch: Arch, y: int, x: int, axes, sends, receives, core_xy
+def _core(
+    s: Schedule,
+    arch: Arch,
+    y: int,
+    x: int,
+    axes: list[str],
+    sends: dict[tuple[int, int], list[str]],
+    receives: dict[tuple[int, int], list[str]],
+    core_xy: ToPixels,
 ) -> CoreCell:
     m = s.mapping
     px, py = core_xy((y, x))
