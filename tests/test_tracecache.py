@@ -38,3 +38,14 @@ def test_unwritable_cache_is_skipped(tmp_path: Path, tile_programs) -> None:  # 
     cache = TraceCache(blocker / "cache")  # a folder under a file cannot exist
     cache.store("abc", Traced("gemm", {}, tile_programs["gemm"], 0))
     assert cache.load("abc") is None
+
+
+def test_concurrent_writers_leave_one_whole_entry(tmp_path: Path, tile_programs) -> None:  # type: ignore[no-untyped-def]
+    from concurrent.futures import ThreadPoolExecutor
+
+    cache = TraceCache(tmp_path)
+    traced = Traced("gemm", {"M": 256, "N": 512, "K": 128}, tile_programs["gemm"], 7)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        list(pool.map(lambda _: cache.store("k", traced), range(16)))
+    assert cache.load("k") == traced
+    assert [p.name for p in tmp_path.iterdir()] == ["k.pickle"]

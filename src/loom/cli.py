@@ -412,15 +412,18 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
 
 def _cmd_candidates(args: argparse.Namespace) -> int:
+    from loom.arch import load_arch
+    from loom.clicompile import trace_cached
     from loom.dataflow import build_buffers
     from loom.mapping import enumerate_candidates
-    from loom.pipeline import StageLog, run_frontend
+    from loom.pipeline import StageLog
     from loom.report import candidates_table
     from loom.report.artifacts import candidates_json
 
-    arch, spec, shape = _load_kernel(args)
-    program = run_frontend(spec, shape, StageLog())
-    cs = enumerate_candidates(build_buffers(program), arch)
+    arch = load_arch(args.arch)
+    lazy = trace_cached(args.kernel, args.shape, _trace_cache(args), StageLog())
+    assert lazy.traced is not None
+    cs = enumerate_candidates(build_buffers(lazy.traced.program), arch)
     print(candidates_json(cs) if args.json else candidates_table(cs), end="")
     return 0
 

@@ -68,6 +68,28 @@ class LazyKernel:
         return self.spec().reference
 
 
+def trace_cached(
+    kernel: str,
+    shape_text: str | None,
+    cache: TraceCache | None,
+    log: StageLog,
+) -> LazyKernel:
+    """`kernel` traced at `shape_text`, from `cache` when it holds it (then without
+    importing Helion or torch), else traced now and stored."""
+    lazy = LazyKernel(kernel_file(kernel), listener=log.listener)
+    key = cache_key(lazy.file, shape_text or "")
+    traced = cache.load(key) if cache is not None else None
+    if traced is None:
+        spec = lazy.spec()
+        from loom.kernels.registry import parse_shape
+
+        traced = trace_kernel(spec, parse_shape(shape_text, spec), log)
+        if cache is not None:
+            cache.store(key, traced)
+    lazy.traced = traced
+    return lazy
+
+
 def compile_cached(
     kernel: str,
     shape_text: str | None,
@@ -76,20 +98,10 @@ def compile_cached(
     listener: StageListener | None,
 ) -> tuple[LazyKernel, CompileResult]:
     """Compile `kernel`, reusing its traced Tile IR from `cache` when there is one."""
-    lazy = LazyKernel(kernel_file(kernel), listener=listener)
-    key = cache_key(lazy.file, shape_text or "")
     log = StageLog(listener=listener)
-    traced = cache.load(key) if cache is not None else None
-    if traced is None:
-        spec = lazy.spec()
-        from loom.kernels.registry import parse_shape
-
-        shape = parse_shape(shape_text, spec)
-        traced = trace_kernel(spec, shape, log)
-        if cache is not None:
-            cache.store(key, traced)
-    lazy.traced = traced
-    return lazy, compile_traced(traced, make_options(traced.shape), log)
+    lazy = trace_cached(kernel, shape_text, cache, log)
+    assert lazy.traced is not None
+    return lazy, compile_traced(lazy.traced, make_options(lazy.traced.shape), log)
 
 
 def kernel_source(lazy: LazyKernel) -> KernelSource:
