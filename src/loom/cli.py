@@ -212,13 +212,18 @@ def _write_html(  # type: ignore[no-untyped-def]
             "--schedule, or drop --html."
         )
     target = Path(args.html)
-    trace_name = ""
+    trace_name = f"{target.stem}.trace.json" if sim is not None and sim.trace_events else ""
     with result.log.stage("report"):
-        if sim is not None and sim.trace_events:
-            trace_name = f"{target.stem}.trace.json"
-            _write_atomic(target.with_name(trace_name), trace_json(sim.trace_events))
-        data = report_data(kernel, result, sim, verify, trace_name, top_k)
-        _write_atomic(target, render_report(data))
+        page = render_report(report_data(kernel, result, sim, verify, trace_name, top_k))
+        try:
+            if trace_name:
+                _write_atomic(target.with_name(trace_name), trace_json(sim.trace_events))
+            _write_atomic(target, page)
+        except OSError as err:
+            raise LoomError(
+                f"cannot write the report to {str(target)!r} ({err.strerror or err}); pass "
+                "--html a path in a writable folder."
+            ) from None
     if not getattr(args, "json", False):
         print(f"report      {target} (open it in a browser)")
 

@@ -79,3 +79,12 @@ def test_progress_lines_for_slow_stages_only() -> None:
 def test_no_progress_when_not_a_terminal(capsys) -> None:  # type: ignore[no-untyped-def]
     assert main(["compile", *GEMM]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_unwritable_report_path_is_a_clear_error(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    code = main(["compile", *GEMM, "--html", str(blocker / "r.html")])
+    err = capsys.readouterr().err
+    assert code != 0 and "cannot write the report" in err and "Traceback" not in err
+    assert blocker.read_text() == "x"
