@@ -58,7 +58,7 @@ def timeline_chart(tl: Timeline) -> str:
     ax = fig.add_subplot()
     data = np.array([r[1] for r in rows])
     span_us = tl.bin_us * data.shape[1]
-    ax.imshow(
+    image = ax.imshow(
         data,
         aspect="auto",
         interpolation="nearest",
@@ -71,6 +71,7 @@ def timeline_chart(tl: Timeline) -> str:
     ax.set_yticks(range(0, len(rows), step), [rows[i][0] for i in range(0, len(rows), step)])
     ax.tick_params(axis="y", labelsize=6)
     ax.set_xlabel("time since the kernel started (us)")
+    fig.colorbar(image, ax=ax, label="busy fraction", shrink=min(1.0, 3.0 / height), pad=0.01)
     ax.set_title("simulated busy fraction per core and engine (yellow = busy)", fontsize=9)
     return _svg(fig, "timeline")
 
@@ -103,6 +104,8 @@ def roofline_chart(r: Roofline) -> str:
     ax.xaxis.set_major_formatter(plain)
     ax.yaxis.set_major_formatter(plain)
     ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+    low, high = ax.get_ylim()
+    ax.set_yticks([v for v in (0.1, 0.3, 1, 3, 10, 30, 100, 300, 1000) if low <= v <= high])
     ax.set_xlabel("FLOP per DRAM byte")
     ax.set_ylabel("TFLOPS")
     ax.legend(fontsize=7, loc="lower right")
