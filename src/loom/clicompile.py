@@ -73,17 +73,19 @@ def trace_cached(
     shape_text: str | None,
     cache: TraceCache | None,
     log: StageLog,
+    formats: str = "",
 ) -> LazyKernel:
-    """`kernel` traced at `shape_text`, from `cache` when it holds it (then without
-    importing Helion or torch), else traced now and stored."""
+    """`kernel` traced at `shape_text` with the data formats `formats` (`--dtype`), from
+    `cache` when it holds it (then without importing Helion or torch), else traced now
+    and stored."""
     lazy = LazyKernel(kernel_file(kernel), listener=log.listener)
-    key = cache_key(lazy.file, shape_text or "")
+    key = cache_key(lazy.file, shape_text or "", formats)
     traced = cache.load(key) if cache is not None else None
     if traced is None:
         spec = lazy.spec()
         from loom.kernels.registry import parse_shape
 
-        traced = trace_kernel(spec, parse_shape(shape_text, spec), log)
+        traced = trace_kernel(spec, parse_shape(shape_text, spec), log, formats)
         if cache is not None:
             cache.store(key, traced)
     lazy.traced = traced
@@ -96,10 +98,11 @@ def compile_cached(
     make_options: Callable[[dict[str, int]], CompileOptions],
     cache: TraceCache | None,
     listener: StageListener | None,
+    formats: str = "",
 ) -> tuple[LazyKernel, CompileResult]:
     """Compile `kernel`, reusing its traced Tile IR from `cache` when there is one."""
     log = StageLog(listener=listener)
-    lazy = trace_cached(kernel, shape_text, cache, log)
+    lazy = trace_cached(kernel, shape_text, cache, log, formats)
     assert lazy.traced is not None
     return lazy, compile_traced(lazy.traced, make_options(lazy.traced.shape), log)
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
 from loom.ir.buffers import BufferedProgram
@@ -83,13 +84,19 @@ class StageLog:
             return fn()
 
 
-def run_frontend(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> TileProgram:
+def run_frontend(
+    spec: KernelSpec, shape: dict[str, int], log: StageLog, formats: str = ""
+) -> TileProgram:
+    """Import the kernel and apply the user's data formats (`--dtype`, see
+    loom.frontend.formats) to it."""
     from loom.frontend import check_alignment, import_kernel  # imports Helion: only here
+    from loom.frontend.formats import apply_formats, parse_format_spec
 
     with log.stage("frontend", f"tracing {spec.name} with Helion"):
         inputs = spec.example_inputs(shape)
         program = import_kernel(spec.kernel, inputs)
         check_alignment(program, shape)
+        program = apply_formats(program, parse_format_spec(formats))
     log.artifacts["00_frontend.mlir"] = print_tile_program(program)
     return program
 
@@ -99,6 +106,8 @@ class CompileOptions:
     arch: Arch
     shape: dict[str, int]
     math_fidelity: str = ""
+    formats: str = ""
+    """The --dtype specification (e.g. ``bfp8`` or ``bf16,b=bfp4,acc=fp32``)."""
     jobs: int = 0
     top_k: int = 5
     solver: str = "cpsat"
@@ -166,18 +175,27 @@ class Traced:
     name: str
     shape: dict[str, int]
     program: TileProgram
+    """After the user's data formats were applied."""
     flops: int
+    formats_label: str = ""
+    """The Schedule's `formats` field for the `--dtype` the program was traced with."""
 
 
-def trace_kernel(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> Traced:
-    program = run_frontend(spec, shape, log)
-    return Traced(spec.name, dict(shape), program, spec.flops(shape) if spec.flops else 0)
+def trace_kernel(
+    spec: KernelSpec, shape: dict[str, int], log: StageLog, formats: str = ""
+) -> Traced:
+    from loom.frontend.formats import parse_format_spec
+
+    program = run_frontend(spec, shape, log, formats)
+    flops = spec.flops(shape) if spec.flops else 0
+    label = parse_format_spec(formats).label()
+    return Traced(spec.name, dict(shape), program, flops, label)
 
 
 def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     """Frontend -> dataflow -> mapping -> model -> solve -> materialize."""
     log = StageLog()
-    return compile_traced(trace_kernel(spec, options.shape, log), options, log)
+    return compile_traced(trace_kernel(spec, options.shape, log, options.formats), options, log)
 
 
 def compile_traced(
@@ -228,6 +246,7 @@ def compile_traced(
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
+    schedule = dataclasses.replace(schedule, formats=traced.formats_label)
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     return CompileResult(
         program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered
@@ -303,7 +322,7 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             f"the schedule targets {schedule.arch!r} but --arch is {arch.name!r}; pass "
             f"--arch {schedule.arch} (or the YAML file of that architecture)."
         )
-    program = run_frontend(spec, schedule.shape, log)
+    program = run_frontend(spec, schedule.shape, log, schedule.formats)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     return lower_schedule(program, buffered, schedule, arch, log)
 
@@ -311,6 +330,9 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
 def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
     """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
     inputs = spec.make_inputs(lowered.schedule.shape)
+    # Block-float inputs are quantized as the hardware stores them, and the reference is
+    # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
+    inputs = quantize_inputs(lowered.lowered, inputs)
     reference = spec.reference(*inputs)
     return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference))
 
@@ -341,7 +363,9 @@ def simulate_top_k(result: CompileResult, log: StageLog) -> tuple[tuple[str, flo
             if solution.candidate == s.candidate:
                 schedule = s
             else:
-                schedule = materialize(problem, solution, top, stats, result.arch)
+                schedule = dataclasses.replace(
+                    materialize(problem, solution, top, stats, result.arch), formats=s.formats
+                )
             program = lower(result.program, result.buffered, schedule, result.arch)
             out.append((solution.candidate, simulate(program, result.arch).cycles))
     return tuple(out)

@@ -3,7 +3,8 @@
 Tracing a kernel means importing Helion and torch (seconds) for a result that depends
 only on the kernel's source, the shape, and the versions of Helion, torch and Loom's own
 frontend. The key hashes exactly those: the kernel file's text, the shape text as given,
-the installed versions of helion and torch, Loom's version and the source of the
+the data formats asked for (`--dtype`, applied right after tracing), the installed
+versions of helion and torch, Loom's version and the source of the
 packages that produce Tile IR (`loom.frontend`, `loom.ir`, `loom.symbolic`), so editing
 the frontend invalidates old entries. A kernel file that imports other local files is
 keyed by its own text only.
@@ -77,10 +78,12 @@ def _versions() -> str:
     return ";".join(parts)
 
 
-def cache_key(kernel: KernelFile, shape_text: str) -> str:
-    """Hex digest naming the cache entry of `kernel` traced at `shape_text`."""
+def cache_key(kernel: KernelFile, shape_text: str, formats: str = "") -> str:
+    """Hex digest naming the cache entry of `kernel` traced at `shape_text` with the data
+    formats `formats` (the `--dtype` text)."""
     digest = hashlib.sha256()
-    for part in (str(_FORMAT), _versions(), kernel.text, shape_text.replace(" ", "")):
+    parts = (str(_FORMAT), _versions(), kernel.text, shape_text.replace(" ", ""), formats)
+    for part in parts:
         digest.update(part.encode())
         digest.update(b"\0")
     return digest.hexdigest()
