@@ -19,6 +19,7 @@ def test_key_depends_on_source_and_shape() -> None:
     assert cache_key(a, "M=1") == cache_key(a, "M=1") == cache_key(a, " M=1")
     assert cache_key(a, "M=1") != cache_key(a, "M=2")
     assert cache_key(a, "M=1") != cache_key(b, "M=1")
+    assert cache_key(a, "M=1", "bfp8") != cache_key(a, "M=1")  # --dtype retypes the IR
 
 
 def test_round_trip_and_damaged_entries(tmp_path: Path, tile_programs) -> None:  # type: ignore[no-untyped-def]
