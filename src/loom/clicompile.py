@@ -33,9 +33,11 @@ class LazyKernel:
     """A kernel whose Helion module is imported only when something needs it (tracing,
     inputs and reference for tt-lang-sim); until then it answers from the traced data."""
 
-    file: KernelFile
+    source_file: KernelFile
     traced: Traced | None = None
     listener: StageListener | None = None
+    selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None)
+    """--kernel NAME, --arg values and --reference, as given."""
     _spec: KernelSpec | None = field(default=None, repr=False)
 
     def spec(self) -> KernelSpec:
@@ -46,8 +48,22 @@ class LazyKernel:
             with log.stage("import", "importing Helion and torch"):
                 from loom.kernels.registry import resolve_kernel
 
-                self._spec = resolve_kernel(self.file.name)
+                kernel, args, reference = self.selection
+                self._spec = resolve_kernel(self.source_file.name, kernel, args, reference)
         return self._spec
+
+    @property
+    def file(self) -> Any:
+        """The kernel file's description when it is not a Loom-contract kernel."""
+        return self.spec().file
+
+    @property
+    def kernel(self) -> Any:
+        return self.spec().kernel
+
+    @property
+    def example_inputs(self) -> Callable[[dict[str, int]], tuple[Any, ...]]:
+        return self.spec().example_inputs
 
     @property
     def name(self) -> str:
@@ -74,12 +90,14 @@ def trace_cached(
     cache: TraceCache | None,
     log: StageLog,
     formats: str = "",
+    selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None),
 ) -> LazyKernel:
     """`kernel` traced at `shape_text` with the data formats `formats` (`--dtype`), from
     `cache` when it holds it (then without importing Helion or torch), else traced now
     and stored."""
-    lazy = LazyKernel(kernel_file(kernel), listener=log.listener)
-    key = cache_key(lazy.file, shape_text or "", formats)
+    lazy = LazyKernel(kernel_file(kernel), listener=log.listener, selection=selection)
+    picked = f"{selection[0] or ''};{','.join(selection[1])};{selection[2] or ''}"
+    key = cache_key(lazy.source_file, f"{shape_text or ''};{picked}", formats)
     traced = cache.load(key) if cache is not None else None
     if traced is None:
         spec = lazy.spec()
@@ -99,21 +117,22 @@ def compile_cached(
     cache: TraceCache | None,
     listener: StageListener | None,
     formats: str = "",
+    selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None),
 ) -> tuple[LazyKernel, CompileResult]:
     """Compile `kernel`, reusing its traced Tile IR from `cache` when there is one."""
     log = StageLog(listener=listener)
-    lazy = trace_cached(kernel, shape_text, cache, log, formats)
+    lazy = trace_cached(kernel, shape_text, cache, log, formats, selection)
     assert lazy.traced is not None
     return lazy, compile_traced(lazy.traced, make_options(lazy.traced.shape), log)
 
 
 def kernel_source(lazy: LazyKernel) -> KernelSource:
-    path = lazy.file.path
+    path = lazy.source_file.path
     try:
         shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
     except ValueError:
-        shown = path.name if lazy.file.name != str(path) else str(path)
-    return KernelSource(shown, lazy.file.text)
+        shown = path.name if lazy.source_file.name != str(path) else str(path)
+    return KernelSource(shown, lazy.source_file.text)
 
 
 def report_data(
