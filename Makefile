@@ -17,7 +17,7 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	touch $@
 
 demo: $(VENV)/.installed
-	$(BIN)/loom run gemm --arch wormhole_n150 --shape M=4096,N=4096,K=4096 --dump-dir out/gemm
+	$(BIN)/loom run gemm --arch wormhole_n150 --shape M=4096,N=4096,K=4096 --dump-dir out/gemm --html out/report.html --force
 
 test: $(VENV)/.installed
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"

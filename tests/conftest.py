@@ -73,3 +73,9 @@ def wormhole():  # type: ignore[no-untyped-def]
     from loom.arch import load_arch
 
     return load_arch("wormhole_n150")
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _trace_cache_dir(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """CLI runs in tests keep their Tile IR cache in a temporary folder, not the user's."""
+    os.environ.setdefault("LOOM_CACHE_DIR", str(tmp_path_factory.mktemp("tile-ir-cache")))

@@ -7,6 +7,7 @@ import json
 import math
 import os
 import sys
+import tempfile
 import traceback
 from collections.abc import Callable, Sequence
 from importlib import metadata
@@ -115,6 +116,15 @@ def _build_parser() -> argparse.ArgumentParser:
     compile_.add_argument("--dump-dir", help="write every stage's artifact into this folder")
     compile_.add_argument("--json", action="store_true", help="print the Schedule as JSON")
     _force_arg(compile_)
+    compile_.add_argument(
+        "--explain", action="store_true", help="also say why, in sentences (see `loom explain`)"
+    )
+    _report_args(compile_)
+
+    explain = sub.add_parser("explain", help="compile a kernel and say why Loom chose what it did")
+    _kernel_args(explain)
+    _solver_args(explain)
+    _speed_args(explain)
 
     for name, text in (
         ("verify", "compile, emit TT-Lang, run it on tt-lang-sim and compare with torch"),
@@ -132,6 +142,7 @@ def _build_parser() -> argparse.ArgumentParser:
         _force_arg(cmd)
         if name in ("simulate", "run"):
             cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
+            _report_args(cmd)
         cmd.add_argument("--json", action="store_true", help="print the results as JSON")
 
     for cmd in (compile_, *(sub.choices[n] for n in ("verify", "simulate", "run"))):
@@ -152,6 +163,25 @@ def _build_parser() -> argparse.ArgumentParser:
     for cmd in sub.choices.values():
         _debug_arg(cmd, argparse.SUPPRESS)
     return parser
+
+
+def _report_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--html",
+        metavar="PATH",
+        help="write a self-contained HTML report here (with simulate/run: the simulator's "
+        "Perfetto trace too, beside it as NAME.trace.json)",
+    )
+    _speed_args(parser)
+
+
+def _speed_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--no-cache", action="store_true", help="trace the kernel again (ignore the Tile IR cache)"
+    )
+    parser.add_argument(
+        "--quiet", "-q", action="store_true", help="no progress on the terminal"
+    )
 
 
 def _cuda_args(parser: argparse.ArgumentParser) -> None:
@@ -266,12 +296,16 @@ def _check_outputs(args: argparse.Namespace) -> None:
     force = getattr(args, "force", False)
     if getattr(args, "dump_dir", None):
         outputs.check_dump_dir(args.dump_dir, _inputs(args), force)
-    if getattr(args, "trace", None):
-        outputs.check_output_file(args.trace, "--trace", _inputs(args), force)
-        if args.dump_dir and outputs.inside(Path(args.trace), Path(args.dump_dir)):
+    for option in ("trace", "html"):
+        path = getattr(args, option, None)
+        if not path:
+            continue
+        outputs.check_output_file(path, f"--{option}", _inputs(args), force)
+        dump = getattr(args, "dump_dir", None)
+        if dump and outputs.inside(Path(path), Path(dump)):
             raise UsageError(
-                f"--trace {args.trace!r} lies inside --dump-dir {args.dump_dir!r}, which is "
-                "replaced as a whole; put the trace elsewhere."
+                f"--{option} {path!r} lies inside --dump-dir {dump!r}, which is replaced as "
+                f"a whole; put the {option} file elsewhere."
             )
 
 
@@ -290,27 +324,113 @@ def _load_kernel(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 
 def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
-    from loom.pipeline import CompileOptions, compile_kernel
+    """(kernel, CompileResult); the kernel's Helion module is imported only when needed."""
+    from loom.arch import load_arch
+    from loom.clicompile import compile_cached
+    from loom.pipeline import CompileOptions
 
-    arch, spec, shape = _load_kernel(args)
-    options = CompileOptions(
-        arch=arch,
-        shape=shape,
-        math_fidelity=args.math_fidelity,
-        formats=args.dtype,
-        jobs=args.jobs,
-        top_k=args.top_k,
-        solver=args.solver,
-        time_limit_s=args.time_limit,
-        refine=args.refine,
+    arch = load_arch(args.arch or "wormhole_n150")
+    def options(shape: dict[str, int]) -> CompileOptions:
+        return CompileOptions(
+            arch=arch,
+            shape=shape,
+            math_fidelity=args.math_fidelity,
+            formats=args.dtype,
+            jobs=args.jobs,
+            top_k=args.top_k,
+            solver=args.solver,
+            time_limit_s=args.time_limit,
+            refine=args.refine,
+        )
+
+    return compile_cached(
+        args.kernel,
+        args.shape,
+        options,
+        _trace_cache(args),
+        _progress(args),
+        args.dtype,
+        (
+            getattr(args, "kernel_name", None),
+            tuple(getattr(args, "arg", None) or ()),
+            getattr(args, "reference", None),
+        ),
     )
-    return spec, compile_kernel(spec, options)
+
+
+def _trace_cache(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """The Tile IR cache under the user's cache folder ($LOOM_CACHE_DIR overrides it)."""
+    if getattr(args, "no_cache", False):
+        return None
+    from loom.tracecache import TraceCache
+
+    folder = os.environ.get("LOOM_CACHE_DIR")
+    if not folder:
+        from platformdirs import user_cache_dir
+
+        folder = str(Path(user_cache_dir("loom")) / "tile-ir")
+    return TraceCache(Path(folder))
+
+
+def _progress(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    """A spinner per stage on a terminal; nothing with --quiet, --json or when piped."""
+    if getattr(args, "quiet", False) or getattr(args, "json", False) or not sys.stderr.isatty():
+        return None
+    from loom.console import StageProgress
+
+    return StageProgress()
+
+
+def _write_html(  # type: ignore[no-untyped-def]
+    args: argparse.Namespace, kernel, result, sim=None, verify=None, top_k=()
+) -> None:
+    """Render the report and write it (and the simulator's trace beside it) atomically."""
+    from loom.clicompile import report_data
+    from loom.report.html import render_report
+    from loom.sim import trace_json
+
+    if result is None:
+        raise LoomError(
+            "--html needs a compile (the report explains the solver's choice); drop "
+            "--schedule, or drop --html."
+        )
+    target = Path(args.html)
+    trace_name = f"{target.stem}.trace.json" if sim is not None and sim.trace_events else ""
+    with result.log.stage("report"):
+        page = render_report(report_data(kernel, result, sim, verify, trace_name, top_k))
+        try:
+            if trace_name:
+                _write_atomic(target.with_name(trace_name), trace_json(sim.trace_events))
+            _write_atomic(target, page)
+        except OSError as err:
+            raise LoomError(
+                f"cannot write the report to {str(target)!r} ({err.strerror or err}); pass "
+                "--html a path in a writable folder."
+            ) from None
+    if not getattr(args, "json", False):
+        print(f"report      {target} (open it in a browser)")
+
+
+def _write_atomic(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file beside `path`, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
 
 
 def _cmd_compile(args: argparse.Namespace) -> int:
     from loom.report import compile_artifacts, summary
 
-    _, result = _compile(args)
+    kernel, result = _compile(args)
     artifacts = compile_artifacts(result)
     _write_dump(args.dump_dir, artifacts)
     if args.json:
@@ -319,6 +439,25 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         print(summary(result), end="")
         if args.dump_dir:
             print(f"artifacts   {len(artifacts)} files in {args.dump_dir}")
+        if args.explain:
+            _print_explain(kernel, result)
+    if args.html:
+        _write_html(args, kernel, result)
+    return 0
+
+
+def _print_explain(kernel, result) -> None:  # type: ignore[no-untyped-def]
+    from loom.clicompile import report_data
+    from loom.report.explain_text import explain_sentences
+
+    print("\nWhy:")
+    for sentence in explain_sentences(report_data(kernel, result)):
+        print(f"  - {sentence}")
+
+
+def _cmd_explain(args: argparse.Namespace) -> int:
+    kernel, result = _compile(args)
+    _print_explain(kernel, result)
     return 0
 
 
@@ -346,6 +485,11 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.pipeline import StageLog, load_schedule
     from loom.report import compile_artifacts
 
+    if args.schedule and getattr(args, "html", None):
+        raise LoomError(
+            "--html needs a compile (the report explains the solver's choice); drop "
+            "--schedule, or drop --html."
+        )
     if args.schedule:
         schedule = _read_schedule(args.schedule)
         arch = load_arch(args.arch or schedule.arch)
@@ -362,6 +506,11 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Verify on tt-lang-sim; print the verdict unless `quiet`; return it as JSON data."""
+    return _verify_outcome(spec, lowered, log, arch, quiet)[0]
+
+
+def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ignore[no-untyped-def]
+    """(JSON-ready verdict, VerifyResult or None when tt-lang-sim rejected the kernel)."""
     from loom.errors import VerificationError
     from loom.pipeline import verify_lowered
 
@@ -370,7 +519,7 @@ def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  #
     except VerificationError as err:
         if not quiet:
             raise
-        return {"passed": False, "message": str(err)}
+        return {"passed": False, "message": str(err)}, None
     if not quiet:
         verdict = "PASS" if outcome.passed else "FAIL"
         if spec.file is not None:
@@ -408,15 +557,21 @@ def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  #
             for c in outcome.outputs
         ],
         "timings": {"simulator_wall_seconds": outcome.wall_seconds},
-    }
+    }, outcome
 
 
 def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return _simulate_result(args, spec, arch, lowered, log)[0]
+
+
+def _simulate_result(args: argparse.Namespace, spec, arch, lowered, log):  # type: ignore[no-untyped-def]
+    """(JSON-ready figures, SimResult); traces when --trace or --html asks for it."""
     from loom.pipeline import simulate_lowered
     from loom.report import simulation_dict, simulation_summary
     from loom.sim import trace_json
 
-    sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
+    trace = bool(args.trace or getattr(args, "html", None))
+    sim = simulate_lowered(lowered, arch, log, trace=trace)
     flops = spec.flops(lowered.schedule.shape) if spec.flops else 0
     if not args.json:
         print(simulation_summary(sim, lowered.schedule.modeled_cycles, flops), end="")
@@ -425,7 +580,7 @@ def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # ty
     data = simulation_dict(sim, lowered.schedule.modeled_cycles, flops)
     # wall-clock figures differ between identical runs: keep them apart from the results
     data["timings"] = {"events_per_second": data.pop("events_per_second", 0)}
-    return data
+    return data, sim
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
@@ -448,10 +603,18 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
-    data = _simulate(args, spec, arch, lowered, log)
+    data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
         print(json.dumps(data, indent=2))
+    if args.html:
+        _write_html(args, spec, result, sim, None, _top_k_sims(result, log))
     return 0
+
+
+def _top_k_sims(result, log):  # type: ignore[no-untyped-def]
+    from loom.pipeline import simulate_top_k
+
+    return simulate_top_k(result, log) if result is not None else ()
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
@@ -461,8 +624,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
-    verified = _verify(spec, lowered, log, arch, quiet=args.json)
-    data = _simulate(args, spec, arch, lowered, log)
+    verified, outcome = _verify_outcome(spec, lowered, log, arch, quiet=args.json)
+    data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
         print(
             json.dumps(
@@ -479,19 +642,29 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"artifacts   {len(artifacts)} files in {args.dump_dir} "
             "(TT-Lang kernel: kernel_ttlang.py)"
         )
+    if args.html:
+        _write_html(args, spec, result, sim, outcome, _top_k_sims(result, log))
     return 0 if verified["passed"] else 1
 
 
 def _cmd_candidates(args: argparse.Namespace) -> int:
+    from loom.arch import load_arch
+    from loom.clicompile import trace_cached
     from loom.dataflow import build_buffers
     from loom.mapping import enumerate_candidates
-    from loom.pipeline import StageLog, run_frontend
+    from loom.pipeline import StageLog
     from loom.report import candidates_table
     from loom.report.artifacts import candidates_json
 
-    arch, spec, shape = _load_kernel(args)
-    program = run_frontend(spec, shape, StageLog())
-    cs = enumerate_candidates(build_buffers(program), arch)
+    arch = load_arch(args.arch)
+    selection = (
+        getattr(args, "kernel_name", None),
+        tuple(getattr(args, "arg", None) or ()),
+        getattr(args, "reference", None),
+    )
+    lazy = trace_cached(args.kernel, args.shape, _trace_cache(args), StageLog(), "", selection)
+    assert lazy.traced is not None
+    cs = enumerate_candidates(build_buffers(lazy.traced.program), arch)
     print(candidates_json(cs) if args.json else candidates_table(cs), end="")
     return 0
 
@@ -537,15 +710,6 @@ def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
     for name in archs:
         load_arch(name)
     return [case(args.kernel, a, s) for a in archs for s in shapes]
-
-
-def _write_atomic(path: Path, data: str | bytes) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    if isinstance(data, bytes):
-        tmp.write_bytes(data)
-    else:
-        tmp.write_text(data)
-    tmp.replace(path)
 
 
 def _cmd_eval(args: argparse.Namespace) -> int:
@@ -619,6 +783,7 @@ def _eval_report(out: Path, rows: list) -> None:  # type: ignore[type-arg]
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "archs": _cmd_archs,
     "compile": _cmd_compile,
+    "explain": _cmd_explain,
     "candidates": _cmd_candidates,
     "verify": _cmd_verify,
     "simulate": _cmd_simulate,

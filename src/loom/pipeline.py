@@ -22,15 +22,13 @@ import time
 from collections.abc import Callable
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import TypeVar
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult, emit, verify, verify_outputs
 from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
-from loom.frontend import check_alignment, import_kernel
-from loom.frontend.formats import apply_formats, parse_format_spec
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
@@ -38,8 +36,6 @@ from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import TileProgram
-from loom.kernels.checks import file_references
-from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
 from loom.model.inputs import ProblemCache
@@ -50,7 +46,18 @@ from loom.sim import SimResult, simulate
 from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
 
+if TYPE_CHECKING:
+    from loom.kernels.registry import KernelSpec
+
 T = TypeVar("T")
+
+
+class StageListener(Protocol):
+    """Told when a stage starts and ends (the CLI draws progress from it)."""
+
+    def started(self, stage: str, detail: str) -> None: ...
+
+    def finished(self, stage: str, seconds: float) -> None: ...
 
 
 @dataclass
@@ -59,17 +66,23 @@ class StageLog:
 
     seconds: dict[str, float] = field(default_factory=dict)
     artifacts: dict[str, str] = field(default_factory=dict)
+    listener: StageListener | None = None
 
     @contextmanager
-    def stage(self, name: str):  # type: ignore[no-untyped-def]
+    def stage(self, name: str, detail: str = ""):  # type: ignore[no-untyped-def]
         start = time.perf_counter()
+        if self.listener is not None:
+            self.listener.started(name, detail)
         try:
             yield
         finally:
-            self.seconds[name] = self.seconds.get(name, 0.0) + time.perf_counter() - start
+            spent = time.perf_counter() - start
+            self.seconds[name] = self.seconds.get(name, 0.0) + spent
+            if self.listener is not None:
+                self.listener.finished(name, spent)
 
-    def timed(self, name: str, fn: Callable[[], T]) -> T:
-        with self.stage(name):
+    def timed(self, name: str, fn: Callable[[], T], detail: str = "") -> T:
+        with self.stage(name, detail):
             return fn()
 
 
@@ -78,7 +91,10 @@ def run_frontend(
 ) -> TileProgram:
     """Import the kernel and apply the user's data formats (`--dtype`, see
     loom.frontend.formats) to it."""
-    with log.stage("frontend"):
+    from loom.frontend import check_alignment, import_kernel  # imports Helion: only here
+    from loom.frontend.formats import apply_formats, parse_format_spec
+
+    with log.stage("frontend", f"tracing {spec.name} with Helion"):
         inputs = spec.example_inputs(shape)
         program = import_kernel(spec.kernel, inputs)
         check_alignment(program, shape)
@@ -156,16 +172,50 @@ class CompileResult:
     refinement: Refinement | None = None
 
 
+@dataclass(frozen=True)
+class Traced:
+    """A kernel traced to its TileProgram at one shape: what the trace cache stores, so
+    that a warm compile needs neither Helion nor torch."""
+
+    name: str
+    shape: dict[str, int]
+    program: TileProgram
+    """After the user's data formats were applied."""
+    flops: int
+    formats_label: str = ""
+    """The Schedule's `formats` field for the `--dtype` the program was traced with."""
+
+
+def trace_kernel(
+    spec: KernelSpec, shape: dict[str, int], log: StageLog, formats: str = ""
+) -> Traced:
+    from loom.frontend.formats import parse_format_spec
+
+    program = run_frontend(spec, shape, log, formats)
+    flops = spec.flops(shape) if spec.flops else 0
+    label = parse_format_spec(formats).label()
+    return Traced(spec.name, dict(shape), program, flops, label)
+
+
 def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     """Frontend -> dataflow -> mapping -> model -> solve -> materialize."""
-    start = time.perf_counter()
     log = StageLog()
+    return compile_traced(trace_kernel(spec, options.shape, log, options.formats), options, log)
+
+
+def compile_traced(
+    traced: Traced, options: CompileOptions, log: StageLog | None = None
+) -> CompileResult:
+    """Dataflow -> mapping -> model -> solve -> materialize, from a traced kernel."""
+    log = log if log is not None else StageLog()
+    start = time.perf_counter() - log.seconds.get("frontend", 0.0)
     arch, shape = options.arch, options.shape
     fidelity = options.math_fidelity or arch.matmul.default_fidelity
-    program = run_frontend(spec, shape, log, options.formats)
+    program = traced.program
+    log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
-    flops = spec.flops(shape) if spec.flops else 0
+    flops = traced.flops
     dram_bytes = _compulsory_bytes(program, arch)
     depth = _loop_depth(program)
     bounds = {
@@ -182,12 +232,14 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     )
     problems = ProblemCache(buffered, arch, fidelity, flops)
     ranking = log.timed(
-        "model+solve", lambda: rank(candidates.candidates, bounds, problems.build, rank_options)
+        "model+solve",
+        lambda: rank(candidates.candidates, bounds, problems.build, rank_options),
+        f"solving {len(candidates.candidates)} candidates",
     )
     if not ranking.top:
         raise InfeasibleError(_infeasible_message(program, arch, ranking))
     stats = CompileStats(
-        kernel=spec.name,
+        kernel=traced.name,
         arch=arch.name,
         shape=dict(shape),
         dtype=program.args[0].dtype,
@@ -206,7 +258,7 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
-    schedule = dataclasses.replace(schedule, formats=parse_format_spec(options.formats).label())
+    schedule = dataclasses.replace(schedule, formats=traced.formats_label)
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     return CompileResult(
         program,
@@ -295,6 +347,8 @@ def verify_lowered(
     `arch` is the description the schedule was compiled for (a user's file included);
     without it the runner loads the built-in description the program names."""
     if spec.file is not None:
+        from loom.kernels.checks import file_references  # imports torch: only here
+
         inputs, references = file_references(spec.file, lowered.program)
         return log.timed(
             "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
@@ -309,3 +363,33 @@ def verify_lowered(
 
 def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:
     return log.timed("simulate", lambda: simulate(lowered.lowered, arch, trace=trace))
+
+
+def simulate_top_k(result: CompileResult, log: StageLog) -> tuple[tuple[str, float], ...]:
+    """Simulate every top-k candidate through the same lowering: the simulator's verdict
+    on the model's ranking, shown next to the modeled times in reports."""
+    s = result.schedule
+    stats = CompileStats(
+        kernel=s.kernel,
+        arch=s.arch,
+        shape=dict(s.shape),
+        dtype=s.dtype,
+        math_fidelity=s.math_fidelity,
+        candidates_total=s.candidates_total,
+        candidates_after_pruning=s.candidates_after_pruning,
+        candidates_feasible=s.candidates_feasible,
+        compile_seconds=s.compile_seconds,
+    )
+    out: list[tuple[str, float]] = []
+    top = result.ranking.top
+    with log.stage("simulate top-k", f"simulating the top {len(top)} candidates"):
+        for solution, problem in top:
+            if solution.candidate == s.candidate:
+                schedule = s
+            else:
+                schedule = dataclasses.replace(
+                    materialize(problem, solution, top, stats, result.arch), formats=s.formats
+                )
+            program = lower(result.program, result.buffered, schedule, result.arch)
+            out.append((solution.candidate, simulate(program, result.arch).cycles))
+    return tuple(out)

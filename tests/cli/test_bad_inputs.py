@@ -171,7 +171,7 @@ CASES = [
         "kernel_without_helion_kernel",
         ["compile", "k.py", *G],
         1,
-        "exactly one @helion.kernel",
+        "defines no @helion.kernel",
         _write("k.py", "SHAPE_KEYS = ('M',)\n"),
     ),
     Case(

@@ -25,8 +25,8 @@ import torch
 from loom.errors import FrontendError, ShapeError
 from loom.ir.schedule_file import MAX_DIM
 from loom.kernels.files import FileKernel, load_file_kernel
+from loom.kernels.names import SHIPPED
 
-SHIPPED = ("gemm", "flash_attention", "flash_decode")
 _INT = re.compile(r"[0-9]+")
 R = TypeVar("R")
 

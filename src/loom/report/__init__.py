@@ -1,4 +1,6 @@
-"""Reports: the readable compile summary, candidate tables and the dump-dir artifacts."""
+"""Reports: the readable compile summary, candidate tables, the dump-dir artifacts, and
+the HTML report (`ReportData` built once from the pipeline's results, rendered as a full
+page, a compact notebook view, or sentences)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,9 @@ from loom.report.artifacts import (
     print_reuse,
     solver_log,
 )
+from loom.report.explain_text import explain_sentences
+from loom.report.html import render_compact, render_report
+from loom.report.model import KernelSource, ReportData, ReportInputs, build_report
 from loom.report.summary import (
     candidates_table,
     schedule_summary,
@@ -61,8 +66,15 @@ def summary(result: CompileResult) -> str:
 
 
 __all__ = [
+    "KernelSource",
+    "ReportData",
+    "ReportInputs",
+    "build_report",
     "candidates_table",
     "compile_artifacts",
+    "explain_sentences",
+    "render_compact",
+    "render_report",
     "simulation_dict",
     "simulation_summary",
     "summary",

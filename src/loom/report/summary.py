@@ -7,14 +7,8 @@ import dataclasses
 from loom.arch import Arch
 from loom.ir.candidate import CandidateSet
 from loom.ir.schedule import Schedule
+from loom.report.heg_view import KNOB_TEXT
 from loom.sim import SimResult
-
-_KNOB_TEXT = {
-    (0, 0): "sequential (load, compute, store)",
-    (0, 1): "store overlapped with the next block (double-buffered output)",
-    (1, 0): "loads overlapped with compute (double-buffered inputs)",
-    (1, 1): "loads and stores overlapped with compute (double-buffered)",
-}
 
 
 def draw_mesh(schedule: Schedule, arch: Arch) -> list[str]:
@@ -62,7 +56,7 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
     lines += ["            " + row for row in draw_mesh(s, arch)]
     lines.append("tiles       " + ", ".join(f"{k} = {v}" for k, v in s.block_sizes.items()))
     for node, knobs in s.pipeline.items():
-        lines.append(f"pipeline    {node}: {_KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
+        lines.append(f"pipeline    {node}: {KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
     for c in s.copies:
         detail = (
             f" to {c.area[0]}x{c.area[1]} cores ({', '.join(c.multicast_dims)})"

@@ -1,0 +1,5 @@
+"""Names of the shipped kernels (importable without Helion or torch)."""
+
+from __future__ import annotations
+
+SHIPPED = ("gemm", "flash_attention", "flash_decode")

@@ -1,0 +1,83 @@
+"""Why Loom chose what it chose, in sentences, from the same ReportData as the page."""
+
+from __future__ import annotations
+
+from loom.report.heg_view import binding_path
+from loom.report.model import ReportData
+
+
+def _sizes(pairs: tuple[tuple[str, int], ...]) -> str:
+    return ", ".join(f"{k} = {v}" for k, v in pairs)
+
+
+def explain_sentences(d: ReportData) -> tuple[str, ...]:
+    """One sentence per decision, most important first."""
+    total, kept, feasible = d.counts
+    out = [
+        f"Loom chose candidate {d.candidate} for {d.kernel} on {d.arch}: {d.cores} cores "
+        f"(view {d.view}), out of {total} legal candidates ({kept} after dominance pruning, "
+        f"{feasible} with legal block sizes).",
+        f"Block sizes {_sizes(d.block_sizes)}; the grid runs in "
+        + ", ".join(f"{w} wave(s) of {a}" for a, w in d.waves)
+        + ".",
+        f"Modeled time: {d.modeled_cycles:,} cycles = {d.modeled_us:,.1f} us, "
+        f"{d.modeled_tflops:.2f} TFLOPS ({100 * d.modeled_tflops / d.peak_tflops:.0f}% of the "
+        f"{d.peak_tflops:.1f} TFLOPS {d.math_fidelity} peak of these cores).",
+    ]
+    if d.bottleneck:
+        out.append(f"The bottleneck is {d.bottleneck}.")
+    if d.heg is not None:
+        out.append("Binding path of the latency graph: " + " > ".join(binding_path(d.heg)) + ".")
+    out += [f"Data movement: {c}." for c in d.copies]
+    out += [f"Pipeline {node}: {text}." for node, text in d.pipeline]
+    if d.binding:
+        out += [f"Not larger because {b}." for b in d.binding]
+    else:
+        out.append("No constraint binds: every block size is at its largest legal value.")
+    used = sum(r.bytes for r in d.l1)
+    if d.l1:
+        biggest = max(d.l1, key=lambda r: r.bytes)
+        out.append(
+            f"L1 per core: {used:,} of {d.l1_capacity:,} bytes in {len(d.l1)} buffers; the "
+            f"largest is {biggest.buffer} ({biggest.bytes:,} bytes, depth {biggest.depth})."
+        )
+    if d.neighbours:
+        out.append(
+            f"Among {len(d.neighbours)} legal block-size neighbours (each size one legal step "
+            f"below, at or above), the solution ranks {d.neighbour_rank}."
+        )
+    if len(d.candidates) > 1:
+        best, second = d.candidates[0], d.candidates[1]
+        gap = (second.modeled_cycles - best.modeled_cycles) / max(best.modeled_cycles, 1)
+        how = (
+            f"ties with it at {second.modeled_cycles:,} modeled cycles (the tie goes to less "
+            "DRAM traffic, then the name)"
+            if gap == 0
+            else f"is modeled {100 * gap:.1f}% slower ({second.modeled_cycles:,} cycles)"
+        )
+        out.append(f"The runner-up, {second.name} ({_sizes(second.block_sizes)}), {how}.")
+        sims = [c for c in d.candidates if c.simulated_cycles is not None]
+        if len(sims) > 1:
+            fastest = min(sims, key=lambda c: c.simulated_cycles or 0.0)
+            verdict = (
+                "agrees: the pick is also the fastest simulated"
+                if fastest.name == best.name
+                else f"prefers {fastest.name} ({fastest.simulated_cycles:,.0f} cycles)"
+            )
+            out.append(f"Simulating the top {len(sims)} candidates, the simulator {verdict}.")
+    if d.sim is not None:
+        compute = next((e for e in d.sim.engines if e.engine == "compute"), None)
+        busy = f"; compute engines busy {100 * compute.mean:.0f}% on average" if compute else ""
+        out.append(
+            f"The simulator measured {d.sim.cycles:,.0f} cycles = {d.sim.us:,.1f} us, "
+            f"{d.sim.tflops:.2f} TFLOPS, simulated / modeled = "
+            f"{d.sim.cycles / max(d.modeled_cycles, 1):.2f}{busy}."
+        )
+    for v in d.verify:
+        verdict = "matches" if v.passed else "does NOT match"
+        out.append(
+            f"On tt-lang-sim, output {v.output} {verdict} torch: max abs error "
+            f"{v.max_abs_error:.2e}, max rel error {v.max_rel_error:.2e} (tolerance "
+            f"{v.tolerance:.2e})."
+        )
+    return tuple(out)

@@ -1,0 +1,125 @@
+"""On-disk cache of traced kernels (Tile IR), so a warm compile skips Helion and torch.
+
+Tracing a kernel means importing Helion and torch (seconds) for a result that depends
+only on the kernel's source, the shape, and the versions of Helion, torch and Loom's own
+frontend. The key hashes exactly those: the kernel file's text, the shape text as given,
+the data formats asked for (`--dtype`, applied right after tracing), the installed
+versions of helion and torch, Loom's version and the source of the
+packages that produce Tile IR (`loom.frontend`, `loom.ir`, `loom.symbolic`), so editing
+the frontend invalidates old entries. A kernel file that imports other local files is
+keyed by its own text only.
+
+Entries are pickles of :class:`loom.pipeline.Traced`, written to a temporary file in the
+cache folder and renamed into place, so concurrent runs never see half an entry; an
+unreadable entry counts as a miss. The cache folder is chosen by the caller (the CLI).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import os
+import pickle
+import tempfile
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from loom.errors import FrontendError
+from loom.kernels.names import SHIPPED
+from loom.pipeline import Traced
+
+_FORMAT = 1
+_TRACED_PACKAGES = ("frontend", "ir", "symbolic")
+
+
+@dataclass(frozen=True, slots=True)
+class KernelFile:
+    """Where a kernel's source lives and its text (read without importing it)."""
+
+    name: str
+    path: Path
+    text: str
+
+
+def kernel_file(name_or_path: str) -> KernelFile:
+    """The source of a shipped kernel (by name) or of a user's kernel file."""
+    if name_or_path in SHIPPED:
+        spec = importlib.util.find_spec(f"loom.kernels.{name_or_path}")
+        assert spec is not None and spec.origin is not None
+        path = Path(spec.origin)
+    else:
+        path = Path(name_or_path)
+    try:
+        return KernelFile(name_or_path, path, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        raise FrontendError(
+            f"kernel {name_or_path!r} is neither a shipped kernel ({', '.join(SHIPPED)}) nor a "
+            "readable Python file; pass one of the shipped names or the path of a .py file."
+        ) from None
+
+
+@lru_cache(maxsize=1)
+def _versions() -> str:
+    parts = []
+    for dist in ("helion", "torch", "loom"):
+        try:
+            parts.append(f"{dist}={importlib.metadata.version(dist)}")
+        except importlib.metadata.PackageNotFoundError:
+            parts.append(f"{dist}=?")
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for package in _TRACED_PACKAGES:
+        for file in sorted((root / package).rglob("*.py")):
+            digest.update(file.relative_to(root).as_posix().encode())
+            digest.update(file.read_bytes())
+    parts.append(f"frontend={digest.hexdigest()[:16]}")
+    return ";".join(parts)
+
+
+def cache_key(kernel: KernelFile, shape_text: str, formats: str = "") -> str:
+    """Hex digest naming the cache entry of `kernel` traced at `shape_text` with the data
+    formats `formats` (the `--dtype` text)."""
+    digest = hashlib.sha256()
+    parts = (str(_FORMAT), _versions(), kernel.text, shape_text.replace(" ", ""), formats)
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TraceCache:
+    folder: Path
+
+    def entry(self, key: str) -> Path:
+        return self.folder / f"{key}.pickle"
+
+    def load(self, key: str) -> Traced | None:
+        path = self.entry(key)
+        try:
+            with path.open("rb") as f:
+                value = pickle.load(f)
+        except FileNotFoundError:
+            return None
+        except Exception:  # a truncated or foreign file: a miss
+            return None
+        return value if isinstance(value, Traced) else None
+
+    def store(self, key: str, traced: Traced) -> None:
+        """Write atomically; a cache that cannot be written is silently skipped."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{key[:16]}.", dir=self.folder)
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as f:
+                pickle.dump(traced, f, protocol=pickle.HIGHEST_PROTOCOL)
+            os.replace(tmp, self.entry(key))
+        except OSError:
+            pass
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
