@@ -656,7 +656,7 @@ def _cmd_candidates(args: argparse.Namespace) -> int:
     from loom.report import candidates_table
     from loom.report.artifacts import candidates_json
 
-    arch = load_arch(args.arch)
+    arch = load_arch(args.arch or "wormhole_n150")
     selection = (
         getattr(args, "kernel_name", None),
         tuple(getattr(args, "arg", None) or ()),
@@ -682,7 +682,7 @@ def _split(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     items = tuple(x.strip() for x in text.split(",") if x.strip()) if text else allowed
     bad = [x for x in items if x not in allowed]
     if bad:
-        raise LoomError(
+        raise UsageError(
             f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)} "
             "(comma-separated)."
         )
@@ -700,7 +700,7 @@ def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
         chosen = quick_cases(archs) if args.quick else paper_cases(kernels, archs)
         return [c for c in chosen if c.kernel in kernels]
     if args.kernel not in KERNELS:
-        raise LoomError(
+        raise UsageError(
             f"`loom sweep` runs the shipped kernels ({', '.join(KERNELS)}), not "
             f"{args.kernel!r}; baselines exist only for those."
         )
@@ -804,7 +804,7 @@ def _cmd_cuda(args: argparse.Namespace) -> int:
     for item in args.define:
         name, sep, value = item.partition("=")
         if not sep or not name.isidentifier():
-            raise LoomError(f"--define {item!r}: write NAME=VALUE, e.g. --define N=1024.")
+            raise UsageError(f"--define {item!r}: write NAME=VALUE, e.g. --define N=1024.")
         defines.append((name, value))
     options = CudaOptions(
         arch=load_arch(args.arch or "wormhole_n150"),

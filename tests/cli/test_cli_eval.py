@@ -11,19 +11,23 @@ from loom.cli import main
 
 
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("argv", "message", "code"),
     [
-        (["eval", "--archs", "nope"], r"unknown architecture nope; choose from wormhole_n150"),
-        (["eval", "--kernels", "gemm,conv"], r"unknown kernel conv"),
-        (["sweep", "my_kernel.py", "--shapes", "M=256"], r"runs the shipped kernels"),
-        (["sweep", "gemm", "--shapes", "M=256,N=256"], r"missing: K"),
+        (["eval", "--archs", "nope"], r"unknown architecture nope; choose from wormhole_n150", 2),
+        (["eval", "--kernels", "gemm,conv"], r"unknown kernel conv", 2),
+        (["sweep", "my_kernel.py", "--shapes", "M=256"], r"runs the shipped kernels", 2),
+        (["sweep", "gemm", "--shapes", "M=256,N=256"], r"missing: K", 1),  # a bad shape: input
     ],
 )
 def test_eval_argument_errors(
-    argv: list[str], message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    argv: list[str],
+    message: str,
+    code: int,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     out = tmp_path / "res"
-    assert main([*argv, "--out", str(out), "--jobs", "1"]) == 2
+    assert main([*argv, "--out", str(out), "--jobs", "1"]) == code
     err = capsys.readouterr().err
     assert err.startswith("error: ")
     assert re.search(message, err)

@@ -61,7 +61,7 @@ def test_bad_annotations_file_exits_with_the_reason(tmp_path, capsys) -> None:  
     ann.write_text("task: {dm_lanes: 3}\n")
     code = main(["compile", "examples/cuda/jacobi_2d.cu", "--annotations", str(ann)])
     err = capsys.readouterr().err
-    assert code == 2 and "task.dm_lanes: Input should be 1 or 2" in err
+    assert code == 1 and "task.dm_lanes: Input should be 1 or 2" in err
 
 
 def test_malformed_define_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:

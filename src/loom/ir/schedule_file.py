@@ -61,6 +61,7 @@ class CopyFile(_Strict):
     ] = (1, 1)
     region: str = ""
     multicast_dims: tuple[Annotated[str, Field(pattern=r"^[xy][0-9]+$")], ...] = ()
+    engine: Literal["", "reader", "writer"] = ""
 
 
 Pipeline = dict[Name, dict[Annotated[str, Field(pattern="^b_(load|store)$")], Flag]]

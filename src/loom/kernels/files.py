@@ -27,7 +27,7 @@ from typing import Any
 import helion
 import torch
 
-from loom.errors import FrontendError, ShapeError
+from loom.errors import FrontendError, ShapeError, UsageError
 
 DTYPES = {
     "bf16": torch.bfloat16,
@@ -88,7 +88,7 @@ def pick_kernel(module: ModuleType, path: str, name: str | None) -> helion.Kerne
     if name is None:
         if len(kernels) == 1:
             return next(iter(kernels.values()))
-        raise FrontendError(
+        raise UsageError(
             f"{path} defines {len(kernels)} Helion kernels ({', '.join(kernels)}); choose one "
             "with --kernel NAME."
         )
