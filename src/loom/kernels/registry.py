@@ -3,7 +3,8 @@
 A kernel module defines one Helion kernel (decorated with `@helion.kernel`), the names
 of its shape parameters `SHAPE_KEYS`, `make_inputs(shape) -> tuple[Tensor, ...]` and
 `reference(*inputs) -> Tensor`. Optional: `flops(shape)` (for TFLOPS figures),
-`DEFAULT_SHAPE`, and `example_inputs(shape)` (cheap tensors for binding).
+`DEFAULT_SHAPE`, `example_inputs(shape)` (cheap tensors for binding) and
+`shape_of(*inputs) -> dict` (the named shape of a call, used by `loom.compile`).
 """
 
 from __future__ import annotations

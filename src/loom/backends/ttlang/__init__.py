@@ -7,6 +7,6 @@ The only package that knows TT-Lang syntax. `emit` returns the kernel source tex
 from __future__ import annotations
 
 from loom.backends.ttlang.emit import TTLANG_VERSION, emit
-from loom.backends.ttlang.runner import TOLERANCE, VerifyResult, verify
+from loom.backends.ttlang.runner import TOLERANCE, VerifyResult, run, verify
 
-__all__ = ["TOLERANCE", "TTLANG_VERSION", "VerifyResult", "emit", "verify"]
+__all__ = ["TOLERANCE", "TTLANG_VERSION", "VerifyResult", "emit", "run", "verify"]

@@ -222,6 +222,26 @@ def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
         return (grid, ttnn.bfloat16), wall
 
 
+_TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+def run(program: Program, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
+    """Emit `program`, run it on tt-lang-sim and return its output in the output's logical
+    shape and dtype (what calling the kernel returns). The emitted file lives in a
+    temporary folder removed afterwards.
+
+    Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
+    overflow)."""
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="loom_ttlang_") as folder:
+        path = Path(folder) / f"{ident(program.kernel)}.py"
+        path.write_text(emit(program))
+        (grid, _), _ = _run(program, path, inputs)
+    out_t = next(t for t in program.tensors if t.role == "output")
+    return _from_grid(grid, out_t).to(getattr(torch, _TORCH_DTYPES[out_t.dtype]))
+
+
 def verify(
     program: Program,
     inputs: tuple[torch.Tensor, ...],

@@ -1,0 +1,123 @@
+"""What the public API returns besides the compiled kernel: ranked candidates and a
+simulation report. Frozen data, so a notebook can keep and compare them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loom.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom.sim import BytesMoved, CoreBusy, EngineBusy, LinkUse, SimResult
+
+
+@dataclass(frozen=True, slots=True)
+class RankedCandidate:
+    """One spatial-mapping candidate and what solving it gave."""
+
+    rank: int
+    """1 = the schedule Loom picked; solved candidates first, by modeled cycles."""
+    name: str
+    """Candidate name, e.g. `gemm__x8_y8__...` (core view, axis placement, copies)."""
+    status: str
+    """`optimal`, `feasible`, `infeasible`, `pruned` (cannot beat the pick) or `unknown`."""
+    modeled_cycles: int
+    """The model's cycles at this candidate's best block sizes (0 unless solved)."""
+    lower_bound: int
+    """A proven lower bound on the candidate's modeled cycles."""
+    block_sizes: dict[str, int]
+    """Solved block sizes by source symbol (empty unless solved)."""
+    cores: int
+    view: str
+    """Core view, e.g. `x8_y2y4` (factors per mesh dimension, innermost first)."""
+    reason: str = ""
+    """Why an infeasible candidate has no legal block sizes."""
+
+    @property
+    def solved(self) -> bool:
+        return self.status in ("optimal", "feasible")
+
+
+@dataclass(frozen=True, slots=True)
+class PipeTime:
+    """One primitive term of the latency model, summed over its loop trips."""
+
+    node: str
+    """Path in the latency graph, e.g. `root > loop:tile_k > load`."""
+    term: str
+    cycles: int
+
+
+@dataclass(frozen=True)
+class SimulationReport:
+    """The discrete-event simulator's timing of a compiled kernel.
+
+    `str(report)` is the CLI's text; `as_dict()` is the CLI's `--json`; `trace(path)`
+    writes a Chrome/Perfetto trace (simulate with `trace=True`, the default)."""
+
+    kernel: str
+    arch: str
+    cycles: float
+    """Kernel cycles plus the program launch."""
+    kernel_cycles: float
+    launch_cycles: float
+    us: float
+    tflops: float | None
+    """Useful TFLOPS: the kernel's own floating-point work over the simulated time
+    (None when the kernel declares no FLOP count)."""
+    executed_tflops: float
+    """Every tile-matmul the cores ran, padding included."""
+    utilization: float
+    """Executed TFLOPS over the matmul peak of the whole grid."""
+    modeled_cycles: int
+    """The latency model's prediction for the same schedule."""
+    engines: tuple[EngineBusy, ...]
+    """Busy fraction per engine kind (reader, compute, writer): min, mean, max over cores."""
+    per_core: tuple[CoreBusy, ...] = field(repr=False)
+    """Busy fraction and finish time of every engine of every core."""
+    modeled_pipes: tuple[PipeTime, ...] = field(repr=False)
+    """The model's per-pipe terms of the same schedule, for comparison."""
+    links: tuple[LinkUse, ...] = field(repr=False)
+    """NoC links that carried data, busiest first."""
+    dram_bank_utilization: tuple[float, ...] = field(repr=False)
+    bytes_moved: BytesMoved = field(repr=False)
+    raw: SimResult = field(repr=False)
+    flops: int = field(default=0, repr=False)
+
+    @property
+    def seconds(self) -> float:
+        return self.us * 1e-6
+
+    @property
+    def simulated_over_modeled(self) -> float | None:
+        return self.cycles / self.modeled_cycles if self.modeled_cycles else None
+
+    def trace(self, path: str | Path) -> Path:
+        """Write the Perfetto/Chrome trace JSON (open it at ui.perfetto.dev)."""
+        from loom.sim import trace_json
+
+        if not self.raw.trace_events:
+            raise LoomError(
+                "this simulation kept no trace events; call simulate(trace=True) and then "
+                "trace(path)."
+            )
+        target = Path(path)
+        try:
+            target.write_text(trace_json(self.raw.trace_events))
+        except OSError as err:
+            raise LoomError(
+                f"cannot write the trace to {str(target)!r}: {err.strerror}; pick a writable path."
+            ) from None
+        return target
+
+    def as_dict(self) -> dict[str, object]:
+        from loom.report import simulation_dict
+
+        return simulation_dict(self.raw, self.modeled_cycles, self.flops)
+
+    def __str__(self) -> str:
+        from loom.report import simulation_summary
+
+        return simulation_summary(self.raw, self.modeled_cycles, self.flops).rstrip("\n")
