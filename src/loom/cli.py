@@ -11,6 +11,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import loom
 from loom.errors import LoomError
 
 
@@ -31,6 +32,7 @@ def _build_parser() -> argparse.ArgumentParser:
         prog="loom",
         description="Tuning-free compiler of Helion tile kernels for Tenstorrent chips.",
     )
+    parser.add_argument("--version", action="version", version=f"loom {loom.__version__}")
     sub = parser.add_subparsers(dest="command", required=True)
 
     archs = sub.add_parser("archs", help="list the built-in architectures, or show one")

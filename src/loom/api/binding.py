@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
-from loom.errors import FrontendError, ShapeError
+from loom.errors import FrontendError, ShapeError, VerificationError
 
 if TYPE_CHECKING:
     import helion
@@ -69,8 +69,8 @@ def bind_kernel(
     module = sys.modules.get(kernel.fn.__module__)
     if module is not None and _follows_convention(module, kernel):
         spec = _module_spec(module, kernel)
-        if not example_args and shape is not None:
-            text = ",".join(f"{k}={v}" for k, v in shape.items())
+        if not example_args:
+            text = ",".join(f"{k}={v}" for k, v in shape.items()) if shape else None
             return Bound(spec, parse_shape(text, spec), (), "the kernel file's reference()")
         return _with_args(spec, example_args, shape, "the kernel file's reference()")
     if not example_args:
@@ -139,7 +139,15 @@ def _helion_eager(kernel: helion.Kernel) -> Callable[..., torch.Tensor]:
         import helion
 
         eager = helion.kernel(kernel.fn, static_shapes=True, ref_mode=helion.RefMode.EAGER)
-        out = eager(*args)
+        try:
+            out = eager(*args)
+        except Exception as err:  # Helion's eager mode does not cover every op on CPU
+            first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
+            raise VerificationError(
+                f"kernel {kernel.fn.__name__!r} has no default reference: Helion's eager "
+                f"execution of it failed on the CPU ({type(err).__name__}: {first}). Pass "
+                "reference= to verify(): a function of the inputs, or the expected tensor."
+            ) from None
         if not _is_tensor(out):
             raise FrontendError(
                 f"kernel {kernel.fn.__name__!r} returns {type(out).__name__}; Loom verifies "

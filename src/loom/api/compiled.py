@@ -110,6 +110,11 @@ class CompiledKernel:
         return tuple(out)
 
     @property
+    def default_reference(self) -> str:
+        """What `verify()` compares with when given no reference, in words."""
+        return self._bound.reference_source
+
+    @property
     def stage_seconds(self) -> dict[str, float]:
         """Wall seconds per pipeline stage."""
         return dict(self._result.log.seconds)
