@@ -50,7 +50,7 @@ def bind_kernel(
     """Resolve `kernel` (a name, a path or a Helion kernel) against the example args."""
     import helion
 
-    from loom.kernels.registry import parse_shape, resolve_kernel
+    from loom.kernels.registry import parse_shape, resolve_kernel, spec_of_module
 
     if isinstance(kernel, ModuleType):
         kernel = _module_kernel(kernel)
@@ -68,7 +68,7 @@ def bind_kernel(
         )
     module = sys.modules.get(kernel.fn.__module__)
     if module is not None and _follows_convention(module, kernel):
-        spec = _module_spec(module, kernel)
+        spec = spec_of_module(module, kernel)
         if not example_args:
             text = ",".join(f"{k}={v}" for k, v in shape.items()) if shape else None
             return Bound(spec, parse_shape(text, spec), (), "the kernel file's reference()")
@@ -100,21 +100,6 @@ def _follows_convention(module: ModuleType, kernel: helion.Kernel) -> bool:
 
     kernels = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
     return kernels == [kernel] and all(hasattr(module, a) for a in _CONVENTION)
-
-
-def _module_spec(module: ModuleType, kernel: helion.Kernel) -> KernelSpec:
-    from loom.kernels.registry import KernelSpec
-
-    return KernelSpec(
-        name=kernel.fn.__name__,
-        kernel=kernel,
-        shape_keys=tuple(module.SHAPE_KEYS),
-        default_shape=dict(getattr(module, "DEFAULT_SHAPE", {})),
-        make_inputs=module.make_inputs,
-        example_inputs=getattr(module, "example_inputs", module.make_inputs),
-        reference=module.reference,
-        flops=getattr(module, "flops", None),
-    )
 
 
 def _generic_spec(kernel: helion.Kernel) -> KernelSpec:

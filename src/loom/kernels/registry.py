@@ -72,9 +72,14 @@ def resolve_kernel(name_or_path: str) -> KernelSpec:
             + (f" (missing: {', '.join(missing)})" if missing else "")
             + "; see loom/kernels/gemm.py for an example."
         )
+    return spec_of_module(module, kernels[0])
+
+
+def spec_of_module(module: ModuleType, kernel: helion.Kernel) -> KernelSpec:
+    """The KernelSpec of `kernel`, defined in a module that follows the convention above."""
     return KernelSpec(
-        name=kernels[0].fn.__name__,
-        kernel=kernels[0],
+        name=kernel.fn.__name__,
+        kernel=kernel,
         shape_keys=tuple(module.SHAPE_KEYS),
         default_shape=dict(getattr(module, "DEFAULT_SHAPE", {})),
         make_inputs=module.make_inputs,
