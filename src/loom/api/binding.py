@@ -19,7 +19,7 @@ import inspect
 import sys
 from collections.abc import Callable, Mapping
 from types import ModuleType
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 from loom.errors import FrontendError, ShapeError, VerificationError
 
@@ -133,17 +133,17 @@ def _helion_eager(kernel: helion.Kernel) -> Callable[..., torch.Tensor]:
                 f"execution of it failed on the CPU ({type(err).__name__}: {first}). Pass "
                 "reference= to verify(): a function of the inputs, or the expected tensor."
             ) from None
-        if not _is_tensor(out):
-            raise FrontendError(
-                f"kernel {kernel.fn.__name__!r} returns {type(out).__name__}; Loom verifies "
-                "kernels that return one tensor. Pass reference= to verify it otherwise."
-            )
-        return out
+        if _is_tensor(out):
+            return out
+        raise VerificationError(
+            f"kernel {kernel.fn.__name__!r} returns {type(out).__name__}; Loom verifies "
+            "kernels that return one tensor. Pass reference= to verify it otherwise."
+        )
 
     return reference
 
 
-def _is_tensor(x: object) -> bool:
+def _is_tensor(x: object) -> TypeGuard[torch.Tensor]:
     import torch
 
     return isinstance(x, torch.Tensor)
