@@ -31,6 +31,7 @@ from loom.errors import (
 TYPE_CHECKING = False  # not `typing.TYPE_CHECKING`: importing typing costs 40 ms here
 if TYPE_CHECKING:
     from loom.api import (
+        Activity,
         CompiledKernel,
         PipeTime,
         RankedCandidate,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
     __version__: str
 
 _LAZY = {
+    "Activity": "loom.api",
     "compile": "loom.api",
     "load_arch": "loom.api",
     "archs": "loom.api",
@@ -59,6 +61,7 @@ _LAZY = {
 }
 
 __all__ = [
+    "Activity",
     "Arch",
     "ArchError",
     "CompiledKernel",

@@ -124,6 +124,11 @@ def test_simulate_report_and_trace(ck: loom.CompiledKernel, tmp_path) -> None:  
     cores = ck.schedule.mapping.num_cores
     assert len({c.core for c in r.per_core}) == cores
     assert r.modeled_pipes and all(p.cycles >= 0 for p in r.modeled_pipes)
+    # the activities account for every busy cycle of every engine
+    for e in r.engines:
+        busy = sum(a.cycles for a in r.activities if a.engine == e.engine)
+        assert busy == pytest.approx(e.mean * cores * r.kernel_cycles, rel=1e-6)
+    assert any(a.name.startswith("send mcast_") for a in r.activities)
     assert "simulated / modeled" in str(r) and r.as_dict()["modeled_cycles"] == r.modeled_cycles
     trace = json.loads(r.trace(tmp_path / "trace.json").read_text())
     assert trace["traceEvents"]

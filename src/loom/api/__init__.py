@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom.api.compiled import CompiledKernel
-from loom.api.results import PipeTime, RankedCandidate, SimulationReport
+from loom.api.results import Activity, PipeTime, RankedCandidate, SimulationReport
 from loom.errors import LoomError
 
 if TYPE_CHECKING:
@@ -94,6 +94,7 @@ def archs() -> tuple[str, ...]:
 
 
 __all__ = [
+    "Activity",
     "CompiledKernel",
     "PipeTime",
     "RankedCandidate",

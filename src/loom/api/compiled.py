@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom.api.binding import Bound, check_call_args
-from loom.api.results import PipeTime, RankedCandidate, SimulationReport
+from loom.api.results import PipeTime, RankedCandidate, SimulationReport, activities
 from loom.errors import LoomError
 
 if TYPE_CHECKING:
@@ -191,7 +191,8 @@ class CompiledKernel:
 
     def simulate(self, trace: bool = True) -> SimulationReport:
         """Time the kernel on the discrete-event simulator (cycles, time, TFLOPS,
-        utilization, per-engine and per-core busy, links, DRAM banks)."""
+        utilization, busy time per engine, core and activity, links, DRAM banks).
+        `trace=True` keeps the trace events (for `trace(path)` and `activities`)."""
         from loom.sim import simulate
         from loom.solve.explain import term_breakdown
 
@@ -212,6 +213,7 @@ class CompiledKernel:
             modeled_cycles=s.modeled_cycles,
             engines=sim.engine_busy,
             per_core=sim.core_busy,
+            activities=activities(sim.trace_events, self.arch.clock_ghz),
             modeled_pipes=tuple(
                 PipeTime(node, term, cycles)
                 for node, term, cycles in term_breakdown(self._result.problem, env)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from loom.errors import LoomError
 
@@ -50,6 +50,44 @@ class PipeTime:
     cycles: int
 
 
+@dataclass(frozen=True, slots=True)
+class Activity:
+    """What the simulated engines spent their busy time on, summed over cores: reading a
+    tensor, sending or receiving on a multicast pipe, computing a value, writing."""
+
+    engine: str
+    """`reader`, `compute` or `writer`."""
+    name: str
+    """As in the trace, e.g. `read a`, `send mcast_a_tile`, `compute acc`, `write out`."""
+    cores: int
+    """Cores whose engine did it."""
+    cycles: float
+    """Busy cycles summed over those cores."""
+    max_core_cycles: float
+    """Busy cycles of the core that spent the most on it."""
+
+
+def activities(events: tuple[dict[str, Any], ...], clock_ghz: float) -> tuple[Activity, ...]:
+    """Per (engine, activity) busy time from a simulation's trace events, busiest first."""
+    engines = {
+        (e["pid"], e["tid"]): e["args"]["name"]
+        for e in events
+        if e.get("ph") == "M" and e.get("name") == "thread_name"
+    }
+    per_core: dict[tuple[str, str], dict[int, float]] = {}
+    for e in events:
+        if e.get("ph") != "X" or (e["pid"], e["tid"]) not in engines:
+            continue
+        key = (engines[(e["pid"], e["tid"])], e["name"])
+        cores = per_core.setdefault(key, {})
+        cores[e["pid"]] = cores.get(e["pid"], 0.0) + e["dur"] * clock_ghz * 1e3
+    out = [
+        Activity(engine, name, len(c), sum(c.values()), max(c.values()))
+        for (engine, name), c in per_core.items()
+    ]
+    return tuple(sorted(out, key=lambda a: (-a.cycles, a.engine, a.name)))
+
+
 @dataclass(frozen=True)
 class SimulationReport:
     """The discrete-event simulator's timing of a compiled kernel.
@@ -77,6 +115,9 @@ class SimulationReport:
     """Busy fraction per engine kind (reader, compute, writer): min, mean, max over cores."""
     per_core: tuple[CoreBusy, ...] = field(repr=False)
     """Busy fraction and finish time of every engine of every core."""
+    activities: tuple[Activity, ...] = field(repr=False)
+    """Simulated busy time per engine activity (reads, pipe sends and receives, computes,
+    writes), from the trace; empty when simulated with `trace=False`."""
     modeled_pipes: tuple[PipeTime, ...] = field(repr=False)
     """The model's per-pipe terms of the same schedule, for comparison."""
     links: tuple[LinkUse, ...] = field(repr=False)
