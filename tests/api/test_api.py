@@ -204,3 +204,15 @@ def test_errors_are_typed_and_name_the_fix(ck: loom.CompiledKernel) -> None:
         ck(torch.randn(128, 128).to(torch.bfloat16), gemm_args()[1])
     with pytest.raises(loom.ShapeError, match="compiled for 2 arguments"):
         ck(gemm_args()[0])
+
+
+def test_flash_attention_on_blackhole_matches_torch() -> None:
+    from loom.kernels import flash_attention as fa
+
+    q, k, v = fa.make_inputs({"B": 1, "H": 2, "S": 256, "D": 64}, seed=3)
+    ck = loom.compile(fa, q, k, v, arch="blackhole_p150", jobs=1)
+    assert ck.shape == {"B": 1, "H": 2, "S": 256, "D": 64} and ck.arch.name == "blackhole_p150"
+    out, ref = ck(q, k, v), fa.reference(q, k, v)
+    assert out.shape == ref.shape and out.dtype == ref.dtype
+    rel = float((out.float() - ref.float()).abs().max()) / float(ref.float().abs().max())
+    assert rel <= 2.0**-6, rel
