@@ -81,15 +81,15 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_archs(args: argparse.Namespace) -> int:
-    from loom.arch import describe_arch, list_archs, load_arch
+    from loom.arch import describe_arch
 
     if args.action == "show":
         if not args.name:
             raise LoomError("`loom archs show` needs an architecture name; see `loom archs`.")
-        print(describe_arch(load_arch(args.name)), end="")
+        print(describe_arch(loom.load_arch(args.name)), end="")
         return 0
-    for name in list_archs():
-        arch = load_arch(name)
+    for name in loom.archs():
+        arch = loom.load_arch(name)
         print(
             f"{name:24} {arch.grid_x}x{arch.grid_y} cores @ {arch.clock_ghz} GHz  "
             f"{arch.description}"
