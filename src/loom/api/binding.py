@@ -160,6 +160,14 @@ def _with_args(
     shape: Mapping[str, int] | None,
     reference_source: str,
 ) -> Bound:
+    signature = inspect.signature(spec.kernel.fn).parameters
+    params = list(signature)
+    required = sum(p.default is inspect.Parameter.empty for p in signature.values())
+    if not required <= len(args) <= len(params):
+        raise ShapeError(
+            f"kernel {spec.name} takes {len(params)} arguments ({', '.join(params)}) but "
+            f"loom.compile got {len(args)} example arguments; pass one per parameter."
+        )
     names = _arg_names(spec.kernel, len(args))
     for name, arg in zip(names, args, strict=True):
         if _is_tensor(arg) and arg.device.type != "cpu":
