@@ -201,28 +201,14 @@ class CompiledKernel:
         flops = spec.flops(s.shape) if spec.flops else 0
         env = _assignment(self._result)
         report = SimulationReport(
-            kernel=sim.kernel,
-            arch=sim.arch,
-            cycles=sim.cycles,
-            kernel_cycles=sim.kernel_cycles,
-            launch_cycles=sim.launch_cycles,
-            us=sim.us,
-            tflops=flops / (sim.us * 1e6) if flops and sim.us else None,
-            executed_tflops=sim.tflops,
-            utilization=sim.utilization,
+            raw=sim,
             modeled_cycles=s.modeled_cycles,
-            engines=sim.engine_busy,
-            per_core=sim.core_busy,
+            flops=flops,
             activities=activities(sim.trace_events, self.arch.clock_ghz),
             modeled_pipes=tuple(
                 PipeTime(node, term, cycles)
                 for node, term, cycles in term_breakdown(self._result.problem, env)
             ),
-            links=sim.link_utilization,
-            dram_bank_utilization=sim.dram_bank_utilization,
-            bytes_moved=sim.bytes_moved,
-            raw=sim,
-            flops=flops,
         )
         self._last_sim = report
         return report

@@ -90,42 +90,78 @@ def activities(events: tuple[dict[str, Any], ...], clock_ghz: float) -> tuple[Ac
 
 @dataclass(frozen=True)
 class SimulationReport:
-    """The discrete-event simulator's timing of a compiled kernel.
+    """The discrete-event simulator's timing of a compiled kernel, next to the model's.
 
     `str(report)` is the CLI's text; `as_dict()` is the CLI's `--json`; `trace(path)`
-    writes a Chrome/Perfetto trace (simulate with `trace=True`, the default)."""
+    writes a Chrome/Perfetto trace (simulate with `trace=True`, the default). The
+    measured figures are read from `raw`, the simulator's own result."""
 
-    kernel: str
-    arch: str
-    cycles: float
-    """Kernel cycles plus the program launch."""
-    kernel_cycles: float
-    launch_cycles: float
-    us: float
-    tflops: float | None
-    """Useful TFLOPS: the kernel's own floating-point work over the simulated time
-    (None when the kernel declares no FLOP count)."""
-    executed_tflops: float
-    """Every tile-matmul the cores ran, padding included."""
-    utilization: float
-    """Executed TFLOPS over the matmul peak of the whole grid."""
+    raw: SimResult = field(repr=False)
     modeled_cycles: int
     """The latency model's prediction for the same schedule."""
-    engines: tuple[EngineBusy, ...]
-    """Busy fraction per engine kind (reader, compute, writer): min, mean, max over cores."""
-    per_core: tuple[CoreBusy, ...] = field(repr=False)
-    """Busy fraction and finish time of every engine of every core."""
+    flops: int = field(repr=False)
+    """The kernel's own floating-point work (0 when it declares no FLOP count)."""
     activities: tuple[Activity, ...] = field(repr=False)
     """Simulated busy time per engine activity (reads, pipe sends and receives, computes,
     writes), from the trace; empty when simulated with `trace=False`."""
     modeled_pipes: tuple[PipeTime, ...] = field(repr=False)
     """The model's per-pipe terms of the same schedule, for comparison."""
-    links: tuple[LinkUse, ...] = field(repr=False)
-    """NoC links that carried data, busiest first."""
-    dram_bank_utilization: tuple[float, ...] = field(repr=False)
-    bytes_moved: BytesMoved = field(repr=False)
-    raw: SimResult = field(repr=False)
-    flops: int = field(default=0, repr=False)
+
+    @property
+    def cycles(self) -> float:
+        """Kernel cycles plus the program launch."""
+        return self.raw.cycles
+
+    @property
+    def kernel_cycles(self) -> float:
+        return self.raw.kernel_cycles
+
+    @property
+    def launch_cycles(self) -> float:
+        return self.raw.launch_cycles
+
+    @property
+    def us(self) -> float:
+        return self.raw.us
+
+    @property
+    def tflops(self) -> float | None:
+        """Useful TFLOPS: the kernel's own work over the simulated time (None when the
+        kernel declares no FLOP count)."""
+        return self.flops / (self.raw.us * 1e6) if self.flops and self.raw.us else None
+
+    @property
+    def executed_tflops(self) -> float:
+        """Every tile-matmul the cores ran, padding included."""
+        return self.raw.tflops
+
+    @property
+    def utilization(self) -> float:
+        """Executed TFLOPS over the matmul peak of the whole grid."""
+        return self.raw.utilization
+
+    @property
+    def engines(self) -> tuple[EngineBusy, ...]:
+        """Busy fraction per engine kind (reader, compute, writer): min, mean, max."""
+        return self.raw.engine_busy
+
+    @property
+    def per_core(self) -> tuple[CoreBusy, ...]:
+        """Busy fraction and finish time of every engine of every core."""
+        return self.raw.core_busy
+
+    @property
+    def links(self) -> tuple[LinkUse, ...]:
+        """NoC links that carried data, busiest first."""
+        return self.raw.link_utilization
+
+    @property
+    def dram_bank_utilization(self) -> tuple[float, ...]:
+        return self.raw.dram_bank_utilization
+
+    @property
+    def bytes_moved(self) -> BytesMoved:
+        return self.raw.bytes_moved
 
     @property
     def seconds(self) -> float:
@@ -157,6 +193,12 @@ class SimulationReport:
         from loom.report import simulation_dict
 
         return simulation_dict(self.raw, self.modeled_cycles, self.flops)
+
+    def __repr__(self) -> str:
+        return (
+            f"<SimulationReport {self.raw.kernel} on {self.raw.arch}: {self.cycles:,.0f} "
+            f"cycles = {self.us:,.2f} us, modeled {self.modeled_cycles:,}>"
+        )
 
     def __str__(self) -> str:
         from loom.report import simulation_summary
