@@ -196,6 +196,8 @@ def test_errors_are_typed_and_name_the_fix(ck: loom.CompiledKernel) -> None:
         loom.compile(42)
     with pytest.raises(loom.ShapeError, match=r"takes 2 arguments \(a, b\) but .* got 1"):
         loom.compile(gemm, gemm_args()[0])
+    with pytest.raises(loom.ShapeError, match=r"takes exactly M, N, K .*: M=0; .*missing: K"):
+        loom.compile("gemm", shape={"M": 0, "N": 64})
     with pytest.raises(loom.ShapeError, match="not a multiple of the 32x32 tile"):
         loom.compile(gemm, torch.randn(100, 64), torch.randn(64, 64))
     with pytest.raises(loom.LoomError, match=r"top_k=0 must be >= 1.*solver='x'"):

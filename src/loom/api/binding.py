@@ -50,7 +50,7 @@ def bind_kernel(
     """Resolve `kernel` (a name, a path or a Helion kernel) against the example args."""
     import helion
 
-    from loom.kernels.registry import parse_shape, resolve_kernel, spec_of_module
+    from loom.kernels.registry import resolve_kernel, spec_of_module
 
     if isinstance(kernel, ModuleType):
         kernel = _module_kernel(kernel)
@@ -58,8 +58,7 @@ def bind_kernel(
         spec = resolve_kernel(kernel)
         if example_args:
             return _with_args(spec, example_args, shape, "the kernel file's reference()")
-        text = ",".join(f"{k}={v}" for k, v in shape.items()) if shape else None
-        return Bound(spec, parse_shape(text, spec), (), "the kernel file's reference()")
+        return Bound(spec, _named_shape(spec, shape), (), "the kernel file's reference()")
     if not isinstance(kernel, helion.Kernel):
         raise FrontendError(
             f"loom.compile takes a @helion.kernel function or the name of a shipped kernel "
@@ -70,8 +69,7 @@ def bind_kernel(
     if module is not None and _follows_convention(module, kernel):
         spec = spec_of_module(module, kernel)
         if not example_args:
-            text = ",".join(f"{k}={v}" for k, v in shape.items()) if shape else None
-            return Bound(spec, parse_shape(text, spec), (), "the kernel file's reference()")
+            return Bound(spec, _named_shape(spec, shape), (), "the kernel file's reference()")
         return _with_args(spec, example_args, shape, "the kernel file's reference()")
     if not example_args:
         raise ShapeError(
@@ -80,6 +78,28 @@ def bind_kernel(
             "the ones you would pass to the kernel."
         )
     return _with_args(_generic_spec(kernel), example_args, shape, "Helion's eager execution")
+
+
+def _named_shape(spec: KernelSpec, shape: Mapping[str, int] | None) -> dict[str, int]:
+    """`shape=` checked against the kernel file's SHAPE_KEYS (its DEFAULT_SHAPE if None)."""
+    if shape is None:
+        if spec.default_shape:
+            return dict(spec.default_shape)
+        keys = ", ".join(f"{k!r}: ..." for k in spec.shape_keys)
+        raise ShapeError(f"kernel {spec.name} needs shape={{{keys}}} or example tensors.")
+    bad = [f"{k}={v!r}" for k, v in shape.items() if type(v) is not int or v <= 0]
+    unknown = sorted(set(shape) - set(spec.shape_keys))
+    missing = [k for k in spec.shape_keys if k not in shape]
+    if bad or unknown or missing:
+        raise ShapeError(
+            f"shape= for {spec.name} takes exactly {', '.join(spec.shape_keys)} as positive "
+            "integers"
+            + (f"; not positive integers: {', '.join(bad)}" if bad else "")
+            + (f"; unknown: {', '.join(unknown)}" if unknown else "")
+            + (f"; missing: {', '.join(missing)}" if missing else "")
+            + "."
+        )
+    return {k: shape[k] for k in spec.shape_keys}
 
 
 def _module_kernel(module: ModuleType) -> object:
