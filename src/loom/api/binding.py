@@ -198,7 +198,7 @@ def _with_args(
     module = sys.modules.get(spec.kernel.fn.__module__)
     shape_of = getattr(module, "shape_of", None) if spec.shape_keys else None
     if shape is not None:
-        named = dict(shape)
+        named = _named_shape(spec, shape) if spec.shape_keys else dict(shape)
     elif shape_of is not None:
         named = dict(shape_of(*args))
     else:
