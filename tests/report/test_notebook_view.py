@@ -67,6 +67,7 @@ def test_mesh_labels_used_and_idle_cores(wormhole) -> None:  # type: ignore[no-u
     assert "tile_m (2 cores, 1 wave(s))" in view.legend
     assert dict(view.facts)["load a"] == "multicast to 1x4 cores"
     assert dict(view.facts)["pipe loop:tile_k"] == "double-buffered inputs"
+    assert dict(view.facts)["binding"].startswith("tile_k = 128 would violate")
     assert [r.label for r in view.timing] == ["modeled"] and view.note
 
 

@@ -123,6 +123,7 @@ def _facts(s: Schedule) -> tuple[tuple[str, str], ...]:
         for c in s.copies
     ]
     facts.append(("bottleneck", s.bottleneck.get("text", "")))
+    facts += [("binding", b) for b in s.binding_constraints]
     facts.append(
         (
             "L1 per core",
