@@ -73,6 +73,13 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
+        "--dtype",
+        default="",
+        help="data formats: a default for every tensor argument (bf16, fp32, bfp8, bfp4 or "
+        "TTNN's bfloat8_b...), then arg=format overrides and acc=format for the "
+        "accumulator, e.g. bfp8,c=bf16,acc=fp32",
+    )
+    parser.add_argument(
         "--time-limit",
         type=float,
         default=10.0,
@@ -134,6 +141,7 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         arch=arch,
         shape=shape,
         math_fidelity=args.math_fidelity,
+        formats=args.dtype,
         jobs=args.jobs,
         top_k=args.top_k,
         solver=args.solver,
@@ -205,6 +213,8 @@ def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
         f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "
         f"{outcome.wall_seconds:.1f} s"
     )
+    if outcome.format_note:
+        print(f"            {outcome.format_note}")
     if not outcome.passed:
         print(f"error: {outcome.message}", file=sys.stderr)
         return 1

@@ -43,3 +43,7 @@ class SimulationError(LoomError):
     """The timing simulator found the program cannot run (e.g. a deadlock)."""
 
     exit_code = 1
+
+
+class FormatError(LoomError):
+    """A data-format (--dtype) or math-fidelity choice that is unknown or unsupported."""

@@ -27,9 +27,11 @@ from typing import TypeVar
 
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
+from loom.frontend.formats import apply_formats, parse_format_spec
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate, CandidateSet
 from loom.ir.printer import print_tile_program
@@ -68,11 +70,16 @@ class StageLog:
             return fn()
 
 
-def run_frontend(spec: KernelSpec, shape: dict[str, int], log: StageLog) -> TileProgram:
+def run_frontend(
+    spec: KernelSpec, shape: dict[str, int], log: StageLog, formats: str = ""
+) -> TileProgram:
+    """Import the kernel and apply the user's data formats (`--dtype`, see
+    loom.frontend.formats) to it."""
     with log.stage("frontend"):
         inputs = spec.example_inputs(shape)
         program = import_kernel(spec.kernel, inputs)
         check_alignment(program, shape)
+        program = apply_formats(program, parse_format_spec(formats))
     log.artifacts["00_frontend.mlir"] = print_tile_program(program)
     return program
 
@@ -82,6 +89,8 @@ class CompileOptions:
     arch: Arch
     shape: dict[str, int]
     math_fidelity: str = ""
+    formats: str = ""
+    """The --dtype specification (e.g. ``bfp8`` or ``bf16,b=bfp4,acc=fp32``)."""
     jobs: int = 0
     top_k: int = 5
     solver: str = "cpsat"
@@ -147,7 +156,7 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     log = StageLog()
     arch, shape = options.arch, options.shape
     fidelity = options.math_fidelity or arch.matmul.default_fidelity
-    program = run_frontend(spec, shape, log)
+    program = run_frontend(spec, shape, log, options.formats)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
     flops = spec.flops(shape) if spec.flops else 0
@@ -184,6 +193,7 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
+    schedule = dataclasses.replace(schedule, formats=parse_format_spec(options.formats).label())
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     return CompileResult(
         program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered
@@ -259,7 +269,7 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             f"the schedule targets {schedule.arch!r} but --arch is {arch.name!r}; pass "
             f"--arch {schedule.arch} (or the YAML file of that architecture)."
         )
-    program = run_frontend(spec, schedule.shape, log)
+    program = run_frontend(spec, schedule.shape, log, schedule.formats)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     return lower_schedule(program, buffered, schedule, arch, log)
 
@@ -267,6 +277,9 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
 def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
     """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
     inputs = spec.make_inputs(lowered.schedule.shape)
+    # Block-float inputs are quantized as the hardware stores them, and the reference is
+    # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
+    inputs = quantize_inputs(lowered.lowered, inputs)
     reference = spec.reference(*inputs)
     return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference))
 

@@ -34,6 +34,7 @@ _NONNEG = frozenset(
         "dram.read_latency_cycles",
         "dram.write_latency_cycles",
         "fixed.program_launch_us",
+        "fixed.host_dispatch_us",
         "fixed.semaphore_cycles",
     }
 )

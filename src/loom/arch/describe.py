@@ -149,6 +149,7 @@ def _fixed_lines(a: Arch) -> list[str]:
         "fixed costs",
         f"  program launch {f.program_launch_us} us "
         f"({a.us_to_cycles(f.program_launch_us):,.0f} cycles)",
+        f"  host dispatch  {f.host_dispatch_us} us (without a trace)",
         f"  semaphore      {f.semaphore_cycles} cycles",
     ]
 

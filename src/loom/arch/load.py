@@ -5,6 +5,10 @@ The file mirrors the dataclasses of :mod:`loom.arch.spec`: nested mappings (``ti
 (``cycles_per_tile: {LoFi: 16, ...}``), DRAM banks as a list of ``{noc_x, noc_y}`` and a
 top-level ``sources:`` mapping from dotted field path to where the number comes from.
 
+A file may start from another description with ``base: <built-in name>`` and give only
+what differs (the Blackhole grids 11x10, 12x10 and 13x10 share one base): mappings merge
+key by key (``sources`` too), any other value (a list, a number) replaces the base's.
+
 Validation runs in two passes so that one :class:`ArchError` can list every problem:
 :mod:`loom.arch.convert` converts each field to its declared type (collecting type, sign
 and unknown-key problems), then :mod:`loom.arch.rules` checks the rules that relate fields
@@ -96,10 +100,40 @@ def _read(path: Path, where: str) -> Any:
         ) from None
 
 
+def _with_base(raw: Any, where: str, seen: tuple[str, ...] = ()) -> Any:
+    """`raw` merged over the built-in description its ``base:`` names (recursively)."""
+    if not isinstance(raw, dict) or "base" not in raw:
+        return raw
+    name = raw["base"]
+    if not isinstance(name, str) or name not in _builtin_names():
+        raise ArchError(
+            f"arch file '{where}': base {name!r} is not a built-in description; use one "
+            f"of {', '.join(builtin_names())}"
+        )
+    if name in seen:
+        raise ArchError(
+            f"arch file '{where}': its bases form a cycle ({' -> '.join((*seen, name))}); "
+            "make one of them a complete description"
+        )
+    path = builtin_path(name)
+    base = _with_base(_read(path, str(path)), str(path), (*seen, name))
+    rest = {k: v for k, v in raw.items() if k != "base"}
+    return _merge(base, rest)
+
+
+def _merge(base: Any, over: Any) -> Any:
+    if isinstance(base, dict) and isinstance(over, dict):
+        merged = dict(base)
+        for key, value in over.items():
+            merged[key] = _merge(base[key], value) if key in base else value
+        return merged
+    return over
+
+
 @functools.lru_cache(maxsize=16)
 def _load_builtin(name: str) -> Arch:
     path = builtin_path(name)
-    return parse_arch(_read(path, str(path)), str(path))
+    return parse_arch(_with_base(_read(path, str(path)), str(path), (name,)), str(path))
 
 
 def load_arch(name_or_path: str | Path) -> Arch:
@@ -112,7 +146,7 @@ def load_arch(name_or_path: str | Path) -> Arch:
         return _load_builtin(text)
     path = Path(text)
     if path.is_file():
-        return parse_arch(_read(path, text), text)
+        return parse_arch(_with_base(_read(path, text), text), text)
     if path.exists():
         raise ArchError(f"arch file '{text}' is not a file; give the path of a YAML file")
     if path.suffix in (".yaml", ".yml") or "/" in text or "\\" in text:

@@ -14,8 +14,9 @@ from typing import Any
 
 from loom.arch.convert import ABSENT, FIELD_PATHS, Problems
 from loom.arch.spec import MATH_FIDELITIES
+from loom.ir.formats import DataFormat, tile_bytes
 
-DTYPES = ("bf16", "fp16", "fp32", "bfp8", "bfp4")
+DTYPES = tuple(f.value for f in DataFormat)
 """Dtypes a tile size or a Dst capacity may be given for."""
 ELTWISE_OPS = (
     "add",
@@ -76,6 +77,17 @@ def _dtypes(v: View, out: Problems) -> None:
                     out.add(path, f"has unknown dtype '{name}'", f"use one of {', '.join(DTYPES)}")
             if "bf16" not in names:
                 out.add(path, "lacks dtype 'bf16'", "add an entry for bf16")
+    with suppress(Skip):
+        rows, cols = v["tile.rows"], v["tile.cols"]
+        for name, size in v["tile.bytes_per_dtype"]:
+            if name in DTYPES and size != tile_bytes(name, rows, cols):
+                out.add(
+                    f"tile.bytes_per_dtype.{name}",
+                    f"disagrees with the {name} format's {rows}x{cols} tile size "
+                    f"{tile_bytes(name, rows, cols)} B",
+                    "fix the value (block-float tiles add one exponent byte per 16 elements)",
+                    size,
+                )
 
 
 @_rule

@@ -11,6 +11,8 @@ from __future__ import annotations
 import itertools
 from dataclasses import dataclass
 
+from loom.ir.formats import tile_bytes
+
 MATH_FIDELITIES = ("LoFi", "HiFi2", "HiFi3", "HiFi4")
 
 
@@ -22,9 +24,11 @@ class Tile:
     """Bytes of one tile per dtype (bf16 2048, fp32 4096, bfp8 1088)."""
 
     def bytes(self, dtype: str) -> int:
-        for name, size in self.bytes_per_dtype:
+        """Bytes of one tile of a format this architecture supports (the size itself comes
+        from :func:`loom.ir.formats.tile_bytes`; the loader checks the table agrees)."""
+        for name, _ in self.bytes_per_dtype:
             if name == dtype:
-                return size
+                return tile_bytes(dtype, self.rows, self.cols)
         raise KeyError(dtype)
 
     @property
@@ -166,7 +170,11 @@ class Dram:
 @dataclass(frozen=True)
 class Fixed:
     program_launch_us: float
-    """Device-side cost of launching one program (dispatch, kernel start)."""
+    """Device-side cost of launching one program (dispatch, kernel start): what separates
+    back-to-back programs replayed from a trace."""
+    host_dispatch_us: float
+    """Host-side cost of dispatching one program without a trace (command assembly and
+    submission), on top of the launch."""
     semaphore_cycles: int
     """Cost of one inter-core handshake (semaphore increment seen by the peer)."""
 

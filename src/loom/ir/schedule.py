@@ -155,6 +155,10 @@ class Schedule:
     compile_seconds: float = 0.0
     waves: dict[str, int] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    formats: str = ""
+    """The user's data formats (``--dtype``: a default, ``arg=format`` overrides and
+    ``acc=format``); empty keeps the kernel source's dtypes. `dtype` is the first
+    argument's resulting format."""
 
     def to_json(self) -> str:
         data = asdict(self)

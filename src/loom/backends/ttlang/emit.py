@@ -14,6 +14,7 @@ import keyword
 
 from loom.backends.ttlang.blocks import BlockPrinter
 from loom.errors import ScheduleError
+from loom.ir.formats import FORMATS
 from loom.ir.program import (
     Compute,
     IfCore,
@@ -36,7 +37,8 @@ from loom.symbolic.pyexpr import cond_to_python as py_cond
 from loom.symbolic.pyexpr import to_python as py_expr
 
 TTLANG_VERSION = "1.1.6"
-DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "bfp8": "bfloat8_b"}
+DTYPES = {f.value: info.ttnn_name for f, info in FORMATS.items()}
+"""Loom format -> the ttnn dtype name a TT-Lang program uses for it."""
 
 
 def ident(name: str) -> str:
@@ -110,6 +112,9 @@ class Emitter:
         out.add("# tile grids (leading dims folded into rows, last two dims padded to 32), then")
         out.add("# the zero scratch tensors LIKENESS (name, dtype, rows, cols in tiles): each")
         out.add("# dataflow buffer takes its dtype and largest block shape from one of them.")
+        if any(t.dtype != "bf16" for t in p.tensors):
+            formats = ", ".join(f"{t.name} ttnn.{DTYPES[t.dtype]}" for t in p.tensors)
+            out.add(f"# Data formats: {formats}.")
 
     def net(self, net: PipeNet) -> None:
         self.out.add(f"{ident(net.name).upper()} = ttl.PipeNet([")

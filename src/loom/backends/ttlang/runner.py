@@ -42,8 +42,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom.arch import load_arch
+from loom.backends.ttlang.blockfloat import quantize
+from loom.backends.ttlang.blockfloat import tolerance as block_tolerance
 from loom.backends.ttlang.emit import emit, ident
 from loom.errors import VerificationError
+from loom.ir.formats import is_block_float
 from loom.ir.program import DramTensor, Program
 
 if TYPE_CHECKING:
@@ -65,6 +68,8 @@ class VerifyResult:
     """Time of the simulated operation call alone."""
     message: str
     source_path: str
+    format_note: str = ""
+    """How block-float tensors were checked (emulation, tolerance); empty without them."""
 
 
 class _CompileError:
@@ -167,7 +172,7 @@ def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> 
                 f"but the program was compiled for {t.shape}."
             )
     host = dict(zip((t.name for t in ins), inputs, strict=True))
-    dtypes = {"bf16": ttnn.bfloat16, "fp16": ttnn.float16, "fp32": ttnn.float32}
+    dtypes = sim_dtypes(ttnn)
     out = []
     for t in program.tensors:
         value = host.get(t.name)
@@ -178,6 +183,20 @@ def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> 
         scratch = torch.zeros(rows * TILE, cols * TILE)
         out.append(ttnn.from_torch(scratch, dtype=dtypes[dtype], layout=ttnn.TILE_LAYOUT))
     return out
+
+
+def sim_dtypes(ttnn: Any) -> dict[str, Any]:
+    """Loom format -> the ttnn dtype tt-lang-sim runs it as. The simulator has bfloat8_b
+    (backed by bfloat16) but no bfloat4_b, which runs as bfloat16: the host quantizes
+    block-float inputs and outputs itself (loom.backends.ttlang.blockfloat), and every
+    bfp4 value is exact in bfloat16."""
+    return {
+        "bf16": ttnn.bfloat16,
+        "fp16": ttnn.float16,
+        "fp32": ttnn.float32,
+        "bfp8": getattr(ttnn, "bfloat8_b", ttnn.bfloat16),
+        "bfp4": ttnn.bfloat16,
+    }
 
 
 def _failure(program: Program, path: Path, err: BaseException | str, log: str) -> VerificationError:
@@ -273,6 +292,9 @@ def verify(
         out = out.to(real_bf16)
     out, ref = out.float(), reference_output.float()
     tol = TOLERANCE.get(out_t.dtype, TOLERANCE["fp32"])
+    if is_block_float(out_t.dtype):
+        out, ref = quantize(out, out_t.dtype), quantize(ref, out_t.dtype)
+        tol = block_tolerance(out_t.dtype)
     abs_err = float((out - ref).abs().max())
     scale = max(float(ref.abs().max()), 1e-30)
     rel = abs_err / scale
@@ -281,6 +303,25 @@ def verify(
     message = (
         f"{verdict} {program.kernel} on {program.arch} ({program.grid[0]}x{program.grid[1]} "
         f"cores): max abs error {abs_err:.3e}, max rel error {rel:.3e} "
-        f"(tolerance {tol:.3e}), simulated in {wall:.2f} s"
+        f"(tolerance {tol:.3e}{_format_note(program)}), simulated in {wall:.2f} s"
     )
-    return VerifyResult(passed, abs_err, rel, tol, wall, message, str(path))
+    note = _format_note(program).removeprefix("; ")
+    return VerifyResult(passed, abs_err, rel, tol, wall, message, str(path), note)
+
+
+def _format_note(program: Program) -> str:
+    """How the block-float tensors were checked, for the verify report."""
+    bf = [f"{t.name} {t.dtype}" for t in program.tensors if is_block_float(t.dtype)]
+    if not bf:
+        return ""
+    out_t = next(t for t in program.tensors if t.role == "output")
+    tol = (
+        f"; output tolerance 2^-{-round(math.log2(block_tolerance(out_t.dtype)))} of max |ref|, "
+        "one unit of the block's last mantissa bit"
+        if is_block_float(out_t.dtype)
+        else ""
+    )
+    return (
+        f"; block-float {', '.join(bf)} emulated in torch (shared exponent per 16 values of "
+        f"a face row, round to nearest even){tol}"
+    )

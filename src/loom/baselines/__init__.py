@@ -1,0 +1,1 @@
+"""Vendor baselines: what TTNN itself would run, for comparisons and calibration."""
