@@ -220,3 +220,16 @@ def test_flash_attention_on_blackhole_matches_torch() -> None:
     assert out.shape == ref.shape and out.dtype == ref.dtype
     rel = float((out.float() - ref.float()).abs().max()) / float(ref.float().abs().max())
     assert rel <= 2.0**-6, rel
+
+
+def test_block_float_formats_through_the_api() -> None:
+    a, b = gemm_args(seed=5)
+    ck = loom.compile("gemm", shape=GEMM, dtype="bfp8", jobs=1)
+    assert ck.schedule.formats == "bfp8" and ck.schedule.dtype == "bfp8"
+    result = ck.verify()
+    assert result.passed and "block-float" in result.format_note
+    out = ck(a, b)  # a block-float output comes back as float32 holding bfp8 values
+    ref = a.float() @ b.float()
+    assert out.dtype == torch.float32
+    assert float((out - ref).abs().max() / ref.abs().max()) < 0.05
+    assert {alt.schedule.formats for alt in ck.alternatives()} == {"bfp8"}

@@ -28,6 +28,7 @@ def compile(  # the name users expect, as in torch.compile
     arch: str | Path | Arch = "wormhole_n150",
     shape: Mapping[str, int] | None = None,
     math_fidelity: str = "",
+    dtype: str = "",
     top_k: int = 5,
     jobs: int = 0,
     solver: str = "cpsat",
@@ -40,7 +41,8 @@ def compile(  # the name users expect, as in torch.compile
     `example_args` fix shapes and dtypes as Helion's own binding does (values unused);
     a name or module may take `shape={"M": ..., ...}` instead. `arch` is a built-in name
     (`loom.archs()`), a YAML file or an `Arch`. The options are those of `loom compile`:
-    `math_fidelity` (default: the architecture's), `top_k` ranked schedules kept, `jobs`
+    `math_fidelity` (default: the architecture's), `dtype` (data formats as `--dtype`
+    takes them, e.g. `"bfp8"` or `"bf16,b=bfp4,acc=fp32"`), `top_k` ranked schedules kept, `jobs`
     parallel solves (0 = all cores), `solver` (`cpsat` or the exhaustive `enumerate`),
     `time_limit_s` per CP-SAT problem in deterministic seconds.
 
@@ -55,6 +57,7 @@ def compile(  # the name users expect, as in torch.compile
         arch=target,
         shape=bound.shape,
         math_fidelity=math_fidelity,
+        formats=dtype,
         jobs=jobs,
         top_k=top_k,
         solver=solver,

@@ -145,6 +145,7 @@ class CompiledKernel:
         out = []
         for solution, problem in r.ranking.top:
             schedule = materialize(problem, solution, r.ranking.top, stats, r.arch)
+            schedule = dataclasses.replace(schedule, formats=s.formats)
             log = StageLog(artifacts=dict(r.log.artifacts))
             lowered = lower_schedule(r.program, r.buffered, schedule, r.arch, log)
             result = dataclasses.replace(
@@ -159,9 +160,10 @@ class CompiledKernel:
         """Run the TT-Lang kernel on tt-lang-sim and return its output as a torch tensor
         (the arguments must have the shapes and dtypes it was compiled for)."""
         from loom.backends.ttlang import run
+        from loom.backends.ttlang.blockfloat import quantize_inputs
 
         check_call_args(self._bound, args)
-        return run(self.program, tuple(args))
+        return run(self.program, quantize_inputs(self.program, tuple(args)))
 
     def verify(
         self,
@@ -176,11 +178,14 @@ class CompiledKernel:
         execution of the same kernel. A numeric mismatch gives `passed=False`; a kernel the
         simulator rejects raises VerificationError."""
         from loom.backends.ttlang import verify
+        from loom.backends.ttlang.blockfloat import quantize_inputs
 
         if inputs is None:
             inputs = tuple(self._bound.spec.make_inputs(self.shape))
         else:
             check_call_args(self._bound, tuple(inputs))
+        # block-float inputs as the hardware stores them; the reference sees the same values
+        inputs = quantize_inputs(self.program, tuple(inputs))
         if reference is None:
             reference = self._bound.spec.reference
         expected = reference(*inputs) if callable(reference) else reference

@@ -246,8 +246,9 @@ _TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 def run(program: Program, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     """Emit `program`, run it on tt-lang-sim and return its output in the output's logical
-    shape and dtype (what calling the kernel returns). The emitted file lives in a
-    temporary folder removed afterwards.
+    shape and dtype (what calling the kernel returns; a block-float output comes back as
+    float32 holding its quantized values). The emitted file lives in a temporary folder
+    removed afterwards.
 
     Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
     overflow)."""
@@ -258,7 +259,10 @@ def run(program: Program, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
         path.write_text(emit(program))
         (grid, _), _ = _run(program, path, inputs)
     out_t = next(t for t in program.tensors if t.role == "output")
-    return _from_grid(grid, out_t).to(getattr(torch, _TORCH_DTYPES[out_t.dtype]))
+    out = _from_grid(grid, out_t)
+    if is_block_float(out_t.dtype):
+        return quantize(out, out_t.dtype)  # float32 holding the block-float values
+    return out.to(getattr(torch, _TORCH_DTYPES[out_t.dtype]))
 
 
 def verify(
