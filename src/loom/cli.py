@@ -25,6 +25,21 @@ def _kernel_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("kernel", help="gemm | flash_attention | flash_decode | path/to/kernel.py")
     _arch_arg(parser)
     parser.add_argument("--shape", help="e.g. M=4096,N=4096,K=4096 or B=1,H=8,S=2048,D=64")
+    _file_args(parser)
+
+
+def _file_args(parser: argparse.ArgumentParser) -> None:
+    """Options of a Helion file taken as it is (several kernels, no Loom contract)."""
+    parser.add_argument("--kernel", dest="kernel_name", help="which kernel of the file")
+    parser.add_argument(
+        "--arg",
+        action="append",
+        default=[],
+        help="a kernel argument: x=1024x512:bf16 (tensor) or eps=1e-5 (scalar); repeatable",
+    )
+    parser.add_argument(
+        "--reference", help="MODULE:FUNC computing the outputs (default: the file's reference)"
+    )
 
 
 def _build_parser() -> argparse.ArgumentParser:
@@ -54,6 +69,7 @@ def _build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("kernel", nargs="?", help="kernel name or file (default: the schedule's)")
         _arch_arg(cmd)
         cmd.add_argument("--shape", help="e.g. M=512,N=512,K=512")
+        _file_args(cmd)
         cmd.add_argument("--schedule", help="use this schedule.json instead of compiling")
         cmd.add_argument("--dump-dir", help="write every stage's artifact into this folder")
         _solver_args(cmd)
@@ -61,16 +77,43 @@ def _build_parser() -> argparse.ArgumentParser:
             cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
             cmd.add_argument("--json", action="store_true", help="print the results as JSON")
 
+    for cmd in (compile_, *(sub.choices[n] for n in ("verify", "simulate", "run"))):
+        _cuda_args(cmd)
+    pol = sub.add_parser("policies", help="rank the legal annotation sets of a .cu file")
+    pol.add_argument("kernel", help="path/to/file.cu")
+    _arch_arg(pol)
+    _cuda_args(pol)
+    pol.add_argument("--top", type=int, default=10, help="policies printed")
+
     cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
     _kernel_args(cands)
     cands.add_argument("--json", action="store_true", help="print the candidates as JSON")
     return parser
 
 
+def _cuda_args(parser: argparse.ArgumentParser) -> None:
+    """Options of the affine CUDA path (a kernel given as a .cu file)."""
+    parser.add_argument("--define", action="append", default=[], help=".cu only: NAME=VALUE")
+    parser.add_argument("--annotations", help=".cu only: policy annotations (YAML)")
+    parser.add_argument(
+        "--stop-after", choices=["tileplan", "tileflow", "task", "physical"],
+        help=".cu only: print the checkpoints up to this one and stop",
+    )
+    parser.add_argument("--precision", choices=["bf16", "fp32"], default="fp32",
+                        help=".cu only: element type of the arrays")
+
+
 def _solver_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--jobs", type=int, default=0, help="parallel solves (default: all cores)")
     parser.add_argument("--top-k", type=int, default=5, help="candidates kept in the ranking")
     parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
+    parser.add_argument(
+        "--refine",
+        type=int,
+        default=0,
+        metavar="K",
+        help="simulate the model's top K schedules and keep the simulator's fastest (default off)",
+    )
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
         "--dtype",
@@ -127,7 +170,12 @@ def _load_kernel(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.kernels.registry import parse_shape, resolve_kernel
 
     arch = load_arch(args.arch)
-    spec = resolve_kernel(args.kernel)
+    spec = resolve_kernel(
+        args.kernel,
+        getattr(args, "kernel_name", None),
+        getattr(args, "arg", None) or (),
+        getattr(args, "reference", None),
+    )
     return arch, spec, parse_shape(args.shape, spec)
 
 
@@ -146,6 +194,7 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
         top_k=args.top_k,
         solver=args.solver,
         time_limit_s=args.time_limit,
+        refine=args.refine,
     )
     return spec, compile_kernel(spec, options)
 
@@ -208,6 +257,14 @@ def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
 
     outcome = verify_lowered(spec, lowered, log)
     verdict = "PASS" if outcome.passed else "FAIL"
+    if spec.file is not None:
+        print(f"reference   {spec.file.reference_name}")
+        for check in outcome.outputs:
+            print(
+                f"output      {check.name}: {'PASS' if check.passed else 'FAIL'} max abs error "
+                f"{check.max_abs_error:.3e}, max rel error {check.max_rel_error:.3e} "
+                f"(tolerance {check.tolerance:.3e})"
+            )
     print(
         f"verify      {verdict} on tt-lang-sim: max abs error {outcome.max_abs_error:.3e}, "
         f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "
@@ -305,10 +362,45 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+def _cmd_cuda(args: argparse.Namespace) -> int:
+    """compile / verify / simulate / run / policies of a .cu file."""
+    from loom.arch import load_arch
+    from loom.cuda import load_annotations
+    from loom.cuda_flow import CudaOptions, cuda_command
+
+    defines = []
+    for item in args.define:
+        name, sep, value = item.partition("=")
+        if not sep or not name.isidentifier():
+            raise LoomError(f"--define {item!r}: write NAME=VALUE, e.g. --define N=1024.")
+        defines.append((name, value))
+    options = CudaOptions(
+        arch=load_arch(args.arch),
+        precision=args.precision,
+        defines=tuple(defines),
+        annotations=load_annotations(args.annotations),
+        stop_after=args.stop_after,
+    )
+    if args.command == "policies":
+        from loom.cuda_policies import format_ranking, rank_policies
+
+        print(format_ranking(rank_policies(args.kernel, options), args.top), end="")
+        return 0
+    dump = getattr(args, "dump_dir", None)
+    code, text, artifacts = cuda_command(args.command, args.kernel, options)
+    _write_dump(dump, artifacts)
+    print(text, end="")
+    return code
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     args = _build_parser().parse_args(argv)
     try:
+        if str(getattr(args, "kernel", "") or "").endswith(".cu"):
+            return _cmd_cuda(args)
+        if args.command == "policies":
+            raise LoomError(f"`loom policies` takes a .cu file; got {args.kernel!r}.")
         return COMMANDS[args.command](args)
     except LoomError as err:
         print(f"error: {err}", file=sys.stderr)

@@ -45,5 +45,13 @@ class SimulationError(LoomError):
     exit_code = 1
 
 
+class CudaSubsetError(LoomError):
+    """A CUDA source uses a construct outside the affine subset Loom compiles."""
+
+
+class AnnotationError(LoomError):
+    """A CUDA-path annotation is malformed or illegal for its kernel."""
+
+
 class FormatError(LoomError):
     """A data-format (--dtype) or math-fidelity choice that is unknown or unsupported."""

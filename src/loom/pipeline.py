@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import TypeVar
 
 from loom.arch import Arch
-from loom.backends.ttlang import VerifyResult, emit, verify
+from loom.backends.ttlang import VerifyResult, emit, verify, verify_outputs
 from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
@@ -39,6 +39,7 @@ from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import ForLoop, If, TileProgram
+from loom.kernels.checks import file_references
 from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
@@ -95,6 +96,37 @@ class CompileOptions:
     top_k: int = 5
     solver: str = "cpsat"
     time_limit_s: float = 10.0
+    refine: int = 0
+    """Simulate the model's best `refine` schedules and keep the simulator's fastest
+    (0: the model's pick stands)."""
+
+
+@dataclass(frozen=True)
+class RefineEntry:
+    candidate: str
+    modeled_cycles: int
+    simulated_cycles: float
+
+
+@dataclass(frozen=True)
+class Refinement:
+    """The model's top-k, each simulated: which one the model picked and which one the
+    simulator found fastest (`chosen`, an index into `entries`, model order)."""
+
+    entries: tuple[RefineEntry, ...]
+    chosen: int
+
+    def lines(self) -> list[str]:
+        pick, best = self.entries[0], self.entries[self.chosen]
+        gain = pick.simulated_cycles / best.simulated_cycles - 1
+        return [
+            f"refine      simulated the model's top {len(self.entries)}",
+            f"            model's pick     {pick.candidate}: modeled {pick.modeled_cycles:,}, "
+            f"simulated {pick.simulated_cycles:,.0f} cycles",
+            f"            simulator's pick {best.candidate}: modeled {best.modeled_cycles:,}, "
+            f"simulated {best.simulated_cycles:,.0f} cycles"
+            + (" (the same)" if self.chosen == 0 else f" ({100 * gain:.1f}% faster; kept)"),
+        ]
 
 
 @dataclass
@@ -119,16 +151,14 @@ class CompileResult:
     arch: Arch
     log: StageLog
     lowered: Lowered
+    refinement: Refinement | None = None
 
 
 def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
     total = 0
     for arg in program.args:
-        tiles = (
-            math.prod(arg.shape[:-2])
-            * math.ceil(arg.shape[-2] / 32)
-            * math.ceil(arg.shape[-1] / 32)
-        )
+        shape = (1, 1, *arg.shape)[-max(len(arg.shape), 2) :]  # a 1-D tensor is one row
+        tiles = math.prod(shape[:-2]) * math.ceil(shape[-2] / 32) * math.ceil(shape[-1] / 32)
         total += tiles * arch.tile.bytes(arg.dtype if arg.dtype in arch.tile.dtypes else "fp32")
     return total
 
@@ -166,8 +196,10 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
         c.name: core_bound(c, arch, fidelity, flops, dram_bytes, depth)
         for c in candidates.candidates
     }
+    if options.refine < 0:
+        raise ScheduleError(f"--refine must be >= 0 (got {options.refine}); fix the option.")
     rank_options = RankOptions(
-        top_k=options.top_k,
+        top_k=max(options.top_k, options.refine),
         jobs=options.jobs or os.cpu_count() or 1,
         solver=options.solver,
         deterministic_seconds=options.time_limit_s,
@@ -178,7 +210,6 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     )
     if not ranking.top:
         raise InfeasibleError(_infeasible_message(program, arch, ranking))
-    best_solution, best_problem = ranking.top[0]
     stats = CompileStats(
         kernel=spec.name,
         arch=arch.name,
@@ -190,22 +221,57 @@ def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
         candidates_feasible=_count_feasible(buffered, candidates, arch),
         compile_seconds=time.perf_counter() - start,
     )
+    refinement = None
+    if options.refine > 0:
+        refinement = log.timed(
+            "refine", lambda: refine(program, buffered, ranking, stats, arch, options.refine)
+        )
+    best_solution, best_problem = ranking.top[refinement.chosen if refinement else 0]
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
     schedule = dataclasses.replace(schedule, formats=parse_format_spec(options.formats).label())
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     return CompileResult(
-        program, buffered, candidates, ranking, schedule, best_problem, arch, log, lowered
+        program,
+        buffered,
+        candidates,
+        ranking,
+        schedule,
+        best_problem,
+        arch,
+        log,
+        lowered,
+        refinement,
     )
+
+
+def refine(
+    program: TileProgram,
+    buffered: BufferedProgram,
+    ranking: Ranking,
+    stats: CompileStats,
+    arch: Arch,
+    k: int,
+) -> Refinement:
+    """Lower and simulate the model's best `k` schedules; the fastest simulated wins
+    (ties: the model's order). Lives here, after solving: the model never sees the
+    simulator."""
+    entries = []
+    for solution, problem in ranking.top[:k]:
+        schedule = materialize(problem, solution, ranking.top, stats, arch)
+        sim = simulate(lower(program, buffered, schedule, arch), arch)
+        entries.append(RefineEntry(solution.candidate, solution.cycles, sim.cycles))
+    chosen = min(range(len(entries)), key=lambda i: (entries[i].simulated_cycles, i))
+    return Refinement(tuple(entries), chosen)
 
 
 @dataclass
 class ProblemCache:
     """Builds each candidate's problem once per *signature*: a problem depends on the
-    candidate only through the cores per axis and the mode and area of every copy, so
-    candidates that differ in nothing else (say, x2x4 versus x4x2 with the same groups)
-    share one."""
+    candidate only through the cores per axis, the cores in use per dimension (the NoC
+    routes) and the mode, area and engine of every copy, so candidates that differ in
+    nothing else (say, x2x4 versus x4x2 with the same groups) share one."""
 
     buffered: BufferedProgram
     arch: Arch
@@ -216,8 +282,9 @@ class ProblemCache:
     def build(self, candidate: Candidate) -> Problem:
         key = (
             tuple(sorted(candidate.spatial.items())),
-            tuple((c.mode, c.area) for c in candidate.copies),
+            tuple((c.mode, c.area, c.engine) for c in candidate.copies),
             candidate.gather_axes,
+            (candidate.mapping.cores_y, candidate.mapping.cores_x),
         )
         if key not in self.built:
             self.built[key] = build_problem(
@@ -276,6 +343,11 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
 
 def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
     """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
+    if spec.file is not None:
+        inputs, references = file_references(spec.file, lowered.program)
+        return log.timed(
+            "verify", lambda: verify_outputs(lowered.lowered, inputs, references)
+        )
     inputs = spec.make_inputs(lowered.schedule.shape)
     # Block-float inputs are quantized as the hardware stores them, and the reference is
     # computed from the same quantized values (see loom.backends.ttlang.blockfloat).

@@ -189,3 +189,15 @@ def test_broken_schedule_file_is_reported(capsys, tmp_path) -> None:  # type: ig
     path.write_text('{"kernel": "gemm"}')
     code, out, err = run(capsys, "verify", "--schedule", str(path))
     assert code != 0 and out == "" and "not a valid Loom schedule" in err and "Traceback" not in err
+
+
+def test_refine_shows_both_picks(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, out, _ = run(capsys, "compile", *GEMM, "--refine", "3")
+    assert code == 0
+    assert "refine      simulated the model's top 3" in out
+    assert "model's pick" in out and "simulator's pick" in out
+
+
+def test_refine_must_not_be_negative(capsys) -> None:  # type: ignore[no-untyped-def]
+    code, _, err = run(capsys, "compile", *GEMM, "--refine", "-1")
+    assert code != 0 and "--refine" in err and "Traceback" not in err

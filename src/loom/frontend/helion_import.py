@@ -24,6 +24,7 @@ from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
 from loom.frontend.language import gather
+from loom.frontend.surface import SurfaceOps
 from loom.ir.tile import (
     Carried,
     Convert,
@@ -50,6 +51,8 @@ aten = torch.ops.aten
 prims = torch.ops.prims
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+_MASK_DTYPE = "fp32"
+"""Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
 TILE_ALIGN = 32
 
 _UNARY = {
@@ -88,16 +91,48 @@ class _Scope:
     ops: list[Op] = field(default_factory=list)
 
 
+@dataclass(frozen=True)
+class _NodeView:
+    """An FX node seen with its `None` placeholders filled from `_extra_args` (Helion
+    passes an op's inputs that way when Inductor lowers it into several buffers)."""
+
+    target: object
+    args: tuple[object, ...]
+    kwargs: dict[str, object]
+    meta: dict[str, object]
+    name: str
+    users: dict[object, None]
+
+
+def _with_extra_inputs(node: torch.fx.Node) -> torch.fx.Node:
+    inputs: list[object] = []
+    for extra in node.kwargs["_extra_args"]:  # type: ignore[union-attr]
+        if isinstance(extra, torch.fx.Node):
+            inputs.extend(extra.args[0])  # type: ignore[arg-type]
+    feed = iter(inputs)
+    args = tuple(next(feed, None) if a is None else a for a in node.args)
+    kwargs = {k: v for k, v in node.kwargs.items() if k != "_extra_args"}
+    view = _NodeView(node.target, args, kwargs, node.meta, node.name, node.users)
+    return view  # type: ignore[return-value]
+
+
 def _line(node: torch.fx.Node) -> int:
     match = re.search(r":(\d+)$", str(node.meta.get("location", "")))
     return int(match.group(1)) if match else 0
 
 
-class HelionImporter:
+class HelionImporter(SurfaceOps):
     """One-shot converter; call :meth:`run` inside the bound kernel's environment."""
 
-    def __init__(self, bound: BoundKernel, name: str, source_file: str) -> None:
+    def __init__(
+        self,
+        bound: BoundKernel,
+        name: str,
+        source_file: str,
+        scalars: dict[str, float] | None = None,
+    ) -> None:
         self.bound = bound
+        self.scalars = dict(scalars or {})
         self.env = bound.env
         self.device_ir = bound.host_function.device_ir
         self.name = name
@@ -123,6 +158,7 @@ class HelionImporter:
             tile_ops.tile_begin: self._tile_begin,
             tile_ops.tile_end: self._tile_end,
             tile_ops.tile_id: self._tile_id,
+            tile_ops.tile_index: self._tile_index,
             gather: self._gather,
             operator.getitem: self._getitem,
             operator.eq: self._eq,
@@ -136,6 +172,7 @@ class HelionImporter:
             prims.convert_element_type.default: self._convert,
             aten._to_copy.default: self._convert,
         }
+        self.handlers.update(self.surface_handlers())
 
     # ----- entry -------------------------------------------------------------------
     def run(self) -> TileProgram:
@@ -144,9 +181,11 @@ class HelionImporter:
         grid_ids = self.device_ir.grid_block_ids
         if len(grid_ids) != 1:
             raise FrontendError(
-                f"kernel {self.name!r} has {len(grid_ids)} top-level hl.tile loops; Loom "
-                "compiles kernels with exactly one grid loop (one hl.tile([...]) over the "
-                "parallel axes). Fuse the phases into one grid loop."
+                f"{self.source_file}: kernel {self.name!r} has {len(grid_ids)} top-level "
+                "hl.tile loops (phases separated by hl.barrier, or consecutive grid loops); "
+                "Loom compiles kernels with exactly one grid loop (one hl.tile([...]) over "
+                "the parallel axes). Fuse the phases into one grid loop, or split them into "
+                "two kernels run one after the other."
             )
         grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
         roots = [g for g in self.device_ir.graphs if isinstance(g, RootGraphInfo)]
@@ -207,8 +246,13 @@ class HelionImporter:
             if not info.debug_names:
                 if isinstance(info.var, int):
                     self.block_exprs[bid] = Const(info.var)
+                elif info.reduction and isinstance(info.size, int):
+                    self.block_exprs[bid] = Const(info.size)  # a full-row `:` slice
+                if bid not in self.block_exprs and not self._is_grid_block(bid):
+                    continue
+            name = sorted(info.debug_names)[0] if info.debug_names else self._grid_name(bid)
+            if bid in self.block_exprs:
                 continue
-            name = sorted(info.debug_names)[0]
             if name in by_name:
                 self.block_exprs[bid] = by_name[name]
                 continue
@@ -227,6 +271,16 @@ class HelionImporter:
             self.block_exprs[bid] = sym
         for count_id, tile_id in self.gather_counts.items():
             self.block_exprs[count_id] = self._num_tiles(tile_id)
+
+    def _is_grid_block(self, bid: int) -> bool:
+        return any(bid in ids for ids in self.device_ir.grid_block_ids)
+
+    def _grid_name(self, bid: int) -> str:
+        """`for tile in hl.tile(x.size())` names no dimension: call them tile_d0, tile_d1."""
+        for ids in self.device_ir.grid_block_ids:
+            if bid in ids:
+                return f"tile_d{ids.index(bid)}"
+        return f"tile_b{bid}"
 
     def _enclosing_extent(self, bid: int) -> int:
         """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`)."""
@@ -274,6 +328,10 @@ class HelionImporter:
         return result
 
     def _convert_node(self, node: torch.fx.Node, scope: _Scope) -> object:
+        if node.target is _tracing_ops._inductor_lowering_extra:
+            return None  # its inputs are read by the op that names it in `_extra_args`
+        if node.kwargs.get("_extra_args"):
+            node = _with_extra_inputs(node)
         target = node.target
         if target in _PASS_THROUGH:
             return scope.values[node.args[0]]
@@ -289,17 +347,29 @@ class HelionImporter:
         if target in _REDUCE:
             return self._reduce(node, scope, _REDUCE[target])
         name = getattr(target, "__name__", str(target))
+        if target in (operator.add, operator.sub, operator.mul, operator.floordiv):
+            self._unsupported(
+                node,
+                f"index arithmetic `{name}` on tile offsets or loop bounds",
+                "tile offsets may only index tensors; data-dependent extents (jagged or "
+                "grouped loops whose bounds are read from a tensor) are not supported, Loom "
+                "compiles static extents only",
+            )
         self._unsupported(node, name.split(".")[0] if "." in name else name)
         return None
 
-    def _unsupported(self, node: torch.fx.Node, what: str) -> None:
+    def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> None:
+        instead = hint or (
+            "supported inside hl.tile loops are loads/stores indexed by tiles or `:`, "
+            "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
+            "hl.dot), elementwise arithmetic, exp/exp2/log/sqrt/rsqrt/reciprocal/abs/neg/relu/"
+            "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
+            "sum/mean/amax/amin/var over the last axis, `x[:, None]`, `.to(dtype)` and "
+            "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
+        )
         raise FrontendError(
             f"{self.source_file}:{_line(node)}: Loom cannot compile `{what}` in kernel "
-            f"{self.name!r}. Supported inside hl.tile loops: loads/stores indexed by tiles "
-            "or `:`, hl.zeros/hl.full, matmul (addmm, mm, bmm, baddbmm, @, hl.dot), "
-            "elementwise add/sub/mul/div/maximum/minimum/exp/exp2/log/reciprocal/sqrt/rsqrt, "
-            "amax/sum over one axis, `x[:, None]`, `.to(dtype)` and `.transpose(-1, -2)` "
-            "into a matmul. Rewrite the kernel with these operations."
+            f"{self.name!r}; {instead}."
         )
 
     # ----- values ------------------------------------------------------------------
@@ -320,21 +390,46 @@ class HelionImporter:
         if bid is not None and bid in self.block_exprs:
             return self.block_exprs[bid]
         raise FrontendError(
-            f"{self.source_file}:{_line(node)}: a tensor dimension ({dim}) is neither a "
-            "constant nor a tile size; Loom needs static shapes "
-            "(@helion.kernel(static_shapes=True)) and tiles from hl.tile."
+            f"{self.source_file}:{_line(node)}: kernel {self.name!r} has a tensor dimension "
+            f"({dim}) that is neither a constant nor a tile of an hl.tile loop (a "
+            "data-dependent extent, e.g. a jagged or grouped loop bound, or a shape that is "
+            "not static); Loom compiles static extents only: use "
+            "@helion.kernel(static_shapes=True) and loop bounds known from the input shapes."
         )
 
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
+        if val.dtype == torch.bool:
+            return _MASK_DTYPE
         if val.dtype not in _DTYPES:
             self._unsupported(node, f"dtype {val.dtype}")
         return _DTYPES[val.dtype]
 
     def _value(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value:
         value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, Expr) and not isinstance(value, Const):
+            self._unsupported(
+                node,
+                f"arithmetic on a tile index or loop bound ({value})",
+                "tile offsets may only index tensors; data-dependent extents (jagged or "
+                "grouped loops whose bounds are read from a tensor) are not supported, Loom "
+                "compiles static extents only",
+            )
         if not isinstance(value, Value):
             self._unsupported(node, f"operand {arg}")
         return value  # type: ignore[return-value]
+
+    def _operand(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value | float:
+        """A tile value, or a number (a literal or a scalar argument of the kernel)."""
+        if isinstance(arg, bool):
+            return float(arg)
+        if isinstance(arg, int | float):
+            return float(arg)
+        value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, Const):
+            return float(value.value)
+        return self._value(scope, arg, node)
 
     def _emit(self, scope: _Scope, op: Op) -> Value | None:
         scope.ops.append(op)
@@ -352,8 +447,18 @@ class HelionImporter:
             self.tensors[name] = TensorArg(name, shape, _DTYPES[val.dtype], "input")
         return name
 
-    def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr:
-        return self._dim(node.meta["val"], node)
+    def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr | float:
+        val = node.meta["val"]
+        if isinstance(val, torch.SymFloat | torch.SymInt) and (
+            isinstance(val, torch.SymFloat) or self.env.get_block_id(val) is None
+        ):
+            origin = self.bound.host_function.expr_to_origin.get(val._sympy_())
+            name = getattr(origin.origin, "name", "") if origin is not None else ""
+            if name in self.scalars:
+                return self.scalars[name]
+        if isinstance(val, float):
+            return val
+        return self._dim(val, node)
 
     def _sym_size(self, node: torch.fx.Node, scope: _Scope) -> Expr:
         return self._dim(node.meta["val"], node)
@@ -444,12 +549,10 @@ class HelionImporter:
     def _elementwise(
         self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]
     ) -> Value | None:
-        operands: list[Value | float] = []
-        for arg in args:
-            if isinstance(arg, int | float) and not isinstance(arg, bool):
-                operands.append(float(arg))
-            else:
-                operands.append(self._value(scope, arg, node))
+        if len(args) == 2 and (args[0] is None) != (args[1] is None):
+            # Helion traces `x * x` as mul(x, None): the same tensor used twice
+            args = [args[0] if args[0] is not None else args[1]] * 2
+        operands = [self._operand(scope, arg, node) for arg in args]
         return self._emit(
             scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node))
         )
@@ -486,6 +589,21 @@ class HelionImporter:
         if bid not in self.block_index:
             self._unsupported(node, "tile.id of an inner loop")
         return self.block_index[bid]
+
+    def _tile_index(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`tile.index`: the element indices of a tile, read from an index vector
+        (`<tile>_index`, 0..extent-1 in fp32) that Loom adds as an input in DRAM."""
+        bid = self._block_of(node.args[0])
+        sym = self.block_exprs.get(bid) if bid is not None else None
+        info = self.env.block_sizes[bid] if bid is not None else None
+        if not isinstance(sym, Sym) or info is None or not isinstance(info.size, int):
+            self._unsupported(node, "tile.index of a tile without a static extent")
+            return None
+        name = f"{sym.name}_index"
+        self.tensors.setdefault(name, TensorArg(name, (int(info.size),), "fp32", "input"))
+        window = (Window(self.block_begin[bid], sym),)
+        result = self._renamed(Value("", (sym,), "fp32"), f"{name}_tile")
+        return self._emit(scope, Load(result, name, window, _line(node)))
 
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
         lhs, rhs = (

@@ -6,10 +6,10 @@ import inspect
 from pathlib import Path
 
 import helion
-import torch
 
 from loom.errors import FrontendError, ShapeError
 from loom.frontend.helion_import import HelionImporter
+from loom.frontend.vectors import lift_1d_tensors
 from loom.ir.tile import TileProgram
 
 TILE = 32
@@ -25,21 +25,30 @@ def _display_path(path: str) -> str:
     return file.name
 
 
-def import_kernel(kernel: helion.Kernel, args: tuple[torch.Tensor, ...]) -> TileProgram:
-    """Bind `kernel` to `args` (CPU tensors of the real shapes) and build its TileProgram."""
+def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgram:
+    """Bind `kernel` to `args` (CPU tensors of the real shapes, and the scalar arguments,
+    which Loom compiles as constants) and build its TileProgram."""
     fn = kernel.fn
+    params = list(inspect.signature(fn).parameters)
+    scalars = {
+        p: float(a)
+        for p, a in zip(params, args, strict=False)
+        if isinstance(a, int | float) and not isinstance(a, bool)
+    }
     name = fn.__name__
     source_file = _display_path(inspect.getsourcefile(fn) or "<unknown>")
     try:
         bound = kernel.bind(args)
     except helion.exc.Base as err:
-        first_line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        text = str(err).strip()
+        first_line = (text.splitlines()[0] if text else type(err).__name__).rstrip(".")
         raise FrontendError(
             f"Helion rejected kernel {name!r} ({source_file}): {first_line}. Fix the kernel "
             "so that Helion can bind it on these input shapes."
         ) from None
     with bound.env, bound.host_function:
-        return HelionImporter(bound, name, source_file).run()
+        program = HelionImporter(bound, name, source_file, scalars).run()
+    return lift_1d_tensors(program)
 
 
 def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:

@@ -67,6 +67,10 @@ class CopyPlan:
     reuse: ReuseFlags
     levels: tuple[str, ...] = ()
     """Mesh levels the group spans, e.g. ("x0", "y0")."""
+    engine: str = ""
+    """For a load: the data-movement engine ("reader" on NoC0, "writer" on NoC1) that
+    issues it, chosen by the mapping stage from the NoC link loads; "" leaves the buffer
+    plan's choice."""
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,10 @@ The latency of a node is assembled bottom-up (paper §2.6, eqs. 1–3):
 
     T(g1 ; g2)             = T(g1) + T(g2)
     T(for(i, g))           = i * T(g)
+    T(for(i, p)), p a pipe = (i - 1) * T(p) + (l + m + s)
+        (an overlapped pipe repeats at its steady-state rate, but the first load and the
+        last body and store of the loop are not hidden behind anything: software
+        pipelining fills and drains once per loop)
     T(pipe(l, m, s)), b = (b_load, b_store):
         (0, 0): l + m + s        (0, 1): max(l + m, s)
         (1, 0): max(l, m + s)    (1, 1): max(l, m, s)
@@ -119,6 +123,8 @@ def latency(node: HegNode) -> Expr:
             return cycles
         case Seq(children=children):
             return add(*(latency(c) for c in children)) if children else Const(0)
+        case For(trip=trip, body=Pipe() as pipe):
+            return (trip - 1) * latency(pipe) + sequential(pipe)
         case For(trip=trip, body=body):
             return trip * latency(body)
         case Pipe(load=load, body=body, store=store, b_load=bl, b_store=bs):
@@ -129,6 +135,11 @@ def latency(node: HegNode) -> Expr:
                 select(bs.eq(1), maximum(ell + m, s), ell + m + s),
             )
     raise TypeError(f"not an HEG node: {node!r}")
+
+
+def sequential(pipe: Pipe) -> Expr:
+    """One pass of a pipe with nothing overlapped: load, body, then store."""
+    return latency(pipe.load) + latency(pipe.body) + latency(pipe.store)
 
 
 def pipes(node: HegNode) -> list[Pipe]:

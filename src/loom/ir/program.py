@@ -146,10 +146,13 @@ class ReduceExpr(CExpr):
 
 @dataclass(frozen=True)
 class BroadcastExpr(CExpr):
-    """Replicate column 0 of a `rows x 1` block across `cols` tile columns."""
+    """Replicate column 0 of a `rows x 1` block across `cols` tile columns; with `rows`
+    set, replicate row 0 of a `1 x cols` block down `rows` tile rows instead (a 1-D
+    vector broadcast over the rows of a matrix)."""
 
     operand: CExpr
     cols: int
+    rows: int = 0
 
 
 @dataclass(frozen=True)

@@ -117,6 +117,9 @@ class Copy:
     area: tuple[int, int] = (1, 1)
     region: str = ""
     multicast_dims: tuple[str, ...] = ()
+    engine: str = ""
+    """For a load: the engine that issues it ("reader" on NoC0, "writer" on NoC1), as the
+    latency model charged it; "" keeps the buffer plan's."""
 
 
 @dataclass(frozen=True)

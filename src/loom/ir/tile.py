@@ -130,7 +130,17 @@ ELEMENTWISE_OPS = {
     "neg": 1,
     "sqrt": 1,
     "rsqrt": 1,
+    "sigmoid": 1,
+    "tanh": 1,
+    "relu": 1,
+    "abs": 1,
+    "silu": 1,
+    "gelu": 1,
+    "gt": 2,
+    "lt": 2,
 }
+"""Op name -> arity. `gt`/`lt` give 1.0 where the comparison holds and 0.0 elsewhere;
+`gelu` is the erf form (the tanh form is decomposed by the frontend)."""
 
 
 @dataclass(frozen=True)

@@ -12,15 +12,17 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 import helion
 import torch
 
 from loom.errors import FrontendError, ShapeError
+from loom.kernels.files import FileKernel, load_file_kernel
 
 SHIPPED = ("gemm", "flash_attention", "flash_decode")
 
@@ -36,9 +38,11 @@ class KernelSpec:
     """Tensors of the right shapes and dtypes (values unused): what the frontend binds."""
     reference: Callable[..., torch.Tensor]
     flops: Callable[[dict[str, int]], int] | None
+    file: FileKernel | None = None
+    """Set for a Helion file taken as it is: fixed arguments and the chosen reference."""
 
 
-def _load_path(path: Path) -> ModuleType:
+def load_path(path: Path) -> ModuleType:
     if not path.is_file():
         raise FrontendError(
             f"kernel {str(path)!r} is neither a shipped kernel ({', '.join(SHIPPED)}) nor a "
@@ -53,25 +57,50 @@ def _load_path(path: Path) -> ModuleType:
     except Exception as err:  # a user's file: report, don't crash
         raise FrontendError(
             f"could not import kernel file {str(path)!r}: {type(err).__name__}: {err}. Fix "
-            "the file so that `python {path}` imports cleanly."
+            f"the file so that `python {path}` imports cleanly."
         ) from None
     return module
 
 
-def resolve_kernel(name_or_path: str) -> KernelSpec:
+def _file_spec(fk: FileKernel) -> KernelSpec:
+    def inputs(shape: dict[str, int]) -> tuple[Any, ...]:
+        return fk.args
+
+    return KernelSpec(
+        name=fk.name,
+        kernel=fk.kernel,
+        shape_keys=tuple(fk.shape),
+        default_shape=fk.shape,
+        make_inputs=inputs,
+        example_inputs=inputs,
+        reference=fk.reference,  # type: ignore[arg-type]
+        flops=None,
+        file=fk,
+    )
+
+
+def resolve_kernel(
+    name_or_path: str,
+    kernel: str | None = None,
+    args: Sequence[str] = (),
+    reference: str | None = None,
+) -> KernelSpec:
+    """A shipped kernel by name, or a kernel of a Python file. A file with the Loom contract
+    (SHAPE_KEYS, make_inputs(shape), reference) is parametrised by --shape; any other
+    Helion file is taken as it is (see loom.kernels.files)."""
     if name_or_path in SHIPPED:
         module = importlib.import_module(f"loom.kernels.{name_or_path}")
     else:
-        module = _load_path(Path(name_or_path))
+        module = load_path(Path(name_or_path))
     kernels = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
     missing = [a for a in ("SHAPE_KEYS", "make_inputs", "reference") if not hasattr(module, a)]
-    if len(kernels) != 1 or missing:
-        raise FrontendError(
-            f"kernel file {name_or_path!r} must define exactly one @helion.kernel "
-            f"(found {len(kernels)}) and SHAPE_KEYS, make_inputs(shape), reference(*inputs)"
-            + (f" (missing: {', '.join(missing)})" if missing else "")
-            + "; see loom/kernels/gemm.py for an example."
-        )
+    if len(kernels) != 1 or missing or kernel or args:
+        if name_or_path in SHIPPED:
+            raise FrontendError(
+                f"--kernel and --arg apply to Helion files, not to the shipped kernel "
+                f"{name_or_path!r}; give it --shape instead."
+            )
+        return _file_spec(load_file_kernel(module, name_or_path, kernel, args, reference))
     return spec_of_module(module, kernels[0])
 
 
@@ -91,6 +120,13 @@ def spec_of_module(module: ModuleType, kernel: helion.Kernel) -> KernelSpec:
 
 def parse_shape(text: str | None, spec: KernelSpec) -> dict[str, int]:
     """`M=4096,N=4096,K=4096` -> {"M": 4096, ...}, checked against the kernel's keys."""
+    if spec.file is not None:
+        if text:
+            raise ShapeError(
+                f"--shape does not apply to {spec.name} (a Helion file without SHAPE_KEYS); "
+                "give its arguments with --arg NAME=SHAPE[:DTYPE] or a make_inputs() in the file."
+            )
+        return dict(spec.default_shape)
     if not text:
         if spec.default_shape:
             return dict(spec.default_shape)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loom.arch import Arch
 from loom.errors import ScheduleError
 from loom.ir.buffers import Allocation, BufferedProgram, TileLayout, VirtualBuffer
 from loom.ir.program import Buffer, DramTensor
@@ -186,10 +187,10 @@ def _value_maps(program: TileProgram) -> tuple[dict[str, str], dict[str, Op], fr
     return alias, defs, frozenset(root(u) for u in used)
 
 
-def build_context(buffered: BufferedProgram, schedule: Schedule) -> LowerContext:
+def build_context(buffered: BufferedProgram, schedule: Schedule, arch: Arch) -> LowerContext:
     program = buffered.program
     _check_schedule(program, schedule)
-    buffered = assign_load_engines(buffered, schedule)
+    buffered = assign_load_engines(buffered, schedule, arch)
     axes = _axis_plans(program, schedule)
     env: dict[str, Expr] = {n: Const(v) for n, v in schedule.block_sizes.items()}
     env.update({a.index: a.logical for a in axes})

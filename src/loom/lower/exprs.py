@@ -90,7 +90,14 @@ class ExprBuilder:
         built = self.value(arg.name)
         if self.ctx.is_vector(arg.name) and not self.ctx.is_vector(result):
             return Built(BroadcastExpr(built.expr, cols), built.reads)
+        if self._is_row(arg.name) and not self._is_row(result):
+            return Built(BroadcastExpr(built.expr, cols, rows), built.reads)
         return built
+
+    def _is_row(self, name: str) -> bool:
+        """A one-element-high value (a 1-D tile) that broadcasts down a matrix's rows."""
+        layout = self.ctx.buffered.layouts[name]
+        return not layout.vector and layout.rows == Const(1) and layout.batch == Const(1)
 
     def _elementwise(self, op: Elementwise) -> Built:
         name = op.result.name

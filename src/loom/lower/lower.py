@@ -55,7 +55,7 @@ def _notes(ctx: LowerContext, arch: Arch) -> tuple[str, ...]:
 def lower(tile: TileProgram, buffers: BufferedProgram, schedule: Schedule, arch: Arch) -> Program:
     """Lower `tile` under `schedule` to the per-core Program (raises ScheduleError)."""
     _check_inputs(tile, buffers, schedule, arch)
-    ctx = build_context(buffers, schedule)
+    ctx = build_context(buffers, schedule, arch)
     movement = Movement(ctx)
     compute = ComputeBuilder(ctx)
     merge = Merge(ctx, compute, movement)

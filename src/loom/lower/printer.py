@@ -49,6 +49,8 @@ def format_cexpr(e: CExpr) -> str:
             return f"{op}({format_cexpr(a)})"
         case ReduceExpr(op=op, operand=a):
             return f"row_{op}({format_cexpr(a)})"
+        case BroadcastExpr(operand=a, cols=c, rows=r) if r:
+            return f"bcast_rows({format_cexpr(a)}, {r}x{c})"
         case BroadcastExpr(operand=a, cols=c):
             return f"bcast({format_cexpr(a)}, {c})"
         case FillExpr(value=v, rows=r, cols=c):

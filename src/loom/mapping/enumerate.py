@@ -18,6 +18,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import AccessInfo, Candidate, CandidateSet
 from loom.ir.schedule import Mapping
 from loom.ir.tile import Gather, TileProgram, walk
+from loom.mapping.engines import assign_engines
 from loom.mapping.multicast import multicast_levels, plan_copy
 from loom.mapping.reuse import analyze_accesses, reuse_flags
 from loom.mapping.scores import axis_scores, linear_extensions
@@ -158,17 +159,16 @@ class Enumerator:
                 )
                 for info in self.infos
             )
-            out.append(
-                Candidate(
-                    name=self._name(mapping, copies),
-                    mapping=mapping,
-                    order=order,
-                    copies=copies,
-                    spatial=spatial,
-                    waves=waves,
-                    gather_axes=self.gathers,
-                )
+            candidate = Candidate(
+                name=self._name(mapping, copies),
+                mapping=mapping,
+                order=order,
+                copies=copies,
+                spatial=spatial,
+                waves=waves,
+                gather_axes=self.gathers,
             )
+            out.append(assign_engines(self.buffered, candidate, self.arch))
         return out
 
     def _name(self, mapping: Mapping, copies: tuple[object, ...]) -> str:

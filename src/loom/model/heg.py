@@ -15,6 +15,7 @@ from __future__ import annotations
 import math
 
 from loom.arch import Arch
+from loom.arch import noc as nocmap
 from loom.ir.buffers import BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term
@@ -35,7 +36,7 @@ from loom.ir.tile import (
     accesses,
 )
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, ceildiv, mul
+from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul
 
 TILE = 32
 
@@ -142,13 +143,22 @@ class HegBuilder:
         group = plan.area[0] * plan.area[1]
         area = f" {plan.area}" if group > 1 else ""
         what = f"load {op.tensor} (line {op.line}, {plan.mode}{area})"
+        engine = plan.engine or vb.producer
         return prim.TransferSpec(
             what,
             self.tile_bytes(vb.dtype),
             tiles,
             max(self.cores // group, 1),
             plan.mode == "multicast",
-            vb.producer,
+            engine,
+            self.load_links(plan, engine),
+        )
+
+    def load_links(self, plan: CopyPlan, engine: str) -> nocmap.LinkLoad:
+        """NoC link loads of one load, on the issuing engine's NoC, as lowered."""
+        m = self.c.mapping
+        return nocmap.load_link_load(
+            self.arch, engine, (m.cores_y, m.cores_x), plan.mode, plan.area
         )
 
     def store_spec(self, op: Store, owners_only: bool) -> prim.TransferSpec:
@@ -156,8 +166,16 @@ class HegBuilder:
         assert vb is not None
         tiles = vb.layout.tiles
         writers = self.cores // self.group if owners_only else self.cores
+        m = self.c.mapping
+        links = () if owners_only else nocmap.dram_link_load(
+            self.arch, 1, nocmap.all_cores((m.cores_y, m.cores_x)), write=True
+        )
         return prim.TransferSpec(
-            f"store {op.tensor} (line {op.line})", self.tile_bytes(vb.dtype), tiles, max(writers, 1)
+            f"store {op.tensor} (line {op.line})",
+            self.tile_bytes(vb.dtype),
+            tiles,
+            max(writers, 1),
+            links=links,
         )
 
     def gather_terms(self, op: Gather) -> list[Term]:
@@ -226,15 +244,40 @@ class HegBuilder:
                 return terms
             case _:
                 return terms
-        for value in op.operands():
-            if self.buffered_value(value):
-                size = self.tile_bytes(value.dtype)
-                terms.append(prim.unpack_term(arch, f"read {value.name}", self.tiles(value), size))
-        for value in op.results():
-            if self.buffered_value(value):
-                size = self.tile_bytes(value.dtype)
-                terms.append(prim.pack_term(arch, f"write {value.name}", self.tiles(value), size))
-        return terms
+        return [self.overlapped(op, terms)]
+
+    def overlapped(self, op: Op, math: list[Term]) -> Term:
+        """One compute operation on the Tensix's three concurrent threads (unpack, math,
+        pack): its fixed overhead plus the busiest of the three.
+
+        Unpack reads the operands that live in L1 at the unpackers' bandwidth; a matmul
+        feeds every tile-matmul both operand tiles, and its accumulator is added in the
+        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1."""
+        arch = self.arch
+        unpack: list[Expr] = []
+        if isinstance(op, Matmul):
+            la, lb = self.layout(op.lhs), self.layout(op.rhs)
+            n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+            per = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
+            per += arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
+            unpack.append(la.tile_rows * n * la.tile_cols * per)
+        else:
+            for value in op.operands():
+                if self.buffered_value(value):
+                    size = self.tile_bytes(value.dtype)
+                    unpack.append(self.tiles(value) * arch.compute.unpack_cycles(size))
+        pack: list[Expr] = [
+            self.tiles(v) * arch.compute.pack_cycles(self.tile_bytes(v.dtype))
+            for v in op.results()
+            if self.buffered_value(v)
+        ]
+        parts = [add(*(t.cycles for t in math))]
+        parts += [add(*unpack)] if unpack else []
+        parts += [add(*pack)] if pack else []
+        overhead = arch.compute.op_overhead_cycles if pack else 0
+        first = math[0]
+        what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
+        return Term(first.kind, what, maximum(*parts) + overhead)
 
     def merge(self, guard: If) -> tuple[list[HegNode], list[prim.TransferSpec]]:
         """Owner-only merge: ops on gathered values fold once per partial."""

@@ -11,8 +11,11 @@ numbers combine:
   stage takes as long as its busier engine;
 * all cores of a stage read at once, so the stage also takes at least the bytes of all
   concurrent readers over what DRAM delivers to the whole grid under contention (the
-  measured all-cores figure, below the ideal-placement peak); a stage costs the larger
-  of the per-engine and the DRAM-wide figure;
+  measured all-cores figure, below the ideal-placement peak);
+* the concurrent transfers of a stage share NoC links: every DRAM response travels from
+  the banks to its reader along the reader's NoC, every multicast along its tree
+  (`loom.arch.noc`), so the stage takes at least the bytes of its busiest link over the
+  link bandwidth. A stage costs the largest of the per-engine, DRAM-wide and link figures;
 * a multicast adds a sender/receiver handshake; a gather costs the owner one handshake
   and one unicast transfer per partial it receives;
 * a compute operation costs its per-tile cycles over the tiles it produces (matmul:
@@ -31,8 +34,9 @@ import math
 from dataclasses import dataclass
 
 from loom.arch import Arch
+from loom.arch.noc import Link, LinkLoad
 from loom.ir.problem import Term
-from loom.symbolic import Const, Expr, maximum
+from loom.symbolic import Const, Expr, add, maximum
 
 
 def per_tile(tile_bytes: int, bytes_per_cycle: float) -> int:
@@ -58,6 +62,40 @@ class TransferSpec:
     """Cores issuing this transfer at the same time (DRAM-wide load)."""
     multicast: bool = False
     engine: str = "reader"
+    links: LinkLoad = ()
+    """Bytes each NoC link carries, all concurrent cores together, per byte of this
+    transfer one core moves (`loom.arch.noc`)."""
+
+
+def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
+    """Cycles the busiest NoC link needs for the stage's bytes.
+
+    Each link's load is a sum over the transfers (tiles x tile bytes x the link's share);
+    links whose shares are all at most another link's are dropped, so the maximum has one
+    argument per non-dominated link."""
+    rate = arch.noc.link_effective_bytes_per_cycle
+    vectors: dict[Link, list[float]] = {}
+    for i, t in enumerate(transfers):
+        for link, share in t.links:
+            vectors.setdefault(link, [0.0] * len(transfers))[i] += share
+    distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
+    kept: list[tuple[float, ...]] = []
+    for vec in distinct:
+        if not any(all(a >= b for a, b in zip(k, vec, strict=True)) for k in kept):
+            kept.append(vec)
+    if not kept:
+        return Const(0)
+    sums = [
+        add(
+            *(
+                t.tiles * per_tile(t.tile_bytes * share, rate)
+                for t, share in zip(transfers, vec, strict=True)
+                if share > 0
+            )
+        )
+        for vec in kept
+    ]
+    return maximum(*sums)
 
 
 def dram_read_stage(
@@ -84,7 +122,10 @@ def dram_read_stage(
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
         dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
         latency = max(latency, lat)
-    return tuple(terms), latency + maximum(*per_engine.values(), dram_wide)
+    links = link_bound(arch, transfers)
+    if links != Const(0):
+        terms.append(Term("noc_links", "busiest NoC link of the stage", links))
+    return tuple(terms), latency + maximum(*per_engine.values(), dram_wide, links)
 
 
 def dram_write_stage(
@@ -102,7 +143,10 @@ def dram_write_stage(
         terms.append(Term("dram_write", t.what, cycles + arch.dram.write_latency_cycles))
         per_core = per_core + cycles
         dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
-    return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram_wide)
+    links = link_bound(arch, transfers)
+    if links != Const(0):
+        terms.append(Term("noc_links", "busiest NoC link of the stage", links))
+    return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram_wide, links)
 
 
 def gather_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int, sources: int) -> Term:

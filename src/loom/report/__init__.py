@@ -54,7 +54,10 @@ def summary(result: CompileResult) -> str:
         len(statuses) - statuses.count("pruned"),
         statuses.count("pruned"),
     )
-    return schedule_summary(result.schedule, result.arch, counts)
+    text = schedule_summary(result.schedule, result.arch, counts)
+    if result.refinement is not None:
+        text += "\n".join(result.refinement.lines()) + "\n"
+    return text
 
 
 __all__ = [

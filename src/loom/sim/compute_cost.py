@@ -139,9 +139,9 @@ class CostModel:
                 t.math += a.tiles * self._table(self.arch.compute.reduce, op, "reduction")
                 t.tile_ops += a.tiles
                 return _Shape(a.rows, 1, dst.tile_bytes)
-            case BroadcastExpr(operand=x, cols=cols):
+            case BroadcastExpr(operand=x, cols=cols, rows=rows):
                 a = self._walk(x, t, dst)
-                out = _Shape(a.rows, cols, dst.tile_bytes)
+                out = _Shape(rows or a.rows, cols, dst.tile_bytes)
                 if isinstance(x, BlockRef):
                     t.unpack_bytes += out.tiles * a.tile_bytes
                 return self._elementwise("copy", out, t)

@@ -2,10 +2,11 @@
 
 `core_bound` needs only the candidate: its cores' share of the kernel's matmul work at
 the peak tile-matmul rate, or of the compulsory DRAM traffic at the DRAM's achievable
-bandwidth. `path_bound` needs the problem: the HEG's compute path alone — every load and
-store stage dropped, every pipe reduced to its body, so it is below T(x, b) for every
-assignment — minimised over the tile domains. Both are valid lower bounds of the
-candidate's optimum under the model, so pruning with them never changes the ranking.
+bandwidth. `path_bound` needs the problem: every pipe reduced to the slowest of its
+load stage, body and store stage (what it costs with both knobs on, the least it can
+cost), so it is below T(x, b) for every assignment — minimised over the tile domains.
+Both are valid lower bounds of the candidate's optimum under the model, so pruning with
+them never changes the ranking.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import numpy as np
 from loom.arch import Arch
 from loom.ir.candidate import Candidate
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Problem, Seq, Stage
-from loom.symbolic import Const, Expr, add
+from loom.symbolic import Const, Expr, add, maximum
 from loom.symbolic.pyexpr import compile_expr
 
 PATH_BOUND_LIMIT = 1_000_000
@@ -44,8 +45,8 @@ def compute_path(node: HegNode) -> Expr:
             return add(*(compute_path(c) for c in children)) if children else Const(0)
         case For(trip=trip, body=body):
             return trip * compute_path(body)
-        case Pipe(body=body):
-            return compute_path(body)
+        case Pipe(load=load, body=body, store=store):
+            return maximum(load.cycles, compute_path(body), store.cycles)
     raise TypeError(f"not an HEG node: {node!r}")
 
 

@@ -43,7 +43,8 @@ def materialize(
     us = arch.cycles_to_us(solution.cycles)
     tflops = problem.flops / (us * 1e-6) / 1e12 if us else 0.0
     copies = tuple(
-        Copy(c.op, c.tensor, c.kind, c.mode, c.area, c.region, c.levels) for c in cand.copies
+        Copy(c.op, c.tensor, c.kind, c.mode, c.area, c.region, c.levels, c.engine)
+        for c in cand.copies
     )
     return Schedule(
         kernel=stats.kernel,

@@ -7,6 +7,22 @@ The only package that knows TT-Lang syntax. `emit` returns the kernel source tex
 from __future__ import annotations
 
 from loom.backends.ttlang.emit import TTLANG_VERSION, emit
-from loom.backends.ttlang.runner import TOLERANCE, VerifyResult, run, verify
+from loom.backends.ttlang.runner import (
+    TOLERANCE,
+    OutputCheck,
+    VerifyResult,
+    run,
+    verify,
+    verify_outputs,
+)
 
-__all__ = ["TOLERANCE", "TTLANG_VERSION", "VerifyResult", "emit", "run", "verify"]
+__all__ = [
+    "TOLERANCE",
+    "TTLANG_VERSION",
+    "OutputCheck",
+    "VerifyResult",
+    "emit",
+    "run",
+    "verify",
+    "verify_outputs",
+]

@@ -23,7 +23,7 @@ from loom.ir.program import (
 )
 
 INFIX = {"add": "+", "sub": "-", "mul": "*", "div": "/"}
-MATH_BINARY = {"maximum": "max", "minimum": "min"}
+MATH_BINARY = {"maximum": "max", "minimum": "min", "gt": "gt", "lt": "lt"}
 MATH_UNARY = {
     "exp": "exp",
     "exp2": "exp2",
@@ -32,6 +32,12 @@ MATH_UNARY = {
     "neg": "neg",
     "sqrt": "sqrt",
     "rsqrt": "rsqrt",
+    "sigmoid": "sigmoid",
+    "tanh": "tanh",
+    "relu": "relu",
+    "abs": "abs",
+    "silu": "silu",
+    "gelu": "gelu",
 }
 NEG_INF = -3.0e38
 """Finite stand-in for -inf fills (an online max starts there): exp(-3e38 - x) is 0 and
@@ -66,8 +72,8 @@ class BlockPrinter:
                 return self.shape(a)
             case ReduceExpr(operand=a):
                 return (self.shape(a)[0], 1)
-            case BroadcastExpr(operand=a, cols=c):
-                return (self.shape(a)[0], c)
+            case BroadcastExpr(operand=a, cols=c, rows=r):
+                return (r, c) if r else (self.shape(a)[0], c)
             case FillExpr(rows=r, cols=c):
                 return (r, c)
         raise TypeError(type(e).__name__)
@@ -88,6 +94,8 @@ class BlockPrinter:
             case ReduceExpr(op=op, operand=a):
                 rows = self.shape(a)[0]
                 return f"ttl.math.reduce_{op}({self.text(a)}, dims=[-1], shape=({rows}, 1))"
+            case BroadcastExpr(operand=a, cols=c, rows=r) if r:
+                return f"ttl.block.broadcast({self.text(a)}, dims=[-2], shape=({r}, {c}))"
             case BroadcastExpr(operand=a, cols=c):
                 rows = self.shape(a)[0]
                 return f"ttl.block.broadcast({self.text(a)}, dims=[-1], shape=({rows}, {c}))"

@@ -70,6 +70,19 @@ class VerifyResult:
     source_path: str
     format_note: str = ""
     """How block-float tensors were checked (emulation, tolerance); empty without them."""
+    outputs: tuple[OutputCheck, ...] = ()
+    """One check per output tensor (several when the kernel returns a tuple)."""
+
+
+@dataclass(frozen=True)
+class OutputCheck:
+    """The comparison of one output tensor with its reference."""
+
+    name: str
+    passed: bool
+    max_abs_error: float
+    max_rel_error: float
+    tolerance: float
 
 
 class _CompileError:
@@ -237,18 +250,31 @@ def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
             if re.search(r"L1 memory limit|dataflow buffers", str(w.message)):
                 raise _failure(program, path, str(w.message), log.getvalue())
         outputs = [i for i, t in enumerate(program.tensors) if t.role == "output"]
-        grid = ttnn.to_torch(tensors[outputs[0]]).clone()
-        return (grid, ttnn.bfloat16), wall
+        grids = [ttnn.to_torch(tensors[i]).clone() for i in outputs]
+        return (grids, ttnn.bfloat16), wall
+
+
+def _write_source(program: Program, source_path: str | None) -> Path:
+    """Emit `program` into `source_path` (or a fresh temporary folder)."""
+    if source_path is None:
+        path = Path(tempfile.mkdtemp(prefix="loom_ttlang_")) / f"{ident(program.kernel)}.py"
+    else:
+        path = Path(source_path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(emit(program))
+    return path
 
 
 _TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 
 
-def run(program: Program, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
-    """Emit `program`, run it on tt-lang-sim and return its output in the output's logical
-    shape and dtype (what calling the kernel returns; a block-float output comes back as
-    float32 holding its quantized values). The emitted file lives in a temporary folder
-    removed afterwards.
+def run(
+    program: Program, inputs: tuple[torch.Tensor, ...]
+) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    """Emit `program`, run it on tt-lang-sim and return its output (a tuple when it has
+    several), each in its logical shape and dtype, as calling the kernel returns them; a
+    block-float output comes back as float32 holding its quantized values. The emitted
+    file lives in a temporary folder removed afterwards.
 
     Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
     overflow)."""
@@ -257,12 +283,15 @@ def run(program: Program, inputs: tuple[torch.Tensor, ...]) -> torch.Tensor:
     with tempfile.TemporaryDirectory(prefix="loom_ttlang_") as folder:
         path = Path(folder) / f"{ident(program.kernel)}.py"
         path.write_text(emit(program))
-        (grid, _), _ = _run(program, path, inputs)
-    out_t = next(t for t in program.tensors if t.role == "output")
-    out = _from_grid(grid, out_t)
-    if is_block_float(out_t.dtype):
-        return quantize(out, out_t.dtype)  # float32 holding the block-float values
-    return out.to(getattr(torch, _TORCH_DTYPES[out_t.dtype]))
+        (grids, _), _ = _run(program, path, inputs)
+    values = []
+    for grid, t in zip(grids, [t for t in program.tensors if t.role == "output"], strict=True):
+        out = _from_grid(grid, t)
+        if is_block_float(t.dtype):
+            values.append(quantize(out, t.dtype))  # float32 holding the block-float values
+        else:
+            values.append(out.to(getattr(torch, _TORCH_DTYPES[t.dtype])))
+    return values[0] if len(values) == 1 else tuple(values)
 
 
 def verify(
@@ -276,15 +305,9 @@ def verify(
     Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
     overflow); returns passed=False on a numeric mismatch.
     """
-    source = emit(program)
-    if source_path is None:
-        folder = Path(tempfile.mkdtemp(prefix="loom_ttlang_"))
-        path = folder / f"{ident(program.kernel)}.py"
-    else:
-        path = Path(source_path)
-        path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(source)
-    (grid, real_bf16), wall = _run(program, path, inputs)
+    path = _write_source(program, source_path)
+    (grids, real_bf16), wall = _run(program, path, inputs)
+    grid = grids[0]
     out_t = next(t for t in program.tensors if t.role == "output")
     if tuple(reference_output.shape) != out_t.shape:
         raise VerificationError(
@@ -328,4 +351,66 @@ def _format_note(program: Program) -> str:
     return (
         f"; block-float {', '.join(bf)} emulated in torch (shared exponent per 16 values of "
         f"a face row, round to nearest even){tol}"
+    )
+def _check(name: str, out: torch.Tensor, ref: torch.Tensor, dtype: str) -> OutputCheck:
+    out, ref = out.float(), ref.float()
+    tol = TOLERANCE.get(dtype, TOLERANCE["fp32"])
+    abs_err = float((out - ref).abs().max()) if ref.numel() else 0.0
+    scale = max(float(ref.abs().max()) if ref.numel() else 0.0, 1e-30)
+    rel = abs_err / scale
+    return OutputCheck(name, math.isfinite(abs_err) and rel <= tol, abs_err, rel, tol)
+
+
+def verify_outputs(
+    program: Program,
+    inputs: tuple[torch.Tensor, ...],
+    references: dict[str, torch.Tensor],
+    source_path: str | None = None,
+) -> VerifyResult:
+    """Like `verify`, comparing every output tensor with its own reference (by name), each
+    with the tolerance of its dtype. A reference whose element count matches but whose
+    shape differs (a 1-D output Loom stores as a column) is compared flattened."""
+    path = _write_source(program, source_path)
+    (grids, real_bf16), wall = _run(program, path, inputs)
+    outs = [t for t in program.tensors if t.role == "output"]
+    checks: list[OutputCheck] = []
+    for t, grid in zip(outs, grids, strict=True):
+        ref = references.get(t.name)
+        if ref is None:
+            continue
+        if ref.numel() != math.prod(t.shape):
+            raise VerificationError(
+                f"the reference for output {t.name!r} has shape {tuple(ref.shape)}, but kernel "
+                f"{program.kernel!r} writes it with shape {t.shape}; make the reference return "
+                "the kernel's outputs in order."
+            )
+        out = _from_grid(grid, t)
+        if t.dtype == "bf16":
+            out = out.to(real_bf16)
+        checks.append(_check(t.name, out.reshape(ref.shape), ref, t.dtype))
+    if not checks:
+        raise VerificationError(
+            f"no reference matches an output of kernel {program.kernel!r} "
+            f"({', '.join(t.name for t in outs)}); return the outputs from the reference."
+        )
+    worst = max(checks, key=lambda c: c.max_rel_error / c.tolerance)
+    passed = all(c.passed for c in checks)
+    detail = "; ".join(
+        f"{c.name}: max abs {c.max_abs_error:.3e}, rel {c.max_rel_error:.3e} "
+        f"(tol {c.tolerance:.1e})"
+        for c in checks
+    )
+    message = (
+        f"{'PASS' if passed else 'FAIL'} {program.kernel} on {program.arch}: {detail}, "
+        f"simulated in {wall:.2f} s"
+    )
+    return VerifyResult(
+        passed,
+        worst.max_abs_error,
+        worst.max_rel_error,
+        worst.tolerance,
+        wall,
+        message,
+        str(path),
+        outputs=tuple(checks),
     )

@@ -1,0 +1,89 @@
+"""Largest sizes the CUDA path accepts on blackhole_p150_13x10, and their simulated time.
+
+The seed's scope is kernels whose per-core working set (each core's share of the arrays,
+resident in L1) fits L1; Physical enforces it. This finds, per workload and precision,
+the largest N (a multiple of 32) that passes, and simulates the default realization
+(syrk: strip-mined, interchanged) at the sizes given (default: 256, 1024 and, for
+jacobi_2d, the limit itself; `--full` simulates every workload at its limit, which takes
+long on two cores). Host loops are timed on sampled steps (see docs/cuda.md).
+
+    PYTHONPATH=src .venv/bin/python benchmarks/cuda_scaling.py [--full]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+from loom.arch import load_arch
+from loom.cuda import parse_annotations
+from loom.cuda_flow import CudaOptions, compile_cuda, simulate_cuda
+from loom.errors import InfeasibleError
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+ARCH = load_arch("blackhole_p150_13x10")
+
+
+def defines(name: str, n: int) -> tuple[tuple[str, str], ...]:
+    extra = {"jacobi_2d": {"TSTEPS": "4"}, "syrk": {"M": str(n)}}.get(name, {})
+    return (("N", str(n)), *extra.items())
+
+
+def fits(name: str, n: int, prec: str) -> bool:
+    try:
+        compile_cuda(f"examples/cuda/{name}.cu", CudaOptions(ARCH, prec, defines(name, n)))
+    except InfeasibleError:
+        return False
+    return True
+
+
+def limit(name: str, prec: str) -> int:
+    lo, hi = 32, 32 * 1024
+    while hi - lo > 32:
+        mid = (lo + hi) // 64 * 32
+        lo, hi = (mid, hi) if fits(name, mid, prec) else (lo, mid)
+    return lo
+
+
+def best_strip(n: int) -> int:
+    tiles = n // 32
+    return max(d for d in range(1, 11) if tiles % d == 0)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser()
+    p.add_argument("--full", action="store_true")
+    p.add_argument("--workloads", default="jacobi_2d,syrk,gaussian")
+    p.add_argument("--sizes", default="256,1024", help="sizes below the limit")
+    args = p.parse_args()
+    print(
+        "| workload | precision | largest N fitting L1 | N simulated | launches | "
+        "simulated us | wall s |"
+    )
+    print("|---|---|---|---|---|---|---|")
+    for name in args.workloads.split(","):
+        for prec in ("bf16", "fp32"):
+            nmax = limit(name, prec)
+            below = [int(s) for s in args.sizes.split(",") if s]
+            sizes = below + ([nmax] if args.full or name == "jacobi_2d" else [])
+            for n in sizes:
+                ann = {}
+                if name == "syrk":
+                    ann = {"tileplan": {"strip_mine": best_strip(n), "interchange": True}}
+                t0 = time.perf_counter()
+                opts = CudaOptions(ARCH, prec, defines(name, n), parse_annotations(ann, "bench"))
+                try:
+                    r = simulate_cuda(compile_cuda(f"examples/cuda/{name}.cu", opts), sample=3)
+                except InfeasibleError as err:
+                    print(f"| {name} | {prec} | {nmax} | {n} | rejected: {err} | | |")
+                    continue
+                print(
+                    f"| {name} | {prec} | {nmax} | {n} | {r.launches} | {r.us:.1f} | "
+                    f"{time.perf_counter() - t0:.0f} |",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,388 @@
+"""The judge of selection: is the model's pick the fastest schedule the simulator can find?
+
+For every case (kernel, architecture, shape) it builds a set of legal schedules and
+simulates each one with `loom.sim` (calibrated on published measurements, the stand-in
+for the chip):
+
+* the solved optimum of every candidate (each candidate lowered on its own, mirrored
+  ones included; with many candidates the model's best `--optima` plus a seeded sample
+  of the rest);
+* seeded samples of legal block-size / pipeline-knob assignments of the model's best
+  `--sampled` candidates (`--samples` each, every tile size within `--radius` legal steps
+  of the candidate's optimum, knobs free; every sample satisfies all constraints);
+* TTNN's manually tuned configuration where `../shared/calibration` has one for the
+  shape (expressed as a Loom schedule: the 2-D multicast candidate with TTNN's grid,
+  per-core blocks and K block), if it is legal.
+
+Per case it prints the set's size, the pick's simulated / modeled cycles, the Spearman
+rank correlation of modeled vs simulated cycles over the set, the pick's rank by
+simulated time, its regret (how much slower than the set's fastest), the regret of
+`loom compile --refine K` (the simulator's fastest of the model's top K), and the share of
+the legal candidates pruned before solving (dominance, shared problems, bounds). The summary
+gives medians and worst cases per kernel family.
+
+    PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import itertools
+import os
+import random
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+from loom.arch import Arch, load_arch
+from loom.ir.problem import Problem
+from loom.ir.solution import Solution
+from loom.kernels.registry import resolve_kernel
+from loom.pipeline import (
+    CompileOptions,
+    CompileResult,
+    ProblemCache,
+    compile_kernel,
+    lower_schedule,
+)
+from loom.sim import simulate
+from loom.solve.cpsat import solve_problem
+from loom.solve.materialize import CompileStats, materialize
+from loom.symbolic.pyexpr import compile_expr
+
+SIZES = (256, 2048, 16384)
+GEMM_SHAPES = [
+    {"M": m, "N": n, "K": k} for m, n, k in itertools.product(SIZES, SIZES, SIZES) if n <= m
+]
+ARCHS = ("wormhole_n150", "blackhole_p150_13x10")
+FLASH_ATTENTION = ({"B": 4, "H": 1, "S": 4096, "D": 64}, {"B": 16, "H": 1, "S": 1024, "D": 128})
+FLASH_DECODE = ({"B": 8, "H": 32, "S": 2048, "D": 64}, {"B": 24, "H": 32, "S": 4096, "D": 64})
+QUICK = (
+    ("gemm", "wormhole_n150", {"M": 2048, "N": 256, "K": 2048}),
+    ("gemm", "wormhole_n150", {"M": 2048, "N": 2048, "K": 2048}),
+    ("gemm", "blackhole_p150_13x10", {"M": 2048, "N": 256, "K": 256}),
+    ("flash_decode", "wormhole_n150", FLASH_DECODE[0]),
+)
+CALIBRATION = Path(__file__).resolve().parents[1].parent / "shared" / "calibration"
+TTNN_TABLES = {
+    "wormhole_n150": "ttnn_matmul.csv",
+    "blackhole_p150_13x10": "ttnn_matmul_p150_13x10.csv",
+}
+
+
+def all_cases() -> list[tuple[str, str, dict[str, int]]]:
+    cases = [("gemm", a, s) for a in ARCHS for s in GEMM_SHAPES]
+    cases += [("flash_attention", a, s) for a in ARCHS for s in FLASH_ATTENTION]
+    cases += [("flash_decode", a, s) for a in ARCHS for s in FLASH_DECODE]
+    return cases
+
+
+@dataclass(frozen=True)
+class Entry:
+    label: str
+    problem: Problem
+    env: dict[str, int]
+    modeled: int
+
+
+def spearman(xs: list[float], ys: list[float]) -> float:
+    """Rank correlation with average ranks for ties."""
+
+    def ranks(v: list[float]) -> list[float]:
+        order = sorted(range(len(v)), key=lambda i: v[i])
+        out = [0.0] * len(v)
+        i = 0
+        while i < len(order):
+            j = i
+            while j + 1 < len(order) and v[order[j + 1]] == v[order[i]]:
+                j += 1
+            for k in range(i, j + 1):
+                out[order[k]] = (i + j) / 2
+            i = j + 1
+        return out
+
+    rx, ry = ranks(xs), ranks(ys)
+    mx, my = statistics.fmean(rx), statistics.fmean(ry)
+    cov = sum((a - mx) * (b - my) for a, b in zip(rx, ry, strict=True))
+    vx = sum((a - mx) ** 2 for a in rx)
+    vy = sum((b - my) ** 2 for b in ry)
+    return cov / (vx * vy) ** 0.5 if vx and vy else 1.0
+
+
+def sample_assignments(
+    problem: Problem, centre: dict[str, int], count: int, radius: int, rng: random.Random
+) -> list[dict[str, int]]:
+    """Up to `count` distinct legal assignments around `centre`: every tile size within
+    `radius` legal steps of its value there (the paper's block-size neighbourhood,
+    widened), pipeline knobs free."""
+    names = list(problem.domains)
+    checks = [compile_expr(c.cond, names) for c in problem.constraints]
+    choices = []
+    for n in names:
+        dom = problem.domains[n]
+        i = dom.index(centre[n]) if centre.get(n) in dom else 0
+        choices.append(dom if n in problem.knob_names else dom[max(0, i - radius) : i + radius + 1])
+    seen: set[tuple[int, ...]] = {tuple(centre.get(n, -1) for n in names)}
+    out: list[dict[str, int]] = []
+    space = 1
+    for c in choices:
+        space *= len(c)
+    for _ in range(count * 40):
+        if len(out) >= count or len(seen) > space:
+            break
+        values = tuple(rng.choice(c) for c in choices)
+        if values in seen:
+            continue
+        seen.add(values)
+        if all(check(*values) for check in checks):
+            out.append(dict(zip(names, values, strict=True)))
+    return out
+
+
+def ttnn_entry(
+    result: CompileResult, cache: ProblemCache, arch_name: str, shape: dict[str, int]
+) -> Entry | None:
+    """TTNN's manually tuned bf16 configuration for this GEMM shape, as a Loom schedule."""
+    table = CALIBRATION / TTNN_TABLES.get(arch_name, "")
+    if not table.is_file() or set(shape) != {"M", "N", "K"}:
+        return None
+    with table.open() as f:
+        rows = [
+            r
+            for r in csv.DictReader(f)
+            if "MANUAL" in r["table"]
+            and r["dtype_in0"] == "BFLOAT16"
+            and (int(r["M"]), int(r["K"]), int(r["N"])) == (shape["M"], shape["K"], shape["N"])
+            and r["per_core_M"]
+        ]
+    if not rows:
+        return None
+    r = rows[0]
+    gx, gy = int(r["grid_x"]), int(r["grid_y"])
+    blocks = {
+        "M": int(r["per_core_M"]) * 32,
+        "N": int(r["per_core_N"]) * 32,
+        "K": int(r["in0_block_w"]) * 32,
+    }
+    m_sym, n_sym = (a.tile.name for a in result.program.grid)
+    for cand in result.candidates.candidates:
+        if cand.mapping.cores_y != gy or cand.mapping.cores_x != gx:
+            continue
+        if not all(lv.axis == m_sym for lv in cand.mapping.levels_of("y")):
+            continue
+        if not all(lv.axis == n_sym for lv in cand.mapping.levels_of("x")):
+            continue
+        if not all(c.mode == "multicast" for c in cand.copies if c.kind == "load"):
+            continue
+        problem = cache.build(cand)
+        (k_sym,) = (n for n in problem.tile_names if n not in (m_sym, n_sym))
+        env = {m_sym: blocks["M"], n_sym: blocks["N"], k_sym: blocks["K"]}
+        for knob in problem.knob_names:
+            env[knob] = 1 if knob.startswith("b_load") and 1 in problem.domains[knob] else 0
+        for name, dom in problem.domains.items():
+            env.setdefault(name, dom[0])
+        if all(env[n] in problem.domains[n] for n in env) and all(
+            c.cond.eval(env) for c in problem.constraints
+        ):
+            return Entry("ttnn-manual", problem, env, int(problem.objective.eval(env)))
+    return None
+
+
+def build_set(
+    result: CompileResult,
+    arch: Arch,
+    args: argparse.Namespace,
+    shape: dict[str, int],
+    arch_name: str,
+) -> tuple[list[Entry], str]:
+    """The pick first, then the candidates' optima, samples and TTNN's configuration."""
+    rng = random.Random(args.seed)
+    solved = list(result.ranking.top)
+    pick_sol, pick_problem = solved[0]
+    entries = [Entry("pick", pick_problem, pick_sol.assignment, pick_sol.cycles)]
+    for s, p in solved[1:]:
+        entries.append(Entry("optimum", p, s.assignment, s.cycles))
+    seen = {s.candidate for s, _ in solved}
+    rest = [c for c in result.candidates.candidates if c.name not in seen]
+    cache = ProblemCache(result.buffered, arch, result.schedule.math_fidelity, result.problem.flops)
+    for cand in rng.sample(rest, min(len(rest), args.others)):
+        p = cache.build(cand)
+        s = solve_problem(p, None, 10.0, 0)
+        if s.solved:
+            entries.append(Entry("other", p, s.assignment, s.cycles))
+            solved.append((s, p))
+    for s, p in result.ranking.top[: args.sampled]:
+        objective = compile_expr(p.objective, list(p.domains))
+        for env in sample_assignments(p, s.assignment, args.samples, args.radius, rng):
+            cycles = int(objective(*(env[n] for n in p.domains)))
+            entries.append(Entry("sample", p, env, cycles))
+    more = [c for c in rest if c.name not in {e.problem.candidate.name for e in entries}]
+    rng.shuffle(more)
+    while len(entries) < args.min_set and more:
+        cand = more.pop()
+        p = cache.build(cand)
+        s = solve_problem(p, None, 10.0, 0)
+        if s.solved:
+            entries.append(Entry("other", p, s.assignment, s.cycles))
+    ttnn = ttnn_entry(result, cache, arch_name, shape)
+    note = "no TTNN tuned config in the tables"
+    if ttnn is not None:
+        entries.append(ttnn)
+        note = "TTNN tuned config included"
+    elif set(shape) == {"M", "N", "K"} and _has_ttnn_row(arch_name, shape):
+        note = "TTNN tuned config not expressible"
+    return entries, note
+
+
+def _has_ttnn_row(arch_name: str, shape: dict[str, int]) -> bool:
+    table = CALIBRATION / TTNN_TABLES.get(arch_name, "")
+    if not table.is_file():
+        return False
+    with table.open() as f:
+        return any(
+            "MANUAL" in r["table"]
+            and (int(r["M"]), int(r["K"]), int(r["N"])) == (shape["M"], shape["K"], shape["N"])
+            for r in csv.DictReader(f)
+        )
+
+
+def simulate_entry(result: CompileResult, arch: Arch, entry: Entry) -> float:
+    sol = Solution(entry.problem.candidate.name, "feasible", entry.env, entry.modeled)
+    stats = CompileStats(
+        kernel=result.schedule.kernel,
+        arch=arch.name,
+        shape=dict(result.schedule.shape),
+        dtype=result.schedule.dtype,
+        math_fidelity=result.schedule.math_fidelity,
+        candidates_total=0,
+        candidates_after_pruning=0,
+        candidates_feasible=0,
+        compile_seconds=0.0,
+    )
+    schedule = materialize(entry.problem, sol, ((sol, entry.problem),), stats, arch)
+    lowered = lower_schedule(result.program, result.buffered, schedule, arch, result.log)
+    return float(simulate(lowered.lowered, arch).cycles)
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    kernel: str
+    arch: str
+    shape: str
+    size: int
+    ratio: float
+    rho: float
+    rank: int
+    regret: float
+    best: str
+    refined_regret: float
+    pruned: float
+
+
+def run_case(
+    kernel: str, arch_name: str, shape: dict[str, int], args: argparse.Namespace
+) -> CaseResult:
+    arch = load_arch(arch_name)
+    spec = resolve_kernel(kernel)
+    t0 = time.perf_counter()
+    options = CompileOptions(arch=arch, shape=shape, jobs=args.jobs, top_k=args.optima)
+    result = compile_kernel(spec, options)
+    t1 = time.perf_counter()
+    entries, note = build_set(result, arch, args, shape, arch_name)
+    t2 = time.perf_counter()
+    sims = [simulate_entry(result, arch, e) for e in entries]
+    t3 = time.perf_counter()
+    modeled = [float(e.modeled) for e in entries]
+    best = min(range(len(sims)), key=lambda i: sims[i])
+    pick_sim = sims[0]
+    rank_of_pick = 1 + sum(1 for s in sims if s < pick_sim)
+    top = [i for i, e in enumerate(entries) if e.label in ("pick", "optimum")][: args.refine]
+    refined = min(sims[i] for i in top)
+    solved = sum(1 for s in result.ranking.solutions if s.status != "pruned")
+    pruned = 1 - solved / max(result.candidates.candidates_total, 1)
+    text = ",".join(f"{k}={v}" for k, v in shape.items())
+    b = entries[best]
+    blocks = ",".join(str(b.env[n]) for n in b.problem.tile_names)
+    best_text = f"{b.label} {b.problem.candidate.name} [{blocks}]"
+    res = CaseResult(
+        kernel,
+        arch_name,
+        text,
+        len(entries),
+        pick_sim / entries[0].modeled,
+        spearman(modeled, sims),
+        rank_of_pick,
+        pick_sim / sims[best] - 1,
+        best_text,
+        refined / sims[best] - 1,
+        pruned,
+    )
+    p = entries[0]
+    pblocks = ",".join(str(p.env[n]) for n in p.problem.tile_names)
+    print(
+        f"{kernel:<15} {arch_name:<20} {text:<24} set {res.size:>4}  sim/model {res.ratio:5.2f}  "
+        f"spearman {res.rho:5.2f}  rank {res.rank:>4}  regret {100 * res.regret:6.1f}%  "
+        f"refine-{args.refine} regret {100 * res.refined_regret:5.1f}%  "
+        f"pruned {100 * res.pruned:4.1f}%  "
+        f"pick {p.problem.candidate.name} [{pblocks}]  best {best_text}  ({note}; "
+        f"compile {t1 - t0:.0f} s, set {t2 - t1:.0f} s, simulate {t3 - t2:.0f} s)",
+        flush=True,
+    )
+    return res
+
+
+def summarize(results: list[CaseResult]) -> None:
+    groups: dict[str, list[CaseResult]] = {}
+    for r in results:
+        groups.setdefault(f"{r.kernel} on {r.arch}", []).append(r)
+        groups.setdefault(f"{r.kernel} (all archs)", []).append(r)
+    print("\n>>> summary")
+    for name, rs in sorted(groups.items()):
+        ratios = [r.ratio for r in rs]
+        regrets = [r.regret for r in rs]
+        print(
+            f"{name:<36} cases {len(rs):>3}  "
+            f"regret median {100 * statistics.median(regrets):5.1f}% "
+            f"worst {100 * max(regrets):5.1f}%  sim/model median {statistics.median(ratios):.2f} "
+            f"range {min(ratios):.2f}-{max(ratios):.2f}  spearman median "
+            f"{statistics.median(r.rho for r in rs):.2f}  set size min {min(r.size for r in rs)}  "
+            f"refined regret worst {100 * max(r.refined_regret for r in rs):.1f}%  "
+            f"pruned min {100 * min(r.pruned for r in rs):.1f}%"
+        )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--quick", action="store_true", help="a few shapes only")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--optima", type=int, default=40, help="the model's best candidates simulated")
+    ap.add_argument("--others", type=int, default=10, help="other candidates, sampled, solved")
+    ap.add_argument(
+        "--sampled", type=int, default=3, help="candidates whose assignments are sampled"
+    )
+    ap.add_argument("--samples", type=int, default=25, help="sampled assignments per candidate")
+    ap.add_argument("--min-set", type=int, default=100, help="add other candidates up to this")
+    ap.add_argument("--refine", type=int, default=5, help="K of the refine-K pick reported")
+    ap.add_argument("--radius", type=int, default=2, help="legal steps around the optimum")
+    ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
+    ap.add_argument("--archs", default=",".join(ARCHS))
+    args = ap.parse_args()
+    kernels, archs = args.kernels.split(","), args.archs.split(",")
+    cases = QUICK if args.quick else all_cases()
+    results = []
+    start = time.perf_counter()
+    for kernel, arch, shape in cases:
+        if kernel in kernels and arch in archs:
+            results.append(run_case(kernel, arch, shape, args))
+    summarize(results)
+    print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,105 @@
+"""Run one Program on tt-lang-sim with given DRAM contents and read every tensor back.
+
+`runner.verify` checks a single-output kernel against a reference; a CUDA program is a
+sequence of launches whose outputs feed the next launch, so this runs one launch with
+all its tensors (outputs start from their current contents: a guarded kernel updates
+an array in place) and returns every tensor after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import tempfile
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from loom.arch import load_arch
+from loom.backends.ttlang.emit import emit, ident
+from loom.backends.ttlang.runner import _failure, _load, _simulator
+from loom.errors import VerificationError
+from loom.ir.program import Program
+
+if TYPE_CHECKING:
+    import torch
+
+TILE = 32
+
+
+@contextlib.contextmanager
+def _native(on: bool) -> Iterator[None]:
+    """tt-lang-sim in native narrow dtypes for the duration (promotion restored after)."""
+    if not on:
+        yield
+        return
+    import torch
+    from ttl.sim.ttnnsim import set_disable_float32_promotion
+
+    promoted = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+    set_disable_float32_promotion(True)
+    try:
+        yield
+    finally:
+        set_disable_float32_promotion(False)
+        for name, dtype in promoted.items():
+            setattr(torch, name, dtype)
+
+
+def run_program(
+    program: Program,
+    values: dict[str, torch.Tensor],
+    source_dir: str | None = None,
+    native: bool = False,
+) -> dict[str, torch.Tensor]:
+    """Emit `program`, run it on tt-lang-sim with `values` (2-D tensors, one per program
+    tensor, tile-aligned) and return every tensor's contents afterwards (float32).
+
+    `native` runs bf16 tensors in bf16 arithmetic (tt-lang-sim without its float32
+    promotion), as a device computing in bf16 would; by default it computes in fp32."""
+    import torch
+
+    source = emit(program)
+    folder = Path(source_dir or tempfile.mkdtemp(prefix="loom_ttlang_"))
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{ident(program.kernel)}.py"
+    path.write_text(source)
+    arch = load_arch(program.arch)
+    log = io.StringIO()
+    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn), _native(native):
+        module = _load(path, sim_ttl)
+        dtypes = {"bf16": ttnn.bfloat16, "fp16": ttnn.float16, "fp32": ttnn.float32}
+        devs = []
+        for t in program.tensors:
+            if t.name not in values:
+                raise VerificationError(
+                    f"no contents given for tensor {t.name!r} of {program.kernel!r}."
+                )
+            host = values[t.name].float()
+            if tuple(host.shape) != (t.rows * TILE, t.cols * TILE):
+                raise VerificationError(
+                    f"tensor {t.name!r} has shape {tuple(host.shape)}, the program expects "
+                    f"{(t.rows * TILE, t.cols * TILE)}."
+                )
+            devs.append(
+                ttnn.from_torch(host.clone(), dtype=dtypes[t.dtype], layout=ttnn.TILE_LAYOUT)
+            )
+        for _, dtype, rows, cols in module.LIKENESS:
+            scratch = torch.zeros(rows * TILE, cols * TILE)
+            devs.append(ttnn.from_torch(scratch, dtype=dtypes[dtype], layout=ttnn.TILE_LAYOUT))
+        kernel = getattr(module, module.KERNEL)
+        with warnings.catch_warnings(record=True) as caught, contextlib.redirect_stdout(log):
+            warnings.simplefilter("always")
+            try:
+                kernel(*devs)
+            except Exception as err:
+                raise _failure(program, path, err, log.getvalue()) from err
+        for w in caught:
+            text = str(w.message)
+            if "L1 memory limit" in text or "dataflow buffers" in text:
+                raise _failure(program, path, text, log.getvalue())
+        return {
+            t.name: ttnn.to_torch(d).float().clone()
+            for t, d in zip(program.tensors, devs, strict=False)
+        }

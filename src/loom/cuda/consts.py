@@ -1,0 +1,65 @@
+"""Constant operator and mask tiles: compile-time data a launch reads from DRAM.
+
+A selector or shift tile is a 0/1 matrix, so a tile matmul by it moves elements
+exactly (one non-zero product per output element); a mask tile is the guard's
+indicator on one tile, and its complement keeps the old value on inactive lanes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+TILE = 32
+
+
+@dataclass(frozen=True, slots=True)
+class ConstSpec:
+    kind: str
+    arg: int = 0
+    rows: tuple[int, int] = (0, TILE)
+    cols: tuple[int, int] = (0, TILE)
+
+    def tile(self) -> np.ndarray:
+        t = np.zeros((TILE, TILE))
+        a = self.arg
+        idx = np.arange(TILE)
+        match self.kind:
+            case "col_select":  # X @ E: every column is column a
+                t[a, :] = 1.0
+            case "row_select":  # F @ X: every row is row a
+                t[:, a] = 1.0
+            case "hshift_in":  # (X @ S)[i][j] = X[i][j + a]
+                src = idx + a
+                ok = (src >= 0) & (src < TILE)
+                t[src[ok], idx[ok]] = 1.0
+            case "hshift_edge":
+                src = idx + a - TILE * np.sign(a)
+                ok = (src >= 0) & (src < TILE)
+                t[src[ok], idx[ok]] = 1.0
+            case "vshift_in":  # (S @ X)[i][j] = X[i + a][j]
+                src = idx + a
+                ok = (src >= 0) & (src < TILE)
+                t[idx[ok], src[ok]] = 1.0
+            case "vshift_edge":
+                src = idx + a - TILE * np.sign(a)
+                ok = (src >= 0) & (src < TILE)
+                t[idx[ok], src[ok]] = 1.0
+            case "hshift_sum" | "vshift_sum":
+                one = "hshift_in" if self.kind == "hshift_sum" else "vshift_in"
+                for d in range(-TILE + 1, TILE):
+                    if a >> (d + TILE) & 1:
+                        t += ConstSpec(one, d).tile()
+            case "mask" | "nmask":
+                t[self.rows[0] : self.rows[1], self.cols[0] : self.cols[1]] = 1.0
+                if self.kind == "nmask":
+                    t = 1.0 - t
+            case _:
+                raise ValueError(self.kind)
+        return t
+
+
+def const_table(specs: tuple[ConstSpec, ...]) -> np.ndarray:
+    """The constant tensor of a launch: its tiles side by side (32 x 32n)."""
+    return np.concatenate([s.tile() for s in specs], axis=1) if specs else np.zeros((TILE, TILE))

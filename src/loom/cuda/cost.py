@@ -1,0 +1,190 @@
+"""Analytic latency of a lowered launch: the model that ranks annotation sets.
+
+It reads the checkpoints and the architecture only (never the simulator). Per output
+tile, the three engines' busy times are estimated from the architecture's tables:
+
+* DM lane: each blocking tile read costs the DRAM read latency plus the tile's bytes at
+  the per-reader bandwidth; the writer adds one tile write per output tile;
+* compute: tile-matmuls at `matmul.cycles(fidelity)`, element-wise ops from the
+  element-wise table, unpack and pack of the block's tiles, the per-op overhead;
+* overlap follows the pipe rule of the Loom paper's HEG: with double-buffered CBs the
+  three stages overlap, max(l, m, s); with single buffers the load waits for the
+  compute to pop its block, max(l + m, m + s).
+
+A launch costs its constant preamble plus the busiest core's tiles, and never less than
+the grid's DRAM traffic on each NoC at the all-cores DRAM bandwidth (measured on one
+NoC: DM0 reads travel on NoC0, DM1's reads and the writes on NoC1). DRAM tensors are
+interleaved one tile per page round-robin over the banks, so when every core fetches its
+operands of one round at once, the bank holding the most of those pages serialises them
+at its own bandwidth: a round is never shorter than that bank's pages (a column of tiles
+of an array whose tile-row length is a multiple of the bank count lives in one bank).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from loom.arch import Arch
+from loom.cuda.lower import LaunchProgram
+from loom.cuda.physical import Physical
+from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs
+from loom.cuda.tileplan import TILE
+from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchCost:
+    cycles: float
+    dm0: float
+    compute: float
+    dm1: float
+    """Per output tile on the busiest core (uncut tiles)."""
+
+
+def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
+    pk = phys.kernel(lp.kernel)
+    flow, task = pk.task.flow, pk.task
+    tb = arch.tile.bytes(phys.precision)
+    read = arch.dram.read_latency_cycles + tb / arch.dram.reader_bytes_per_cycle
+    write = arch.dram.write_latency_cycles + tb / arch.dram.writer_bytes_per_cycle
+    comp = _compute(flow.expr, arch, tb)
+    used = block_refs(flow.expr)
+    lanes = dict(task.lanes)
+    gy, gx = lp.program.grid
+    per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
+    cut_core = -(-lp.cut_tiles // (gy * gx)) if lp.cut_tiles else 0
+    if flow.contraction is not None:
+        cn = flow.contraction
+        strip = cn.lhs.rows * cn.lhs.cols
+        blocked = flow.tile.reduction is not None and flow.tile.reduction.interchange
+        by, bx = (lp.shape[0] // gy, lp.shape[1] // gx) if blocked else (1, 1)
+        blk = {cn.lhs.name: by * strip, cn.rhs.name: bx * strip}
+        dm = {"reader": 0.0, "writer": 0.0}
+        for n, tiles in blk.items():
+            bw = arch.dram.reader_bytes_per_cycle
+            dm[lanes[n]] += arch.dram.read_latency_cycles + tiles * tb / bw
+        mm = by * bx * strip * arch.matmul.cycles("HiFi4")
+        mm += (by + bx) * strip * arch.compute.unpack_cycles(tb)
+        mm += arch.compute.op_overhead_cycles + by * bx * arch.compute.pack_cycles(tb)
+        load, math, store = dm["reader"], mm, dm["writer"]
+        bank = _bank_round(phys, lp, flow, arch) * (by + bx) / 2
+        inner = max(_overlap(load, math, store, phys.depth), bank)
+        tiles = by * bx
+        tail = tiles * (read - arch.dram.read_latency_cycles) + read + tiles * comp + write
+        per_tile = cn.blocks * inner + tail
+        per_op = lp.tiles * cn.blocks * strip * tb / (by if blocked else 1)
+        noc = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
+        for n in blk:
+            noc[lanes[n]] += per_op
+        cyc = (per_core if not blocked else 1) * per_tile
+        floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
+        return LaunchCost(max(cyc, floor), load, math, store)
+    dm = {"reader": 0.0, "writer": write}
+    n_reads = 0
+    for o in flow.operands:
+        if o.name in used:
+            dm[lanes[o.name]] += read
+            n_reads += 1
+    masked = 2 * read
+    mask_comp = (
+        3 * arch.compute.eltwise("mul")
+        + arch.compute.eltwise("add")
+        + 3 * arch.compute.unpack_cycles(tb)
+    )
+    if flow.dm_copy:
+        plain = max(dm["reader"], dm["writer"])
+        comp_plain = 0.0
+    else:
+        plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
+        comp_plain = comp
+    bank = _bank_round(phys, lp, flow, arch)
+    plain = max(plain, bank)
+    cut = _overlap(
+        dm["reader"] + masked + (0 if flow.old in used else read),
+        comp + mask_comp,
+        dm["writer"],
+        phys.depth,
+    )
+    cut = max(cut, bank)
+    # every core fetches the same constant page at once: one bank serves them all
+    camp = gy * gx * tb / arch.dram.bank_bytes_per_cycle
+    preamble = len(flow.consts) * max(read, camp)
+    cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
+    noc = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
+    for o in flow.operands:
+        if o.name in used:
+            noc[lanes[o.name]] += lp.tiles * tb
+    return LaunchCost(
+        max(cyc, max(noc.values()) / arch.dram.all_cores_bytes_per_cycle),
+        dm["reader"],
+        comp_plain,
+        dm["writer"],
+    )
+
+
+def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch) -> float:
+    """Cycles the hottest DRAM bank needs for one round of reads by every core (the
+    first tile of each core, first reduction block)."""
+    plan = phys.task.flow.plan
+    banks = len(arch.dram.banks)
+    counts = [0] * banks
+    gy, gx = lp.program.grid
+    env = dict(lp.env)
+    reg = flow.tile.region.at(env)
+    tr0, tc0 = reg[0] // TILE, reg[2] // TILE
+    ops: list[Operand] = [o for o in flow.operands if o.name in block_refs(flow.expr)]
+    if flow.contraction is not None:
+        ops = [flow.contraction.lhs, flow.contraction.rhs]
+    r0, r1, c0, c1 = reg
+    tr1, tc1 = (r1 - 1) // TILE, (c1 - 1) // TILE
+    masked = flow.contraction is None
+    for y in range(gy):
+        for x in range(gx):
+            own = {"r": tr0 + y, "c": tc0 + x, "k": 0}
+            r, c = own["r"], own["c"]
+            cut_r = (r == tr0 and r0 % TILE) or (r == tr1 and r1 % TILE)
+            cut_c = (c == tc0 and c0 % TILE) or (c == tc1 and c1 % TILE)
+            if masked and (plan.predicates == "all" or cut_r or cut_c):
+                kind = 3 * (0 if r == tr0 else 1 if r == tr1 else 2)
+                kind += 0 if c == tc0 else 1 if c == tc1 else 2
+                for page in (len(flow.consts) + kind, len(flow.consts) + 9 + kind):
+                    counts[page % banks] += 1
+            for o in ops:
+                cols = plan.array(o.array).cols // TILE
+                rows_ = plan.array(o.array).rows // TILE
+                row = _tile(o.row, own, env, rows_)
+                col = _tile(o.col, own, env, cols)
+                for dr in range(o.rows):
+                    for dc in range(o.cols):
+                        counts[((row + dr) * cols + col + dc) % banks] += 1
+    tb = arch.tile.bytes(phys.precision)
+    return max(counts) * tb / arch.dram.bank_bytes_per_cycle
+
+
+def _tile(t: TileIndex, own: dict[str, int], env: dict[str, int], limit: int) -> int:
+    if t.base is None:
+        assert t.elem is not None
+        return t.elem.eval(env) // TILE
+    return max(0, min(limit - 1, own[t.base] + t.delta))
+
+
+def _overlap(load: float, math: float, store: float, depth: int) -> float:
+    return max(load, math, store) if depth == 2 else max(load + math, math + store)
+
+
+def _compute(e: CExpr, arch: Arch, tb: int) -> float:
+    """One Compute statement on 1x1 blocks: overhead + ops + unpack of L1 operands + pack."""
+
+    def walk(x: CExpr) -> float:
+        match x:
+            case BlockRef():
+                return float(arch.compute.unpack_cycles(tb))
+            case FillExpr():
+                return float(arch.compute.eltwise("copy"))
+            case MatmulExpr(lhs=a, rhs=b):
+                return walk(a) + walk(b) + arch.matmul.cycles("HiFi4")
+            case BinaryExpr(op=op, lhs=a, rhs=b):
+                return walk(a) + walk(b) + arch.compute.eltwise(op)
+        return 0.0
+
+    return arch.compute.op_overhead_cycles + walk(e) + arch.compute.pack_cycles(tb)

@@ -1,0 +1,470 @@
+"""Physical x one launch -> Program: the per-core streams of one kernel launch.
+
+The launch's tile range (the tiles its guard rectangle touches) is spread over a core
+grid of at most the architecture's size; core (y, x) takes tiles (r0 + y + GY*wy,
+c0 + x + GX*wx). Constant frames are delivered once and held for the whole tile loop;
+tiles the guard cuts (or every tile, with `predicates: all`) get a mask and its
+complement and store `mask * new + nmask * old`, exact for both mask values.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from loom.arch import Arch
+from loom.cuda.consts import ConstSpec
+from loom.cuda.physical import Physical, PhysKernel
+from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
+from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
+from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
+from loom.ir.program import (
+    CORE_X,
+    CORE_Y,
+    BinaryExpr,
+    BlockRef,
+    Buffer,
+    CExpr,
+    Compute,
+    DramTensor,
+    FillExpr,
+    IfCore,
+    Loop,
+    MatmulExpr,
+    Program,
+    ReadDram,
+    Reserve,
+    Stmt,
+    Wait,
+    WriteDram,
+)
+from loom.symbolic import BoolConst, Cond, Expr, Sym, as_expr, conj, disj, maximum, minimum, select
+
+CONST = "loom_const"
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchProgram:
+    """One launch: its Program, the constant tiles it reads, what it reads and writes."""
+
+    kernel: str
+    env: tuple[tuple[str, int], ...]
+    program: Program
+    consts: tuple[ConstSpec, ...]
+    reads: tuple[str, ...]
+    writes: str
+    tiles: int
+    """Output tiles computed."""
+    shape: tuple[int, int]
+    """Tile rows x tile columns of the launch's range."""
+    cut_tiles: int
+    """Tiles that carry a mask."""
+
+
+def lower_launch(
+    phys: Physical, key: str, env: Mapping[str, int], arch: Arch
+) -> LaunchProgram | None:
+    """The Program of launch `key` with host variables `env`; None when its guard is empty."""
+    return _Lower(phys, phys.kernel(key), dict(env), arch).program()
+
+
+class _Lower:
+    def __init__(self, phys: Physical, pk: PhysKernel, env: dict[str, int], arch: Arch) -> None:
+        self.phys, self.pk, self.env, self.arch = phys, pk, env, arch
+        self.flow: FlowKernel = pk.task.flow
+        self.plan: TilePlan = phys.task.flow.plan
+        self.dtype = phys.precision
+        self.consts: list[ConstSpec] = []
+        self.const_index: dict[str, int] = {}
+
+    # ----- layout ------------------------------------------------------------------------
+    def program(self) -> LaunchProgram | None:
+        k = self.flow.tile
+        r0, r1, c0, c1 = k.region.at(self.env)
+        if r0 >= r1 or c0 >= c1:
+            return None
+        self.check_bounds(r0, r1, c0, c1)
+        self.rect = (r0, r1, c0, c1)
+        self.tr = (r0 // TILE, (r1 - 1) // TILE)
+        self.tc = (c0 // TILE, (c1 - 1) // TILE)
+        nr, nc = self.tr[1] - self.tr[0] + 1, self.tc[1] - self.tc[0] + 1
+        gy, gx = min(nr, self.arch.grid_y), min(nc, self.arch.grid_x)
+        rd = k.reduction
+        self.blocked = rd is not None and rd.interchange
+        if self.blocked:
+            gy = max(d for d in range(1, gy + 1) if nr % d == 0)
+            gx = max(d for d in range(1, gx + 1) if nc % d == 0)
+            self.block = (nr // gy, nc // gx)
+        self.grid = (gy, gx)
+        self.wy = Sym("wy", 0, max(0, -(-nr // gy) - 1), 1, "index")
+        self.wx = Sym("wx", 0, max(0, -(-nc // gx) - 1), 1, "index")
+        self.r: Expr = self.tr[0] + CORE_Y + gy * self.wy
+        self.c: Expr = self.tc[0] + CORE_X + gx * self.wx
+        for c in self.flow.consts:
+            arg = c.arg.eval(self.env)
+            if c.kind.endswith("select"):
+                arg %= TILE
+            self.add_const(c.name, ConstSpec(c.kind, arg))
+        self.masks()
+        if self.blocked:
+            assert self.flow.contraction is not None
+            if not (isinstance(self.cut, BoolConst) and not self.cut.value):
+                raise AnnotationError(
+                    f"tileplan.interchange is illegal for `{k.kernel}` here: tiles of its output "
+                    "range carry guard masks (or predicates: all), and an interchanged "
+                    "reduction updates whole core blocks; drop one of the two annotations."
+                )
+            self.r = self.tr[0] + CORE_Y * self.block[0]
+            self.c = self.tc[0] + CORE_X * self.block[1]
+            reader, compute, writer = self.interchanged_streams(self.flow.contraction)
+        elif self.flow.contraction is not None:
+            if not (isinstance(self.cut, BoolConst) and not self.cut.value):
+                raise AnnotationError(
+                    f"`{k.kernel}` reduces into tiles that carry guard masks (a guard that cuts "
+                    "tiles, or predicates: all); Loom does not mask reductions yet, so keep "
+                    "the guard on whole tiles and predicates: boundary."
+                )
+            reader, compute, writer = self.contraction_streams(self.flow.contraction)
+        else:
+            reader, compute, writer = self.elementwise_streams()
+        if not self.blocked:
+            reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
+        const_names = self.frames()
+        pre = tuple(
+            Reserve(c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),))
+            for c in const_names
+        )
+        if const_names:
+            compute = (Wait(const_names, compute),)
+        self.check_l1()
+        program = Program(
+            kernel=f"{self.plan.name}_{_ident(k.key)}",
+            arch=self.arch.name,
+            grid=self.grid,
+            tensors=self.tensors(),
+            buffers=self.buffers(),
+            nets=(),
+            reader=pre + reader,
+            compute=compute,
+            writer=writer,
+            notes=(
+                f"{k.key} with {_bindings(self.env)}: {k.target}[i][j] = "
+                f"{format_value(k.value)} on rows [{r0}, {r1}) x cols [{c0}, {c1})",
+            ),
+        )
+        reads = tuple(sorted({o.array for o in self.flow.operands}))
+        return LaunchProgram(
+            k.key,
+            tuple(sorted(self.env.items())),
+            program,
+            tuple(self.consts),
+            reads,
+            k.target,
+            nr * nc,
+            (nr, nc),
+            self.cut_count(nr, nc),
+        )
+
+    def cut_count(self, nr: int, nc: int) -> int:
+        if isinstance(self.cut, BoolConst):
+            return nr * nc if self.cut.value else 0
+        r0, r1, c0, c1 = self.rect
+        rows = {self.tr[0]} if r0 % TILE else set()
+        rows |= {self.tr[1]} if r1 % TILE else set()
+        cols = {self.tc[0]} if c0 % TILE else set()
+        cols |= {self.tc[1]} if c1 % TILE else set()
+        return len(rows) * nc + len(cols) * nr - len(rows) * len(cols)
+
+    def check_l1(self) -> None:
+        """The launch's real buffers (interchanged blocks grow with the core's share of
+        the output) must fit L1; Physical planned one output tile per block."""
+        need = sum(b.tiles * b.depth * self.arch.tile.bytes(b.dtype) for b in self.buffers())
+        if need > self.arch.l1_usable_bytes:
+            raise InfeasibleError(
+                f"{self.plan.path}: launch `{self.flow.tile.key}` needs {need} bytes of L1 "
+                f"buffers per core on a {self.grid[0]}x{self.grid[1]} grid, more than "
+                f"{self.arch.l1_usable_bytes}; lower tileplan.strip_mine, drop interchange "
+                "or use a smaller size."
+            )
+
+    def check_bounds(self, r0: int, r1: int, c0: int, c1: int) -> None:
+        k = self.flow.tile
+        for ld in loads(k.value):
+            decl = self.plan.array(ld.array)
+            corners = [
+                {**self.env, "i": i, "j": j, "k": 0} for i in (r0, r1 - 1) for j in (c0, c1 - 1)
+            ]
+            rows = [ld.row.eval(e) for e in corners]
+            cols = [ld.col.eval(e) for e in corners]
+            if min(rows) < 0 or max(rows) >= decl.rows or min(cols) < 0 or max(cols) >= decl.cols:
+                raise CudaSubsetError(
+                    f"{self.plan.path}:{k.line}: `{k.kernel}` reads {ld.array}[{ld.row}][{ld.col}] "
+                    f"outside the {decl.rows}x{decl.cols} array for rows [{r0}, {r1}) x cols "
+                    f"[{c0}, {c1}) ({', '.join(f'{n}={v}' for n, v in self.env.items())}); "
+                    "tighten the guard."
+                )
+
+    def frames(self) -> tuple[str, ...]:
+        """Constant buffers held for the whole launch (not the per-tile masks)."""
+        return tuple(c for c in self.const_index if c not in ("mask", "nmask"))
+
+    def add_const(self, name: str, spec: ConstSpec) -> None:
+        self.const_index[name] = len(self.consts)
+        self.consts.append(spec)
+
+    def masks(self) -> None:
+        """Nine mask tiles (row kind x column kind) and their complements."""
+        r0, r1, c0, c1 = self.rect
+        rows = [_span(r0, r1, self.tr[0]), _span(r0, r1, self.tr[1]), (0, TILE)]
+        cols = [_span(c0, c1, self.tc[0]), _span(c0, c1, self.tc[1]), (0, TILE)]
+        self.mask_base = len(self.consts)
+        for kind in ("mask", "nmask"):
+            for rr in rows:
+                for cc in cols:
+                    self.consts.append(ConstSpec(kind, 0, rr, cc))
+        self.const_index["mask"] = self.mask_base
+        self.const_index["nmask"] = self.mask_base + 9
+        partial_r = [self.r.eq(self.tr[0])] if r0 % TILE else []
+        partial_r += [self.r.eq(self.tr[1])] if r1 % TILE else []
+        partial_c = [self.c.eq(self.tc[0])] if c0 % TILE else []
+        partial_c += [self.c.eq(self.tc[1])] if c1 % TILE else []
+        self.cut: Cond = (
+            BoolConst(True) if self.plan.predicates == "all" else disj(*partial_r, *partial_c)
+        )
+        kr = select(self.r.eq(self.tr[0]), 0, select(self.r.eq(self.tr[1]), 1, 2))
+        kc = select(self.c.eq(self.tc[0]), 0, select(self.c.eq(self.tc[1]), 1, 2))
+        self.mask_col: Expr = self.mask_base + 3 * kr + kc
+
+    def tile_loop(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+        nr, nc = self.tr[1] - self.tr[0] + 1, self.tc[1] - self.tc[0] + 1
+        gy, gx = self.grid
+        if nr % gy or nc % gx:
+            body = (IfCore(conj(self.r.le(self.tr[1]), self.c.le(self.tc[1])), body),)
+        ny, nx = self.wy.upper + 1, self.wx.upper + 1
+        inner: tuple[Stmt, ...] = (
+            (Loop(self.wx, as_expr(nx), body),) if nx > 1 else _fix(body, self.wx)
+        )
+        return (Loop(self.wy, as_expr(ny), inner),) if ny > 1 else _fix(inner, self.wy)
+
+    # ----- addresses ---------------------------------------------------------------------
+    def tile_of(self, t: TileIndex, own: Expr, limit: int) -> Expr:
+        if t.base is None:
+            assert t.elem is not None
+            return as_expr(t.elem.eval(self.env) // TILE)
+        if t.base == "k":
+            raise AssertionError("panel index handled by the caller")
+        e = own + t.delta
+        return maximum(0, minimum(limit - 1, e)) if t.delta else e
+
+    def read(self, o: Operand) -> Stmt:
+        decl = self.plan.array(o.array)
+        row = self.tile_of(o.row, self.r if o.row.base == "r" else self.c, decl.rows // TILE)
+        col = self.tile_of(o.col, self.c if o.col.base == "c" else self.r, decl.cols // TILE)
+        return Reserve(o.name, (ReadDram(o.name, o.array, row, col, 1, 1),))
+
+    def mask_reads(self) -> tuple[Stmt, ...]:
+        return (
+            Reserve("mask", (ReadDram("mask", CONST, as_expr(0), self.mask_col, 1, 1),)),
+            Reserve("nmask", (ReadDram("nmask", CONST, as_expr(0), self.mask_col + 9, 1, 1),)),
+        )
+
+    # ----- element-wise kernels ----------------------------------------------------------
+    def elementwise_streams(self) -> tuple[tuple[Stmt, ...], ...]:
+        f, lanes = self.flow, self.pk.task
+        used = block_refs(f.expr)
+        masked_ops = [o for o in f.operands if o.name in used or o.name == f.old]
+        plain_ops = [o for o in f.operands if o.name in used]
+        target = f.tile.target
+        write = WriteDram("out", target, self.r, self.c, 1, 1)
+        masked_expr = BinaryExpr(
+            "add",
+            BinaryExpr("mul", BlockRef("mask"), f.expr),
+            BinaryExpr("mul", BlockRef("nmask"), BlockRef(f.old)),
+        )
+
+        def branch(ops: list[Operand], expr: CExpr, masked: bool) -> tuple[tuple[Stmt, ...], ...]:
+            rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
+            wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
+            if masked:
+                rd = (*rd, *self.mask_reads())
+            names = tuple(o.name for o in ops) + (("mask", "nmask") if masked else ())
+            if not masked and f.dm_copy and len(ops) == 1:
+                src = ops[0].name
+                copy = WriteDram(src, target, self.r, self.c, 1, 1)
+                return rd, (), (*wr, Wait((src,), (copy,)))
+            comp = (Wait(names, (Reserve("out", (Compute("out", expr),)),)),)
+            return rd, comp, (*wr, Wait(("out",), (write,)))
+
+        m = branch(masked_ops, masked_expr, True)
+        if isinstance(self.cut, BoolConst) and self.cut.value:
+            return m
+        p = branch(plain_ops, f.expr, False)
+        if isinstance(self.cut, BoolConst):
+            return p
+        return tuple((IfCore(self.cut, a, b),) for a, b in zip(m, p, strict=True))
+
+    # ----- contractions ------------------------------------------------------------------
+    def contraction_streams(self, cn: Contraction) -> tuple[tuple[Stmt, ...], ...]:
+        f, lanes = self.flow, self.pk.task
+        kb = Sym("kb", 0, max(0, cn.blocks - 1), 1, "index")
+        strip = cn.lhs.cols
+        k0 = kb * strip
+
+        def panel(o: Operand) -> Stmt:
+            own = self.r if o.row.base == "r" or o.col.base == "r" else self.c
+            if o.row.base == "k":
+                return Reserve(o.name, (ReadDram(o.name, o.array, k0, own, strip, 1),))
+            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, 1, strip),))
+
+        deliveries = {o.name: panel(o) for o in (cn.lhs, cn.rhs)}
+        rd_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "reader")
+        wr_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "writer")
+        used = block_refs(f.expr) - {"acc"}
+        ops = [o for o in f.operands if o.name in used]
+
+        def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+            return (Loop(kb, as_expr(cn.blocks), body),) if cn.blocks > 1 else _fix(body, kb)
+
+        reader = loop(rd_k) + tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
+        writer_reads = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
+        mm = MatmulExpr(BlockRef(cn.lhs.name), BlockRef(cn.rhs.name), cn.transpose)
+        acc_loop = loop(
+            (
+                Wait(
+                    (cn.lhs.name, cn.rhs.name, "acc"),
+                    (Reserve("acc", (Compute("acc", BinaryExpr("add", BlockRef("acc"), mm)),)),),
+                ),
+            )
+        )
+        scaled = _subst_acc(f.expr, cn.scale)
+        compute = (
+            Reserve("acc", (Compute("acc", FillExpr(0.0, 1, 1)),)),
+            *acc_loop,
+            Wait(("acc", *(o.name for o in ops)), (Reserve("out", (Compute("out", scaled),)),)),
+        )
+        writer = (
+            (loop(wr_k) if wr_k else ())
+            + writer_reads
+            + (Wait(("out",), (WriteDram("out", f.tile.target, self.r, self.c, 1, 1),)),)
+        )
+        return reader, compute, writer
+
+    def interchanged_streams(self, cn: Contraction) -> tuple[tuple[Stmt, ...], ...]:
+        """Block loop outermost: each core owns a block of by x bx output tiles, receives
+        one by x strip and one bx x strip panel per reduction block, and keeps its whole
+        accumulator block in L1 across the reduction."""
+        f, lanes = self.flow, self.pk.task
+        by, bx = self.block
+        kb = Sym("kb", 0, max(0, cn.blocks - 1), 1, "index")
+        strip = cn.lhs.cols
+        k0 = kb * strip
+        shape = {cn.lhs.name: (by, strip), cn.rhs.name: (bx, strip)}
+        if not cn.transpose:
+            shape[cn.rhs.name] = (strip, bx)
+
+        def panel(o: Operand) -> Stmt:
+            rows, cols = shape[o.name]
+            if o.row.base == "k":
+                return Reserve(o.name, (ReadDram(o.name, o.array, k0, self.c, rows, cols),))
+            own = self.r if o is cn.lhs else self.c
+            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, rows, cols),))
+
+        def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+            return (Loop(kb, as_expr(cn.blocks), body),)
+
+        rd_k = tuple(panel(o) for o in (cn.lhs, cn.rhs) if lanes.lane(o.name) == "reader")
+        wr_k = tuple(panel(o) for o in (cn.lhs, cn.rhs) if lanes.lane(o.name) == "writer")
+        used = block_refs(f.expr) - {"acc"}
+        ops = [o for o in f.operands if o.name in used]
+        self.shapes = {**shape, **{o.name: (by, bx) for o in ops}, "acc": (by, bx), "out": (by, bx)}
+
+        def whole(o: Operand) -> Stmt:
+            return Reserve(o.name, (ReadDram(o.name, o.array, self.r, self.c, by, bx),))
+
+        reader = loop(rd_k) + tuple(whole(o) for o in ops if lanes.lane(o.name) == "reader")
+        mm = MatmulExpr(BlockRef(cn.lhs.name), BlockRef(cn.rhs.name), cn.transpose)
+        step = Compute("acc", BinaryExpr("add", BlockRef("acc"), mm))
+        compute = (
+            Reserve("acc", (Compute("acc", FillExpr(0.0, by, bx)),)),
+            *loop((Wait((cn.lhs.name, cn.rhs.name, "acc"), (Reserve("acc", (step,)),)),)),
+            Wait(
+                ("acc", *(o.name for o in ops)),
+                (Reserve("out", (Compute("out", _fills(_subst_acc(f.expr, cn.scale), by, bx)),)),),
+            ),
+        )
+        writer = (
+            (loop(wr_k) if wr_k else ())
+            + tuple(whole(o) for o in ops if lanes.lane(o.name) == "writer")
+            + (Wait(("out",), (WriteDram("out", f.tile.target, self.r, self.c, by, bx),)),)
+        )
+        return reader, compute, writer
+
+    # ----- declarations ------------------------------------------------------------------
+    def tensors(self) -> tuple[DramTensor, ...]:
+        names = sorted({o.array for o in self.flow.operands} | {self.flow.tile.target})
+        out = []
+        for n in names:
+            d = self.plan.array(n)
+            role = "output" if n == self.flow.tile.target else "input"
+            out.append(
+                DramTensor(n, (d.rows, d.cols), self.dtype, role, d.rows // TILE, d.cols // TILE)
+            )
+        out.append(
+            DramTensor(
+                CONST, (TILE, TILE * len(self.consts)), self.dtype, "input", 1, len(self.consts)
+            )
+        )
+        return tuple(out)
+
+    def buffers(self) -> tuple[Buffer, ...]:
+        depth, dt = self.phys.depth, self.dtype
+        shapes = getattr(self, "shapes", {})
+        bufs = [
+            Buffer(o.name, *shapes.get(o.name, (o.rows, o.cols)), dt, depth, "load")
+            for o in self.flow.operands
+        ]
+        bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
+        bufs += [Buffer("mask", 1, 1, dt, depth, "load"), Buffer("nmask", 1, 1, dt, depth, "load")]
+        bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
+        if self.flow.contraction is not None:
+            bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))
+        return tuple(bufs)
+
+
+def _bindings(env: Mapping[str, int]) -> str:
+    return ", ".join(f"{n}={v}" for n, v in sorted(env.items())) or "no parameters"
+
+
+def _span(lo: int, hi: int, tile: int) -> tuple[int, int]:
+    a, b = tile * TILE, tile * TILE + TILE
+    return (max(lo, a) - a, min(hi, b) - a)
+
+
+def _fix(body: tuple[Stmt, ...], var: Sym) -> tuple[Stmt, ...]:
+    """A single-trip loop is dropped; its variable is 0 (a Loop of count 1 keeps it bound)."""
+    return (Loop(var, as_expr(1), body),)
+
+
+def _subst_acc(e: CExpr, scale: float) -> CExpr:
+    match e:
+        case BlockRef(buffer="acc"):
+            return e if scale == 1.0 else BinaryExpr("mul", e, FillExpr(scale, 1, 1))
+        case BinaryExpr(op=op, lhs=a, rhs=b):
+            return BinaryExpr(op, _subst_acc(a, scale), _subst_acc(b, scale))
+        case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t):
+            return MatmulExpr(_subst_acc(a, scale), _subst_acc(b, scale), t)
+    return e
+
+
+def _fills(e: CExpr, rows: int, cols: int) -> CExpr:
+    """Scalar fills reshaped to the block they combine with."""
+    match e:
+        case FillExpr(value=v):
+            return FillExpr(v, rows, cols)
+        case BinaryExpr(op=op, lhs=a, rhs=b):
+            return BinaryExpr(op, _fills(a, rows, cols), _fills(b, rows, cols))
+    return e
+
+
+def _ident(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name)

@@ -1,0 +1,103 @@
+"""1-D tensors as one-tile-high rows or one-tile-wide columns of the 2-D tile grid.
+
+Loom stores every DRAM tensor as a grid of 32x32 tiles, so a 1-D tensor needs a second
+dim. Its orientation follows what is stored into it: a row reduction's result (one
+value per row of a tile, held in column 0) is written as a column `(n, 1)`; every other
+1-D tensor (elementwise data, a vector loaded to scale columns) is a row `(1, n)`.
+Values keep their 1-D shapes; only the tensor and its access windows gain the unit dim.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from loom.ir.tile import (
+    Convert,
+    Elementwise,
+    ForLoop,
+    If,
+    Load,
+    Op,
+    Reduce,
+    Store,
+    TensorArg,
+    TileProgram,
+    Value,
+    Window,
+    walk,
+)
+from loom.symbolic import Const
+
+
+def _vectors(ops: tuple[Op, ...]) -> set[str]:
+    """Names of values that hold one number per tile row (results of row reductions and
+    elementwise/convert chains of the same shape over them)."""
+    found: set[str] = set()
+    for op in (*walk(ops), *walk(ops)):  # twice: loop results follow their bodies
+        match op:
+            case ForLoop(carried=carried):
+                for c in carried:
+                    if c.next.name in found:
+                        found.update((c.init.name, c.arg.name, c.result.name))
+            case Reduce(result=r, operand=x, axis=axis) if axis == x.rank - 1 and x.rank >= 2:
+                found.add(r.name)
+            case Convert(result=r, operand=x) if x.name in found:
+                found.add(r.name)
+            case Elementwise(result=r, args=args) if any(
+                isinstance(a, Value) and a.name in found and a.shape == r.shape for a in args
+            ):
+                found.add(r.name)
+            case _:
+                pass
+    return found
+
+
+def _orientations(program: TileProgram) -> dict[str, str]:
+    vectors = _vectors(program.body)
+    sides: dict[str, str] = {}
+    for arg in program.args:
+        if len(arg.shape) == 1:
+            sides[arg.name] = "row"
+    for op in walk(program.body):
+        if isinstance(op, Store) and op.tensor in sides and op.value.name in vectors:
+            sides[op.tensor] = "column"
+    return sides
+
+
+def _window(window: tuple[Window, ...], side: str) -> tuple[Window, ...]:
+    unit = Window(Const(0), Const(1))
+    return (unit, *window) if side == "row" else (*window, unit)
+
+
+def _rewrite(ops: tuple[Op, ...], sides: dict[str, str]) -> tuple[Op, ...]:
+    out: list[Op] = []
+    for op in ops:
+        if isinstance(op, Load | Store) and op.tensor in sides:
+            op = replace(op, window=_window(op.window, sides[op.tensor]))
+        elif isinstance(op, ForLoop | If):
+            op = replace(op, body=_rewrite(op.body, sides))
+        out.append(op)
+    return tuple(out)
+
+
+def lift_1d_tensors(program: TileProgram) -> TileProgram:
+    sides = _orientations(program)
+    if not sides:
+        return program
+
+    def lifted(arg: TensorArg) -> TensorArg:
+        side = sides.get(arg.name)
+        if side is None:
+            return arg
+        shape = (1, *arg.shape) if side == "row" else (*arg.shape, 1)
+        return replace(arg, shape=shape)
+
+    notes = tuple(
+        f"1-D tensor {name} is stored as a {side}" for name, side in sorted(sides.items())
+    )
+    return replace(
+        program,
+        args=tuple(lifted(a) for a in program.args),
+        body=_rewrite(program.body, sides),
+        notes=program.notes + notes,
+    )

@@ -1,0 +1,81 @@
+"""Inputs and per-output references of a Helion file kernel, matched to its TileProgram.
+
+The program names its DRAM tensors after the kernel's host variables; inputs are matched
+to them by parameter name (not by position: the device code may read `y` before `x`),
+and reference outputs by the names in the kernel's `return` statement, or by position
+when the kernel returns expressions.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import textwrap
+import types
+
+import torch
+
+from loom.errors import FrontendError
+from loom.ir.tile import TileProgram
+from loom.kernels.files import FileKernel, as_outputs
+
+
+def file_references(
+    fk: FileKernel, program: TileProgram
+) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
+    tensors = dict(fk.tensors)
+    ins = [a.name for a in program.args if a.role == "input"]
+    for arg in program.args:  # index vectors Loom added for `tile.index`
+        if arg.name.endswith("_index") and arg.name not in tensors:
+            tensors[arg.name] = torch.arange(max(arg.shape), dtype=torch.float32)
+    missing = [n for n in ins if n not in tensors]
+    if missing:
+        tensors.update(host_prelude(fk, missing))
+    unknown = [n for n in ins if n not in tensors]
+    if unknown:
+        raise FrontendError(
+            f"kernel {fk.name!r} reads {', '.join(unknown)}, which "
+            f"{'is' if len(unknown) == 1 else 'are'} not among its tensor arguments "
+            f"({', '.join(tensors) or 'none'}); Loom reads kernel arguments directly: "
+            "reshape on the host outside the kernel, or index the argument itself."
+        )
+    shapes = {a.name: a.shape for a in program.args}
+    inputs = tuple(tensors[n].reshape(shapes[n]) for n in ins)  # 1-D tensors gain a unit dim
+    outputs = as_outputs(fk.reference(*fk.args))
+    outs = [a.name for a in program.args if a.role == "output"]
+    names = list(fk.output_names)
+    if len(names) != len(outputs) or not set(outs) <= set(names):
+        names = outs
+    if len(outputs) != len(outs):
+        raise FrontendError(
+            f"the reference ({fk.reference_name}) returns {len(outputs)} tensors, but kernel "
+            f"{fk.name!r} writes {len(outs)} outputs ({', '.join(outs)}); return them all, in "
+            "the kernel's order."
+        )
+    return inputs, dict(zip(names, outputs, strict=False))
+
+
+def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:
+    """Tensors the kernel's host code derives from its arguments before the device loop
+    (`flat = x.view(-1)`, `xt = x.transpose(0, 1).contiguous()`): the statements before
+    the first `for` run in eager torch on the arguments. Empty when they cannot run."""
+    fn = fk.kernel.fn
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, SyntaxError):
+        return {}
+    body = tree.body[0].body if isinstance(tree.body[0], ast.FunctionDef) else []
+    prelude: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.For | ast.Return):
+            break
+        prelude.append(stmt)
+    namespace = dict(fn.__globals__)
+    namespace["hl"] = types.SimpleNamespace(specialize=lambda v: v)
+    namespace.update(zip(fk.params, fk.args, strict=True))
+    try:
+        code = compile(ast.Module(body=prelude, type_ignores=[]), "<host prelude>", "exec")
+        exec(code, namespace)  # the user's own host code, on CPU tensors
+    except Exception:  # a prelude Loom cannot replay: the caller reports the tensor
+        return {}
+    return {n: namespace[n] for n in names if isinstance(namespace.get(n), torch.Tensor)}

@@ -1,0 +1,316 @@
+"""Helion files taken as they are: any number of kernels, a `main()`, no Loom contract.
+
+`loom compile FILE.py --kernel NAME --arg x=1024x512:bf16 --arg eps=1e-5` picks one
+kernel, builds its arguments from the command line (names from the kernel's signature)
+or from the file's `make_inputs()`, and chooses a reference for verification, in order:
+`--reference MODULE:FUNC` when given (an explicit option wins), the file's
+`reference_<kernel>` or (in a one-kernel file) `reference`, then Helion's own eager
+interpret mode (the same kernel run op by op in CPU torch). Importing
+the file never runs its `main()` (it is imported under a module name that is not
+`__main__`).
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib
+import importlib.util
+import inspect
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import helion
+import torch
+
+from loom.errors import FrontendError, ShapeError
+
+DTYPES = {
+    "bf16": torch.bfloat16,
+    "fp16": torch.float16,
+    "fp32": torch.float32,
+    "f32": torch.float32,
+    "bfloat16": torch.bfloat16,
+    "float16": torch.float16,
+    "float32": torch.float32,
+}
+SEED = 0
+
+ArgValue = torch.Tensor | float | int | bool
+
+
+@dataclass(frozen=True)
+class FileKernel:
+    """One kernel of a Helion file with fixed arguments and a chosen reference."""
+
+    name: str
+    kernel: helion.Kernel
+    params: tuple[str, ...]
+    args: tuple[ArgValue, ...]
+    reference: Callable[..., object]
+    reference_name: str
+    """Which reference is used, in words (printed by `loom verify`)."""
+    output_names: tuple[str, ...]
+    """Names of the returned host tensors, in return order ("" where unknown)."""
+
+    @property
+    def tensors(self) -> dict[str, torch.Tensor]:
+        return {
+            p: a for p, a in zip(self.params, self.args, strict=True) if isinstance(a, torch.Tensor)
+        }
+
+    @property
+    def shape(self) -> dict[str, int]:
+        """Every tensor dimension as `name[i]`: the shape record of schedules and reports."""
+        return {f"{p}[{i}]": int(d) for p, t in self.tensors.items() for i, d in enumerate(t.shape)}
+
+
+def kernels_of(module: ModuleType) -> dict[str, helion.Kernel]:
+    """The module's Helion kernels by function name, in definition order."""
+    found: dict[str, helion.Kernel] = {}
+    for value in vars(module).values():
+        if isinstance(value, helion.Kernel):
+            found.setdefault(value.fn.__name__, value)
+    return found
+
+
+def pick_kernel(module: ModuleType, path: str, name: str | None) -> helion.Kernel:
+    kernels = kernels_of(module)
+    if not kernels:
+        raise FrontendError(
+            f"{path} defines no @helion.kernel function; decorate the kernel with "
+            "@helion.kernel(...) or pass a shipped kernel name."
+        )
+    if name is None:
+        if len(kernels) == 1:
+            return next(iter(kernels.values()))
+        raise FrontendError(
+            f"{path} defines {len(kernels)} Helion kernels ({', '.join(kernels)}); choose one "
+            "with --kernel NAME."
+        )
+    if name not in kernels:
+        raise FrontendError(
+            f"{path} has no Helion kernel named {name!r}; its kernels are "
+            f"{', '.join(kernels)}. Pass one of them to --kernel."
+        )
+    return kernels[name]
+
+
+def _parse_tensor(text: str, param: str) -> torch.Tensor | None:
+    match = re.fullmatch(r"\s*(\d+(?:x\d+)*)\s*(?::\s*(\w+))?\s*", text)
+    if not match:
+        return None
+    dtype_name = match.group(2) or "bf16"
+    if dtype_name not in DTYPES:
+        raise ShapeError(
+            f"--arg {param}={text}: unknown dtype {dtype_name!r}; use one of "
+            f"{', '.join(sorted(DTYPES))} (integer and fp8 tensors are not supported)."
+        )
+    dims = tuple(int(d) for d in match.group(1).split("x"))
+    if any(d <= 0 for d in dims):
+        raise ShapeError(f"--arg {param}={text}: every dimension must be positive.")
+    gen = torch.Generator().manual_seed(SEED + sum(map(ord, param)))
+    return torch.randn(dims, generator=gen).to(DTYPES[dtype_name])
+
+
+def _parse_scalar(text: str) -> float | int | bool | None:
+    low = text.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    try:
+        return int(low)
+    except ValueError:
+        pass
+    try:
+        value = float(low)
+    except ValueError:
+        return None
+    return value if math.isfinite(value) else None
+
+
+def parse_args(
+    kernel: helion.Kernel, texts: Sequence[str], path: str
+) -> tuple[tuple[str, ...], tuple[ArgValue, ...]]:
+    """`--arg` texts -> the kernel's arguments in signature order."""
+    sig = inspect.signature(kernel.fn)
+    params = tuple(sig.parameters)
+    given: dict[str, ArgValue] = {}
+    for text in texts:
+        name, sep, value = text.partition("=")
+        name = name.strip()
+        if not sep or name not in params:
+            raise ShapeError(
+                f"--arg {text!r}: write NAME=SHAPE[:DTYPE] for a tensor (x=1024x512:bf16) or "
+                f"NAME=NUMBER for a scalar (eps=1e-5); the parameters of "
+                f"{kernel.fn.__name__} are {', '.join(params)}."
+            )
+        parsed: ArgValue | None = (
+            _parse_tensor(value, name) if "x" in value or (":" in value) else None
+        )
+        if parsed is None:
+            parsed = _parse_scalar(value)
+        if parsed is None:
+            raise ShapeError(
+                f"--arg {text!r}: {value!r} is neither a shape like 1024x512:bf16 nor a "
+                "number; fix the value."
+            )
+        given[name] = parsed
+    values: list[ArgValue] = []
+    missing: list[str] = []
+    for name, param in sig.parameters.items():
+        if name in given:
+            values.append(given[name])
+        elif param.default is not inspect.Parameter.empty:
+            values.append(param.default)
+        else:
+            missing.append(name)
+    if missing:
+        raise ShapeError(
+            f"kernel {kernel.fn.__name__} ({path}) needs "
+            + ", ".join(f"--arg {m}=..." for m in missing)
+            + " (a tensor as SHAPE[:DTYPE], e.g. 1024x512:bf16; a scalar as a number), or a "
+            "make_inputs() in the file that returns its arguments."
+        )
+    return params, tuple(values)
+
+
+def _inputs_from_file(
+    module: ModuleType, kernel: helion.Kernel, path: str
+) -> tuple[tuple[str, ...], tuple[ArgValue, ...]]:
+    params = tuple(inspect.signature(kernel.fn).parameters)
+    maker = getattr(module, f"make_inputs_{kernel.fn.__name__}", None) or module.make_inputs
+    try:
+        made = maker()
+    except Exception as err:  # a user's function: report, don't crash
+        raise ShapeError(
+            f"{path}: make_inputs() failed ({type(err).__name__}: {err}); pass the arguments "
+            "with --arg NAME=SHAPE[:DTYPE] instead, or fix make_inputs()."
+        ) from None
+    values = tuple(made) if isinstance(made, tuple | list) else (made,)
+    if len(values) > len(params):
+        raise ShapeError(
+            f"{path}: make_inputs() returns {len(values)} values but {kernel.fn.__name__} "
+            f"takes {len(params)} ({', '.join(params)}); make them agree."
+        )
+    defaults = [
+        p.default for p in list(inspect.signature(kernel.fn).parameters.values())[len(values) :]
+    ]
+    if any(d is inspect.Parameter.empty for d in defaults):
+        raise ShapeError(
+            f"{path}: make_inputs() returns {len(values)} values but {kernel.fn.__name__} "
+            f"needs {len(params)} ({', '.join(params)}); make them agree."
+        )
+    return params, values + tuple(defaults)
+
+
+def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
+    """Variable names in the kernel's `return` statement ("" for other expressions)."""
+    try:
+        tree = ast.parse(inspect.getsource(kernel.fn).lstrip())
+    except (OSError, SyntaxError):
+        return ()
+    returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    if not returns:
+        return ()
+    value = returns[-1].value
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    return tuple(i.id if isinstance(i, ast.Name) else "" for i in items)
+
+
+def _import_reference(text: str) -> Callable[..., object]:
+    module_name, sep, func = text.partition(":")
+    if not sep or not module_name or not func:
+        raise FrontendError(
+            f"--reference {text!r} is not MODULE:FUNC (or path/to/file.py:FUNC); write e.g. "
+            "--reference mypkg.refs:softmax."
+        )
+    try:
+        if module_name.endswith(".py"):
+            module = _import_file(Path(module_name))
+        else:
+            module = importlib.import_module(module_name)
+    except ImportError as err:
+        raise FrontendError(
+            f"--reference {text!r}: cannot import {module_name!r} ({err}); check the module "
+            "name and PYTHONPATH."
+        ) from None
+    fn = getattr(module, func, None)
+    if not callable(fn):
+        raise FrontendError(
+            f"--reference {text!r}: {module_name} has no function {func!r}; name a function "
+            "that takes the kernel's arguments and returns its output(s)."
+        )
+    return fn  # type: ignore[no-any-return]
+
+
+def _import_file(path: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(f"loom_reference_{path.stem}", path)
+    if spec is None or spec.loader is None or not path.is_file():
+        raise ImportError(f"no such file {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
+    """The same kernel run eagerly, op by op, on CPU torch (Helion's interpret mode)."""
+    settings = {
+        k: getattr(kernel.settings, k) for k in ("static_shapes",) if hasattr(kernel.settings, k)
+    }
+    eager = helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, **settings)
+
+    def run(*args: object) -> object:
+        promoted = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
+        try:
+            return eager(*promoted)
+        except Exception as err:  # Helion's interpreter: report, don't crash
+            raise FrontendError(
+                f"Helion's interpret mode could not run {kernel.fn.__name__} as a reference "
+                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
+                "give the file a `reference` function or pass --reference MODULE:FUNC."
+            ) from None
+
+    return run
+
+
+def load_file_kernel(
+    module: ModuleType,
+    path: str,
+    name: str | None,
+    arg_texts: Sequence[str],
+    reference: str | None,
+) -> FileKernel:
+    kernel = pick_kernel(module, path, name)
+    kname = kernel.fn.__name__
+    if arg_texts:
+        params, args = parse_args(kernel, arg_texts, path)
+    elif callable(getattr(module, f"make_inputs_{kname}", None)) or callable(
+        getattr(module, "make_inputs", None)
+    ):
+        params, args = _inputs_from_file(module, kernel, path)
+    else:
+        params, args = parse_args(kernel, (), path)
+    ref_fn: Callable[..., object] | None = None
+    ref_name = ""
+    if reference:  # an explicit option is never ignored silently
+        ref_fn, ref_name = _import_reference(reference), reference
+    for attr in (f"reference_{kname}", "reference"):
+        if ref_fn is None and callable(getattr(module, attr, None)):
+            if attr == "reference" and len(kernels_of(module)) > 1:
+                continue  # ambiguous in a file of several kernels
+            ref_fn, ref_name = getattr(module, attr), f"{Path(path).name}:{attr}"
+    if ref_fn is None:
+        ref_fn = interpret_reference(kernel)
+        ref_name = f"Helion interpret mode (eager CPU torch run of {kname})"
+    assert ref_fn is not None
+    return FileKernel(kname, kernel, params, args, ref_fn, ref_name, _output_names(kernel))
+
+
+def as_outputs(result: Any) -> tuple[torch.Tensor, ...]:
+    """A kernel's or reference's result as a tuple of tensors."""
+    items = result if isinstance(result, tuple | list) else (result,)
+    return tuple(i for i in items if isinstance(i, torch.Tensor))

@@ -1,0 +1,168 @@
+"""Bad input on the CUDA path: each case is rejected with a clear message."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from loom.arch import Arch, load_arch
+from loom.cuda import parse_annotations, parse_source
+from loom.cuda_flow import CudaOptions, compile_cuda, launches
+from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
+
+HEAD = """#define N 64
+__global__ void k(float *a, float *b) {
+  int i = blockIdx.y * blockDim.y + threadIdx.y;
+  int j = blockIdx.x * blockDim.x + threadIdx.x;
+"""
+HOST = """}
+void host(float a[N][N], float b[N][N]) {
+  k<<<dim3(N / 32, N / 32), dim3(32, 32)>>>(a, b);
+}
+"""
+
+
+def kernel(body: str) -> str:
+    return HEAD + body + HOST
+
+
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        (
+            "  __shared__ float s[32];\n  b[i * N + j] = a[i * N + j];\n",
+            r"t\.cu:5: shared memory is outside the affine CUDA subset",
+        ),
+        (
+            "  __syncthreads();\n  b[i * N + j] = a[i * N + j];\n",
+            r"t\.cu:5: barrier synchronisation \(__syncthreads\)",
+        ),
+        ("  b[i * N + j] = a[i * j];\n", r"t\.cu:5: index `i \* j` multiplies two variables"),
+        (
+            "  if (a[i * N + j] > 0.0f) { b[i * N + j] = 1.0f; }\n",
+            r"t\.cu:5: the condition reads array data \(data-dependent control flow\)",
+        ),
+        ("  b[i * N + j] = a[a[j] * N + j];\n", r"t\.cu:5: index .* depends on array data"),
+        (
+            "  if (i < j) { b[i * N + j] = a[i * N + j]; }\n",
+            r"t\.cu:5: guard .* is not an axis-aligned bound",
+        ),
+        (
+            "  if (i > 0) { b[i * N + j] = 1.0f; } else { b[i * N + j] = 2.0f; }\n",
+            r"t\.cu:5: `else` branches are not supported",
+        ),
+        (
+            "  b[i * N + j] = a[(i - 1) * N + j];\n",
+            r"reads a\[i - 1\]\[j\] outside the 64x64 array .* tighten the guard",
+        ),
+    ],
+)
+def test_outside_the_subset(body: str, match: str) -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    with pytest.raises(CudaSubsetError, match=match):
+        _compile_text(kernel(body), arch)
+
+
+def _compile_text(src: str, arch: Arch) -> None:
+    """Compile and lower source text named t.cu (the name its messages carry)."""
+    with tempfile.TemporaryDirectory() as folder:
+        cwd = os.getcwd()
+        os.chdir(folder)
+        try:
+            Path("t.cu").write_text(src)
+            launches(compile_cuda("t.cu", CudaOptions(arch)))
+        finally:
+            os.chdir(cwd)
+
+
+def test_block_size_other_than_32x32_is_rejected() -> None:
+    src = kernel("  b[i * N + j] = a[i * N + j];\n").replace("dim3(32, 32)", "dim3(16, 16)")
+    with pytest.raises(
+        CudaSubsetError,
+        match=r"t\.cu:8: kernel `k` is launched with 16x16 "
+        r"thread blocks; use 32x32",
+    ):
+        parse_source(src, "t.cu", {})
+
+
+def test_unknown_annotation_field_is_rejected_with_every_problem() -> None:
+    with pytest.raises(AnnotationError, match=r"task\.lanes: Extra inputs.*physical\.cb_depth"):
+        parse_annotations({"task": {"lanes": 2}, "physical": {"cb_depth": 3}}, "a.yaml")
+
+
+def test_strip_mining_that_does_not_divide_the_reduction_is_illegal() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"strip_mine": 3}}, "a.yaml")
+    with pytest.raises(
+        AnnotationError, match=r"strip_mine=3 does not divide the 2 reduction tiles"
+    ):
+        compile_cuda(
+            "examples/cuda/syrk.cu",
+            CudaOptions(arch, defines=(("N", "64"), ("M", "64")), annotations=ann),
+        )
+
+
+def test_fusing_gaussian_factor_is_rejected_by_dependence_analysis() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"fuse": ["Fan1", "Fan2"]}}, "a.yaml")
+    with pytest.raises(
+        AnnotationError,
+        match=r"fuse of `Fan1` into `Fan2` is illegal: the fused "
+        r"factor reads a\[i\]\[t\], which `Fan2` overwrites",
+    ):
+        compile_cuda(
+            "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+        )
+
+
+def test_row_streaming_is_rejected_with_the_crossing_rule() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"task": {"streaming": "row"}}, "a.yaml")
+    with pytest.raises(AnnotationError, match=r"crosses DM -> compute -> DM inside the column"):
+        compile_cuda(
+            "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+        )
+
+
+def test_working_set_beyond_l1_is_infeasible() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    with pytest.raises(
+        InfeasibleError,
+        match=r"per-core working set is .* more than the "
+        r"1398784 bytes of usable L1",
+    ):
+        compile_cuda("examples/cuda/jacobi_2d.cu", CudaOptions(arch, "fp32", (("N", "8192"),)))
+
+
+def test_interchange_of_a_kernel_without_reduction_is_illegal() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"interchange": True}}, "a.yaml")
+    with pytest.raises(AnnotationError, match=r"interchange needs a reduction loop"):
+        compile_cuda(
+            "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+        )
+
+
+def test_masked_reduction_is_rejected() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"predicates": "all"}}, "a.yaml")
+    c = compile_cuda(
+        "examples/cuda/syrk.cu",
+        CudaOptions(arch, defines=(("N", "64"), ("M", "64")), annotations=ann),
+    )
+    with pytest.raises(AnnotationError, match=r"Loom does not mask reductions yet"):
+        launches(c)
+
+
+def test_interchanged_accumulator_blocks_beyond_l1_are_infeasible() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"strip_mine": 8, "interchange": True}}, "a.yaml")
+    c = compile_cuda(
+        "examples/cuda/syrk.cu",
+        CudaOptions(arch, "fp32", (("N", "2048"), ("M", "2048")), annotations=ann),
+    )
+    with pytest.raises(InfeasibleError, match=r"needs 1581056 bytes of L1 buffers per core"):
+        launches(c)

@@ -1,0 +1,1 @@
+raise RuntimeError("this file fails on import")

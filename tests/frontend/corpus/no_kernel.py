@@ -1,0 +1,2 @@
+def add(x, y):
+    return x + y

@@ -1,0 +1,67 @@
+"""A corpus of malformed and unsupported Helion files: every `loom` command ends with one
+`error:` paragraph naming the construct (with file:line where there is one) and the fix,
+a non-zero exit and no traceback."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from loom.cli import main
+
+CORPUS = Path(__file__).parent / "corpus"
+
+CASES = {
+    "atomic_split_k": (
+        ["--arg", "a=64x64:bf16", "--arg", "b=64x64:bf16"],
+        r"atomic_split_k\.py:13: Loom cannot compile `split-K with hl\.atomic_add`.*no DRAM",
+    ),
+    "barrier": (["--arg", "x=64x64"], r"barrier\.py: kernel 'two_phase' has 2 top-level"),
+    "argmax": (["--arg", "x=64x64"], r"argmax\.py:11: Loom cannot compile `argmax`"),
+    "erf": (["--arg", "x=64x64"], r"erf\.py:10: Loom cannot compile `erf`.*helion-surface"),
+    "column_sum": (["--arg", "x=64x64"], r"column_sum\.py:11: Loom reduces over the last axis"),
+    "jagged": (
+        ["--arg", "values=64x64", "--arg", "offsets=5:fp32"],
+        r"jagged\.py:12: .*data-dependent extents",
+    ),
+    "import_error": ([], r"could not import kernel file .*import_error\.py.*RuntimeError"),
+    "no_kernel": ([], r"no_kernel\.py defines no @helion\.kernel function"),
+    "unaligned": (["--arg", "x=100x64"], r"100 \(x\[0\]=100\).*not a multiple of the 32x32"),
+    "helion_rejects": (
+        ["--arg", "x=64x64"],
+        r"Helion rejected kernel 'broken'.*undefined_name is not defined\. ",
+    ),
+}
+ARG_ERRORS = {
+    "unknown parameter": (["--arg", "y=64x64"], r"the parameters of copy are x"),
+    "bad value": (["--arg", "x=big"], r"'big' is neither a shape"),
+    "integer tensor": (["--arg", "x=64x64:int32"], r"unknown dtype 'int32'"),
+    "missing argument": ([], r"needs --arg x=\.\.\."),
+    "unknown kernel": (["--kernel", "nope", "--arg", "x=64x64"], r"no Helion kernel named 'nope'"),
+    "shape on a file": (["--shape", "M=64", "--arg", "x=64x64"], r"--shape does not apply"),
+    "bad reference": (["--arg", "x=64x64", "--reference", "nomodule"], r"is not MODULE:FUNC"),
+}
+
+
+def _check(capsys, argv: list[str], pattern: str) -> None:  # type: ignore[no-untyped-def]
+    code = main(argv)  # any exception other than LoomError fails the test with its traceback
+    out, err = capsys.readouterr()
+    assert code != 0
+    assert "Traceback" not in out + err
+    lines = [ln for ln in err.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err
+    assert re.search(pattern, lines[0]), lines[0]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_unsupported_or_malformed_kernel(capsys, name: str) -> None:  # type: ignore[no-untyped-def]
+    args, pattern = CASES[name]
+    _check(capsys, ["compile", str(CORPUS / f"{name}.py"), *args, "--jobs", "1"], pattern)
+
+
+@pytest.mark.parametrize("case", sorted(ARG_ERRORS))
+def test_bad_command_line_arguments(capsys, case: str) -> None:  # type: ignore[no-untyped-def]
+    args, pattern = ARG_ERRORS[case]
+    _check(capsys, ["compile", str(CORPUS / "unaligned.py"), *args, "--jobs", "1"], pattern)

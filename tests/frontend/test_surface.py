@@ -1,0 +1,114 @@
+"""How the wider Helion surface maps onto the Tile IR's primitives (frontend only)."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, TileProgram, walk
+
+HEADER = """
+import helion
+import helion.language as hl
+import torch
+import torch.nn.functional as F
+
+
+@helion.kernel(static_shapes=True)
+def k(x: torch.Tensor, s: float) -> torch.Tensor:
+    m, _ = x.size()
+    out = torch.empty_like(x)
+    for tile_m in hl.tile(m):
+        row = x[tile_m, :].float()
+        out[tile_m, :] = ({expr}).to(out.dtype)
+    return out
+"""
+
+
+def _program(tmp_path, expr: str) -> TileProgram:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.frontend import import_kernel
+    from loom.kernels.files import kernels_of
+    from loom.kernels.registry import load_path
+
+    path = tmp_path / "k.py"
+    path.write_text(textwrap.dedent(HEADER.replace("{expr}", expr)))
+    kernel = kernels_of(load_path(path))["k"]
+    return import_kernel(kernel, (torch.zeros(64, 128, dtype=torch.bfloat16), 0.25))
+
+
+def _ops(program: TileProgram) -> list[str]:
+    names = []
+    for op in walk(program.body):
+        if isinstance(op, Elementwise):
+            names.append(op.op)
+        elif isinstance(op, Reduce):
+            names.append(f"reduce_{op.op}")
+        elif isinstance(op, ExpandDims):
+            names.append("expand")
+        elif isinstance(op, Full):
+            names.append(f"full({op.fill})")
+    return names
+
+
+@pytest.mark.parametrize(
+    ("expr", "ops"),
+    [
+        ("row - torch.mean(row, dim=-1, keepdim=True)", ["reduce_sum", "expand", "mul", "sub"]),
+        (
+            "row - torch.amin(row, dim=-1, keepdim=True)",
+            ["neg", "reduce_max", "expand", "neg", "sub"],
+        ),
+        ("row ** 3", ["mul", "mul"]),
+        ("row ** -0.5", ["rsqrt"]),
+        ("torch.where(row > s, row, row * s)", ["gt", "mul", "mul", "sub", "mul", "add"]),
+        ("F.gelu(row) + torch.sigmoid(row) * s", ["gelu", "sigmoid", "mul", "add"]),
+        ("torch.full_like(row, 2.0) * row", ["full(2.0)", "mul"]),
+    ],
+)
+def test_construct_rewrites(tmp_path, expr: str, ops: list[str]) -> None:  # type: ignore[no-untyped-def]
+    assert _ops(_program(tmp_path, expr)) == ops
+
+
+def test_scalar_argument_is_a_constant_and_var_is_two_sums(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    program = _program(tmp_path, "row - torch.var(row, dim=-1, keepdim=True) * s")
+    scalars = [a for op in walk(program.body) if isinstance(op, Elementwise) for a in op.args]
+    assert 0.25 in scalars and 1.0 / 127 in scalars  # s, and 1/(n - 1) of the unbiased var
+    assert _ops(program).count("reduce_sum") == 2
+
+
+def test_one_d_outputs_are_rows_or_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.frontend import import_kernel
+    from loom.kernels.files import kernels_of
+    from loom.kernels.registry import load_path
+
+    path = tmp_path / "v.py"
+    path.write_text(
+        textwrap.dedent(
+            """
+            import helion
+            import helion.language as hl
+            import torch
+
+
+            @helion.kernel(static_shapes=True)
+            def v(x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+                m, _ = x.size()
+                sums = torch.empty([m], dtype=torch.float32, device=x.device)
+                twice = torch.empty_like(y)
+                for tile_m in hl.tile(m):
+                    sums[tile_m] = x[tile_m, :].float().sum(-1)
+                    twice[tile_m] = y[tile_m] * 2.0
+                return sums, twice
+            """
+        )
+    )
+    kernel = kernels_of(load_path(path))["v"]
+    x, y = torch.zeros(64, 128), torch.zeros(64)
+    program = import_kernel(kernel, (x, y))
+    shapes = {a.name: a.shape for a in program.args}
+    assert shapes == {"x": (64, 128), "sums": (64, 1), "y": (1, 64), "twice": (1, 64)}
