@@ -28,6 +28,7 @@ test-slow: $(VENV)/.installed
 check: $(VENV)/.installed
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/lint-imports
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -q -n 2 -m "not slow"
 
 golden: $(VENV)/.installed

@@ -4,20 +4,24 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
-import shutil
 import sys
-import tempfile
+import traceback
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import loom
-from loom.errors import LoomError
+from loom import outputs
+from loom.errors import LoomError, UsageError
 
 
 def _arch_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--arch", default="wormhole_n150", help="built-in architecture name or a YAML file"
+        "--arch",
+        help="built-in architecture name or a YAML file (default: wormhole_n150, or the "
+        "schedule's architecture with --schedule)",
     )
 
 
@@ -42,12 +46,61 @@ def _file_args(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def _int_in(low: int, high: int) -> Callable[[str], int]:
+    """argparse type: an integer in [low, high] (a usage error otherwise)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is outside {low}..{high}")
+        return value
+
+    return parse
+
+
+def _seconds(text: str) -> float:
+    """argparse type: a finite, positive number of seconds, at most an hour."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not math.isfinite(value) or not 0 < value <= 3600:
+        raise argparse.ArgumentTypeError(f"{text} is not a number of seconds in (0, 3600]")
+    return value
+
+
+def _version() -> str:
+    """The one version, as `loom.__version__` reads it from the package metadata."""
+    return str(loom.__version__)
+
+
+def _debug_arg(parser: argparse.ArgumentParser, default: Any) -> None:
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=default,
+        help="show the Python traceback of an internal error",
+    )
+
+
+def _force_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace an existing --dump-dir folder or --trace file",
+    )
+
+
 def _build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="loom",
         description="Tuning-free compiler of Helion tile kernels for Tenstorrent chips.",
     )
-    parser.add_argument("--version", action="version", version=f"loom {loom.__version__}")
+    parser.add_argument("--version", action="version", version=f"loom {_version()}")
+    _debug_arg(parser, False)
     sub = parser.add_subparsers(dest="command", required=True)
 
     archs = sub.add_parser("archs", help="list the built-in architectures, or show one")
@@ -59,6 +112,7 @@ def _build_parser() -> argparse.ArgumentParser:
     _solver_args(compile_)
     compile_.add_argument("--dump-dir", help="write every stage's artifact into this folder")
     compile_.add_argument("--json", action="store_true", help="print the Schedule as JSON")
+    _force_arg(compile_)
 
     for name, text in (
         ("verify", "compile, emit TT-Lang, run it on tt-lang-sim and compare with torch"),
@@ -73,9 +127,10 @@ def _build_parser() -> argparse.ArgumentParser:
         cmd.add_argument("--schedule", help="use this schedule.json instead of compiling")
         cmd.add_argument("--dump-dir", help="write every stage's artifact into this folder")
         _solver_args(cmd)
+        _force_arg(cmd)
         if name in ("simulate", "run"):
             cmd.add_argument("--trace", help="write a Chrome/Perfetto trace JSON here")
-            cmd.add_argument("--json", action="store_true", help="print the results as JSON")
+        cmd.add_argument("--json", action="store_true", help="print the results as JSON")
 
     for cmd in (compile_, *(sub.choices[n] for n in ("verify", "simulate", "run"))):
         _cuda_args(cmd)
@@ -88,6 +143,12 @@ def _build_parser() -> argparse.ArgumentParser:
     cands = sub.add_parser("candidates", help="list the mapping candidates of a kernel")
     _kernel_args(cands)
     cands.add_argument("--json", action="store_true", help="print the candidates as JSON")
+    _eval_parsers(sub)
+
+    schema = sub.add_parser("schema", help="print the JSON schema of a file Loom reads")
+    schema.add_argument("which", choices=["schedule", "arch"])
+    for cmd in sub.choices.values():
+        _debug_arg(cmd, argparse.SUPPRESS)
     return parser
 
 
@@ -103,9 +164,44 @@ def _cuda_args(parser: argparse.ArgumentParser) -> None:
                         help=".cu only: element type of the arrays")
 
 
+def _sweep_args(parser: argparse.ArgumentParser, out: str) -> None:
+    parser.add_argument("--out", default=out, help=f"results folder (default: {out}/)")
+    parser.add_argument(
+        "--jobs",
+        type=int,
+        default=0,
+        help="Ray workers (default: one per core); 1 runs in this process without Ray",
+    )
+    parser.add_argument("--address", default="", help="an existing Ray cluster to run on")
+    parser.add_argument("--top-k", type=int, default=5, help="Loom and TileLoom candidates kept")
+    parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
+    parser.add_argument(
+        "--no-neighbours", action="store_true", help="skip GEMM's 27-neighbour block sizes"
+    )
+
+
+def _eval_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
+    ev = sub.add_parser(
+        "eval", help="the paper's evaluation in the simulator: Loom vs every baseline"
+    )
+    ev.add_argument("--quick", action="store_true", help="a subset that runs in minutes")
+    ev.add_argument("--kernels", default="", help="comma-separated subset of the kernels")
+    ev.add_argument("--archs", default="", help="comma-separated subset of the architectures")
+    _sweep_args(ev, "eval-results")
+    sw = sub.add_parser("sweep", help="Loom vs the baselines over shapes x architectures")
+    sw.add_argument("kernel", help="gemm | flash_attention | flash_decode")
+    sw.add_argument("--shapes", nargs="+", required=True, help="e.g. M=256,N=256,K=512 ...")
+    sw.add_argument("--archs", default="wormhole_n150", help="comma-separated architectures")
+    _sweep_args(sw, "sweep-results")
+
+
 def _solver_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--jobs", type=int, default=0, help="parallel solves (default: all cores)")
-    parser.add_argument("--top-k", type=int, default=5, help="candidates kept in the ranking")
+    parser.add_argument(
+        "--jobs", type=_int_in(0, 1024), default=0, help="parallel solves (default: all cores)"
+    )
+    parser.add_argument(
+        "--top-k", type=_int_in(1, 1000), default=5, help="candidates kept in the ranking"
+    )
     parser.add_argument("--solver", choices=["cpsat", "enumerate"], default="cpsat")
     parser.add_argument(
         "--refine",
@@ -124,7 +220,7 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--time-limit",
-        type=float,
+        type=_seconds,
         default=10.0,
         help="per-candidate CP-SAT limit in deterministic seconds",
     )
@@ -135,7 +231,7 @@ def _cmd_archs(args: argparse.Namespace) -> int:
 
     if args.action == "show":
         if not args.name:
-            raise LoomError("`loom archs show` needs an architecture name; see `loom archs`.")
+            raise UsageError("`loom archs show` needs an architecture name; see `loom archs`.")
         print(describe_arch(loom.load_arch(args.name)), end="")
         return 0
     for name in loom.archs():
@@ -149,27 +245,39 @@ def _cmd_archs(args: argparse.Namespace) -> int:
 
 def _write_dump(dump_dir: str | None, artifacts: dict[str, str]) -> None:
     """Write all artifacts at once, replacing the folder only when everything succeeded."""
-    if not dump_dir:
-        return
-    target = Path(dump_dir)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    try:
-        for name, text in artifacts.items():
-            (staging / name).write_text(text)
-        if target.exists():
-            shutil.rmtree(target)
-        staging.rename(target)
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
+    if dump_dir:
+        outputs.write_dump(dump_dir, artifacts)
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The user's files this command reads (outputs must never replace them)."""
+    found = []
+    for name in ("kernel", "schedule", "arch"):
+        value = getattr(args, name, None)
+        if value and Path(value).exists():
+            found.append(str(value))
+    return found
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unsafe output paths before any work starts."""
+    force = getattr(args, "force", False)
+    if getattr(args, "dump_dir", None):
+        outputs.check_dump_dir(args.dump_dir, _inputs(args), force)
+    if getattr(args, "trace", None):
+        outputs.check_output_file(args.trace, "--trace", _inputs(args), force)
+        if args.dump_dir and outputs.inside(Path(args.trace), Path(args.dump_dir)):
+            raise UsageError(
+                f"--trace {args.trace!r} lies inside --dump-dir {args.dump_dir!r}, which is "
+                "replaced as a whole; put the trace elsewhere."
+            )
 
 
 def _load_kernel(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.arch import load_arch
     from loom.kernels.registry import parse_shape, resolve_kernel
 
-    arch = load_arch(args.arch)
+    arch = load_arch(args.arch or "wormhole_n150")
     spec = resolve_kernel(
         args.kernel,
         getattr(args, "kernel_name", None),
@@ -183,8 +291,6 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.pipeline import CompileOptions, compile_kernel
 
     arch, spec, shape = _load_kernel(args)
-    if args.top_k < 1 or args.jobs < 0:
-        raise LoomError("--top-k must be >= 1 and --jobs >= 0; fix the option.")
     options = CompileOptions(
         arch=arch,
         shape=shape,
@@ -216,19 +322,19 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
 def _read_schedule(path: str):  # type: ignore[no-untyped-def]
     from loom.errors import ScheduleError
-    from loom.ir.schedule import schedule_from_dict
+    from loom.ir.schedule_file import parse_schedule
 
     try:
-        return schedule_from_dict(json.loads(Path(path).read_text()))
+        text = Path(path).read_text(encoding="utf-8")
     except FileNotFoundError:
         raise ScheduleError(
             f"schedule file {path!r} does not exist; pass a schedule.json."
         ) from None
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+    except (OSError, UnicodeDecodeError) as err:
         raise ScheduleError(
-            f"schedule file {path!r} is not a valid Loom schedule ({type(err).__name__}: {err}); "
-            "write it with `loom compile ... --json` or follow the fields of schedule.json."
+            f"schedule file {path!r} cannot be read ({err}); pass a readable schedule.json."
         ) from None
+    return parse_schedule(text, path)
 
 
 def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -240,42 +346,67 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
     if args.schedule:
         schedule = _read_schedule(args.schedule)
-        arch = load_arch(args.arch if args.arch != "wormhole_n150" else schedule.arch)
+        arch = load_arch(args.arch or schedule.arch)
         spec = resolve_kernel(args.kernel or schedule.kernel)
         log = StageLog()
         lowered = load_schedule(spec, schedule, arch, log)
         artifacts = {**log.artifacts, "schedule.json": schedule.to_json()}
         return spec, arch, lowered, artifacts, None, log
     if not args.kernel:
-        raise LoomError("name a kernel (or pass --schedule schedule.json); see `loom --help`.")
+        raise UsageError("name a kernel (or pass --schedule schedule.json); see `loom --help`.")
     spec, result = _compile(args)
     return spec, result.arch, result.lowered, compile_artifacts(result), result, result.log
 
 
-def _verify(spec, lowered, log) -> int:  # type: ignore[no-untyped-def]
+def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    """Verify on tt-lang-sim; print the verdict unless `quiet`; return it as JSON data."""
+    from loom.errors import VerificationError
     from loom.pipeline import verify_lowered
 
-    outcome = verify_lowered(spec, lowered, log)
-    verdict = "PASS" if outcome.passed else "FAIL"
-    if spec.file is not None:
-        print(f"reference   {spec.file.reference_name}")
-        for check in outcome.outputs:
-            print(
-                f"output      {check.name}: {'PASS' if check.passed else 'FAIL'} max abs error "
-                f"{check.max_abs_error:.3e}, max rel error {check.max_rel_error:.3e} "
-                f"(tolerance {check.tolerance:.3e})"
-            )
-    print(
-        f"verify      {verdict} on tt-lang-sim: max abs error {outcome.max_abs_error:.3e}, "
-        f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "
-        f"{outcome.wall_seconds:.1f} s"
-    )
-    if outcome.format_note:
-        print(f"            {outcome.format_note}")
-    if not outcome.passed:
-        print(f"error: {outcome.message}", file=sys.stderr)
-        return 1
-    return 0
+    try:
+        outcome = verify_lowered(spec, lowered, log, arch)
+    except VerificationError as err:
+        if not quiet:
+            raise
+        return {"passed": False, "message": str(err)}
+    if not quiet:
+        verdict = "PASS" if outcome.passed else "FAIL"
+        if spec.file is not None:
+            print(f"reference   {spec.file.reference_name}")
+            for check in outcome.outputs:
+                print(
+                    f"output      {check.name}: {'PASS' if check.passed else 'FAIL'} max abs "
+                    f"error {check.max_abs_error:.3e}, max rel error {check.max_rel_error:.3e} "
+                    f"(tolerance {check.tolerance:.3e})"
+                )
+        print(
+            f"verify      {verdict} on tt-lang-sim: max abs error {outcome.max_abs_error:.3e}, "
+            f"max rel error {outcome.max_rel_error:.3e} (tolerance {outcome.tolerance:.3e}), "
+            f"{outcome.wall_seconds:.1f} s"
+        )
+        if outcome.format_note:
+            print(f"            {outcome.format_note}")
+        if not outcome.passed:
+            print(f"error: {outcome.message}", file=sys.stderr)
+    return {
+        "passed": outcome.passed,
+        "max_abs_error": outcome.max_abs_error,
+        "max_rel_error": outcome.max_rel_error,
+        "tolerance": outcome.tolerance,
+        "format_note": outcome.format_note,
+        "reference": spec.file.reference_name if spec.file is not None else "reference()",
+        "outputs": [
+            {
+                "name": c.name,
+                "passed": c.passed,
+                "max_abs_error": c.max_abs_error,
+                "max_rel_error": c.max_rel_error,
+                "tolerance": c.tolerance,
+            }
+            for c in outcome.outputs
+        ],
+        "timings": {"simulator_wall_seconds": outcome.wall_seconds},
+    }
 
 
 def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
@@ -284,22 +415,28 @@ def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # ty
     from loom.sim import trace_json
 
     sim = simulate_lowered(lowered, arch, log, trace=bool(args.trace))
-    if args.trace:
-        Path(args.trace).write_text(trace_json(sim.trace_events))
     flops = spec.flops(lowered.schedule.shape) if spec.flops else 0
     if not args.json:
         print(simulation_summary(sim, lowered.schedule.modeled_cycles, flops), end="")
-    return simulation_dict(sim, lowered.schedule.modeled_cycles, flops)
+    if args.trace:
+        outputs.write_file(args.trace, trace_json(sim.trace_events))
+    data = simulation_dict(sim, lowered.schedule.modeled_cycles, flops)
+    # wall-clock figures differ between identical runs: keep them apart from the results
+    data["timings"] = {"events_per_second": data.pop("events_per_second", 0)}
+    return data
 
 
 def _cmd_verify(args: argparse.Namespace) -> int:
     from loom.report import summary
 
-    spec, _, lowered, artifacts, result, log = _lowered(args)
+    spec, arch, lowered, artifacts, result, log = _lowered(args)
     _write_dump(args.dump_dir, artifacts)
-    if result is not None:
+    if result is not None and not args.json:
         print(summary(result), end="")
-    return _verify(spec, lowered, log)
+    data = _verify(spec, lowered, log, arch, quiet=args.json)
+    if args.json:
+        print(json.dumps(data, indent=2, sort_keys=True))
+    return 0 if data["passed"] else 1
 
 
 def _cmd_simulate(args: argparse.Namespace) -> int:
@@ -322,12 +459,17 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
-    code = _verify(spec, lowered, log) if not args.json else 0
+    verified = _verify(spec, lowered, log, arch, quiet=args.json)
     data = _simulate(args, spec, arch, lowered, log)
     if args.json:
         print(
             json.dumps(
-                {"schedule": json.loads(lowered.schedule.to_json()), "simulation": data}, indent=2
+                {
+                    "schedule": json.loads(lowered.schedule.to_json()),
+                    "verify": verified,
+                    "simulation": data,
+                },
+                indent=2,
             )
         )
     elif args.dump_dir:
@@ -335,7 +477,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
             f"artifacts   {len(artifacts)} files in {args.dump_dir} "
             "(TT-Lang kernel: kernel_ttlang.py)"
         )
-    return code
+    return 0 if verified["passed"] else 1
 
 
 def _cmd_candidates(args: argparse.Namespace) -> int:
@@ -352,6 +494,126 @@ def _cmd_candidates(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_schema(args: argparse.Namespace) -> int:
+    from loom.arch.convert import json_schema
+    from loom.ir.schedule_file import schedule_schema
+
+    schema = schedule_schema() if args.which == "schedule" else json_schema()
+    print(json.dumps(schema, indent=2, sort_keys=True))
+    return 0
+
+
+def _split(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
+    items = tuple(x.strip() for x in text.split(",") if x.strip()) if text else allowed
+    bad = [x for x in items if x not in allowed]
+    if bad:
+        raise LoomError(
+            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)} "
+            "(comma-separated)."
+        )
+    return items
+
+
+def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
+    from loom.arch import list_archs, load_arch
+    from loom.eval.cases import ARCHS, KERNELS, case, paper_cases, quick_cases
+    from loom.kernels.registry import parse_shape, resolve_kernel
+
+    if args.command == "eval":
+        kernels = _split(args.kernels, KERNELS, "kernel")
+        archs = _split(args.archs, ARCHS, "architecture")
+        chosen = quick_cases(archs) if args.quick else paper_cases(kernels, archs)
+        return [c for c in chosen if c.kernel in kernels]
+    if args.kernel not in KERNELS:
+        raise LoomError(
+            f"`loom sweep` runs the shipped kernels ({', '.join(KERNELS)}), not "
+            f"{args.kernel!r}; baselines exist only for those."
+        )
+    archs = _split(args.archs, tuple(list_archs()), "architecture")
+    spec = resolve_kernel(args.kernel)
+    shapes = [parse_shape(text, spec) for text in args.shapes]
+    for name in archs:
+        load_arch(name)
+    return [case(args.kernel, a, s) for a in archs for s in shapes]
+
+
+def _write_atomic(path: Path, data: str | bytes) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    if isinstance(data, bytes):
+        tmp.write_bytes(data)
+    else:
+        tmp.write_text(data)
+    tmp.replace(path)
+
+
+def _cmd_eval(args: argparse.Namespace) -> int:
+    """Run the cases not yet in OUT/results.csv (as Ray tasks unless --jobs 1), keep the
+    CSV current after every case, then print Tables 2 and 3 and draw the figures."""
+    from rich.progress import (
+        BarColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    from loom.eval.rows import read_rows, rows_to_csv
+    from loom.eval.run import EvalOptions
+    from loom.eval.runner import RunnerOptions, run_cases
+
+    cases = _eval_cases(args)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.csv"
+    rows = read_rows(results)
+    wanted = {c.key for c in cases}
+    done = {r.case_key for r in rows}
+    todo = [c for c in cases if c.key not in done]
+    options = EvalOptions(
+        top_k=args.top_k, math_fidelity=args.math_fidelity, neighbours=not args.no_neighbours
+    )
+    jobs = args.jobs or os.cpu_count() or 1
+    print(f"{len(cases)} cases, {len(cases) - len(todo)} already in {results}; running {len(todo)}")
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed}/{task.total}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns) as progress:
+        task = progress.add_task(args.command, total=len(todo))
+
+        def finished(case, new) -> None:  # type: ignore[no-untyped-def]
+            rows.extend(new)
+            _write_atomic(results, rows_to_csv(rows))
+            progress.update(task, advance=1, description=f"{case.kernel} {case.arch}")
+
+        try:
+            run_cases(todo, options, RunnerOptions(jobs=jobs, address=args.address), finished)
+        except KeyboardInterrupt:
+            progress.stop()
+            print(
+                f"interrupted: {len({r.case_key for r in rows} & wanted)} of {len(cases)} "
+                f"cases kept in {results}; run the same command again to finish."
+            )
+            return 130
+    _eval_report(out, [r for r in rows if r.case_key in wanted])
+    return 0
+
+
+def _eval_report(out: Path, rows: list) -> None:  # type: ignore[type-arg]
+    from loom.report.eval_plots import eval_figures
+    from loom.report.eval_tables import losses, table2, table3
+
+    text = table2(rows) + "\n" + table3(rows)
+    print(text, end="")
+    _write_atomic(out / "tables.txt", text + "\n" + losses(rows))
+    for name, data in eval_figures(rows).items():
+        _write_atomic(out / name, data)
+    print(f"results.csv, tables.txt and figures in {out}/")
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "archs": _cmd_archs,
     "compile": _cmd_compile,
@@ -359,6 +621,9 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "verify": _cmd_verify,
     "simulate": _cmd_simulate,
     "run": _cmd_run,
+    "schema": _cmd_schema,
+    "eval": _cmd_eval,
+    "sweep": _cmd_eval,
 }
 
 
@@ -375,7 +640,7 @@ def _cmd_cuda(args: argparse.Namespace) -> int:
             raise LoomError(f"--define {item!r}: write NAME=VALUE, e.g. --define N=1024.")
         defines.append((name, value))
     options = CudaOptions(
-        arch=load_arch(args.arch),
+        arch=load_arch(args.arch or "wormhole_n150"),
         precision=args.precision,
         defines=tuple(defines),
         annotations=load_annotations(args.annotations),
@@ -393,18 +658,63 @@ def _cmd_cuda(args: argparse.Namespace) -> int:
     return code
 
 
+def _stdout_closed() -> int:
+    """The reader of stdout went away (`loom ... | head`): stop quietly, like `cat`."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return 141  # 128 + SIGPIPE, what a shell reports for a tool stopped by a closed pipe
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    """Run one command inside the error boundary: every failure becomes one paragraph."""
+    try:
+        _check_outputs(args)
+        if str(getattr(args, "kernel", "") or "").endswith(".cu"):
+            code = _cmd_cuda(args)
+        elif args.command == "policies":
+            raise UsageError(f"`loom policies` takes a .cu file; got {args.kernel!r}.")
+        else:
+            code = COMMANDS[args.command](args)
+        sys.stdout.flush()
+        return code
+    except LoomError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return err.exit_code
+    except BrokenPipeError:
+        return _stdout_closed()
+    except KeyboardInterrupt:
+        print("error: interrupted; no output was written.", file=sys.stderr)
+        return 130
+    except OSError as err:
+        where = f" {err.filename!r}" if err.filename else ""
+        print(
+            f"error: cannot access{where}: {err.strerror or err}; check the path and its "
+            "permissions.",
+            file=sys.stderr,
+        )
+        return 1
+    except MemoryError:
+        print("error: out of memory; use a smaller shape.", file=sys.stderr)
+        return 1
+    except Exception as err:
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        detail = str(err).splitlines()[0] if str(err) else ""
+        print(
+            f"internal error: {type(err).__name__}{': ' + detail if detail else ''} (a bug "
+            "in Loom, not in your input); rerun with --debug for the traceback and report it.",
+            file=sys.stderr,
+        )
+        return 3
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     args = _build_parser().parse_args(argv)
-    try:
-        if str(getattr(args, "kernel", "") or "").endswith(".cu"):
-            return _cmd_cuda(args)
-        if args.command == "policies":
-            raise LoomError(f"`loom policies` takes a .cu file; got {args.kernel!r}.")
-        return COMMANDS[args.command](args)
-    except LoomError as err:
-        print(f"error: {err}", file=sys.stderr)
-        return err.exit_code if hasattr(err, "exit_code") else 2
+    return _dispatch(args)
 
 
 if __name__ == "__main__":

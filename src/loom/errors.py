@@ -1,7 +1,9 @@
 """User-facing errors: one class per situation, each message naming the cause and the fix.
 
-The CLI prints ``error: <message>`` and exits non-zero for any :class:`LoomError`; anything
-else is a bug in Loom and keeps its traceback.
+The CLI prints ``error: <message>`` for any :class:`LoomError` and exits with its
+``exit_code``: 1 for bad input (a file, a shape, an architecture, an infeasible request),
+2 for a misused command line (:class:`UsageError`). Anything else is a bug in Loom: the CLI
+prints a one-line "internal error" and shows the traceback only under ``--debug``.
 """
 
 from __future__ import annotations
@@ -10,7 +12,17 @@ from __future__ import annotations
 class LoomError(Exception):
     """Base class of every error caused by the user's input rather than by Loom."""
 
+    exit_code = 1
+
+
+class UsageError(LoomError):
+    """A command-line option is missing, out of range or contradicts another."""
+
     exit_code = 2
+
+
+class OutputError(LoomError):
+    """An output path would destroy a user's file, or cannot be written."""
 
 
 class ArchError(LoomError):

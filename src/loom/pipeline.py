@@ -17,7 +17,6 @@ collects the artifacts that `--dump-dir` writes (only the CLI writes files).
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 import time
 from collections.abc import Callable
@@ -33,17 +32,20 @@ from loom.errors import InfeasibleError, ScheduleError
 from loom.frontend import check_alignment, import_kernel
 from loom.frontend.formats import apply_formats, parse_format_spec
 from loom.ir.buffers import BufferedProgram
-from loom.ir.candidate import Candidate, CandidateSet
+from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
-from loom.ir.tile import ForLoop, If, TileProgram
+from loom.ir.tile import TileProgram
 from loom.kernels.checks import file_references
 from loom.kernels.registry import KernelSpec
 from loom.lower import format_program, lower
 from loom.mapping import enumerate_candidates
-from loom.model import build_problem, check_feasible
+from loom.model.inputs import ProblemCache
+from loom.model.inputs import compulsory_bytes as _compulsory_bytes
+from loom.model.inputs import count_feasible as _count_feasible
+from loom.model.inputs import loop_depth as _loop_depth
 from loom.sim import SimResult, simulate
 from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
@@ -154,32 +156,6 @@ class CompileResult:
     refinement: Refinement | None = None
 
 
-def _compulsory_bytes(program: TileProgram, arch: Arch) -> int:
-    total = 0
-    for arg in program.args:
-        shape = (1, 1, *arg.shape)[-max(len(arg.shape), 2) :]  # a 1-D tensor is one row
-        tiles = math.prod(shape[:-2]) * math.ceil(shape[-2] / 32) * math.ceil(shape[-1] / 32)
-        total += tiles * arch.tile.bytes(arg.dtype if arg.dtype in arch.tile.dtypes else "fp32")
-    return total
-
-
-def _loop_depth(program: TileProgram) -> int:
-    def depth(ops: tuple) -> int:  # type: ignore[type-arg]
-        return max(
-            (
-                1 + depth(op.body)
-                if isinstance(op, ForLoop)
-                else depth(op.body)
-                if isinstance(op, If)
-                else 0
-                for op in ops
-            ),
-            default=0,
-        )
-
-    return depth(program.body) + 1
-
-
 def compile_kernel(spec: KernelSpec, options: CompileOptions) -> CompileResult:
     """Frontend -> dataflow -> mapping -> model -> solve -> materialize."""
     start = time.perf_counter()
@@ -266,46 +242,6 @@ def refine(
     return Refinement(tuple(entries), chosen)
 
 
-@dataclass
-class ProblemCache:
-    """Builds each candidate's problem once per *signature*: a problem depends on the
-    candidate only through the cores per axis, the cores in use per dimension (the NoC
-    routes) and the mode, area and engine of every copy, so candidates that differ in
-    nothing else (say, x2x4 versus x4x2 with the same groups) share one."""
-
-    buffered: BufferedProgram
-    arch: Arch
-    fidelity: str
-    flops: int
-    built: dict[tuple[object, ...], Problem] = field(default_factory=dict)
-
-    def build(self, candidate: Candidate) -> Problem:
-        key = (
-            tuple(sorted(candidate.spatial.items())),
-            tuple((c.mode, c.area, c.engine) for c in candidate.copies),
-            candidate.gather_axes,
-            (candidate.mapping.cores_y, candidate.mapping.cores_x),
-        )
-        if key not in self.built:
-            self.built[key] = build_problem(
-                self.buffered, candidate, self.arch, self.fidelity, self.flops
-            )
-        return dataclasses.replace(self.built[key], candidate=candidate)
-
-
-def _count_feasible(buffered: BufferedProgram, candidates: CandidateSet, arch: Arch) -> int:
-    """Candidates with some legal block sizes (feasibility depends only on the cores per
-    axis, so each distinct split is checked once)."""
-    verdicts: dict[tuple[tuple[str, int], ...], bool] = {}
-    count = 0
-    for c in candidates.candidates:
-        key = tuple(sorted(c.spatial.items()))
-        if key not in verdicts:
-            verdicts[key] = not check_feasible(buffered, c, arch)
-        count += verdicts[key]
-    return count
-
-
 def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:
     reasons: dict[str, int] = {}
     for s in ranking.solutions:
@@ -336,24 +272,39 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             f"the schedule targets {schedule.arch!r} but --arch is {arch.name!r}; pass "
             f"--arch {schedule.arch} (or the YAML file of that architecture)."
         )
+    if schedule.kernel != spec.name:
+        raise ScheduleError(
+            f"the schedule is for kernel {schedule.kernel!r}, not {spec.name!r}; pass the "
+            "kernel it was compiled for (or compile this kernel)."
+        )
+    if set(schedule.shape) != set(spec.shape_keys):
+        raise ScheduleError(
+            f"the schedule's shape has keys {', '.join(sorted(schedule.shape))}, but kernel "
+            f"{spec.name} takes {', '.join(spec.shape_keys)}; fix `shape` in the schedule."
+        )
     program = run_frontend(spec, schedule.shape, log, schedule.formats)
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     return lower_schedule(program, buffered, schedule, arch, log)
 
 
-def verify_lowered(spec: KernelSpec, lowered: Lowered, log: StageLog) -> VerifyResult:
-    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference."""
+def verify_lowered(
+    spec: KernelSpec, lowered: Lowered, log: StageLog, arch: Arch | None = None
+) -> VerifyResult:
+    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference.
+
+    `arch` is the description the schedule was compiled for (a user's file included);
+    without it the runner loads the built-in description the program names."""
     if spec.file is not None:
         inputs, references = file_references(spec.file, lowered.program)
         return log.timed(
-            "verify", lambda: verify_outputs(lowered.lowered, inputs, references)
+            "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
         )
     inputs = spec.make_inputs(lowered.schedule.shape)
     # Block-float inputs are quantized as the hardware stores them, and the reference is
     # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
     inputs = quantize_inputs(lowered.lowered, inputs)
     reference = spec.reference(*inputs)
-    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference))
+    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
 
 
 def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:

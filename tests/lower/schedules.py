@@ -12,8 +12,9 @@ import functools
 import importlib
 from collections.abc import Iterable
 
+from loom.baselines.build import copies_of
 from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule
-from loom.ir.tile import Gather, Load, Store, TileProgram, accesses
+from loom.ir.tile import TileProgram
 
 View = dict[str, list[tuple[int, str]]]
 """dim ("x" | "y") -> [(size, axis tile symbol), ...], innermost level first."""
@@ -37,45 +38,8 @@ def mapping_of(view: View) -> Mapping:
     return Mapping(tuple(sorted(levels, key=lambda lv: (lv.level, lv.dim))))
 
 
-def _depends(tile: TileProgram, op: Load) -> set[str]:
-    names = set().union(*(w.offset.free_names() for w in op.window))
-    return {a.tile.name for a in tile.grid if a.index.name in names}
-
-
-def multicast_area(tile: TileProgram, mapping: Mapping, op: Load) -> tuple[int, int]:
-    dep = _depends(tile, op)
-    area = {}
-    for dim in ("y", "x"):
-        n = 1
-        for lv in mapping.levels_of(dim):
-            if lv.axis in dep:
-                break
-            n *= lv.size
-        area[dim] = n
-    return (area["y"], area["x"])
-
-
-def split_area(mapping: Mapping, axis: str) -> tuple[int, int]:
-    sizes = {"y": 1, "x": 1}
-    for lv in mapping.axis_levels(axis):
-        sizes[lv.dim] *= lv.size
-    return (sizes["y"], sizes["x"])
-
-
 def make_copies(tile: TileProgram, mapping: Mapping, multicast: Iterable[str]) -> tuple[Copy, ...]:
-    mcast = set(multicast)
-    copies = []
-    for i, op in enumerate(accesses(tile.body)):
-        if isinstance(op, Load):
-            area = multicast_area(tile, mapping, op) if op.tensor in mcast else (1, 1)
-            mode = "multicast" if area != (1, 1) else "unicast"
-            copies.append(Copy(i, op.tensor, "load", mode, area))
-        elif isinstance(op, Store):
-            copies.append(Copy(i, op.tensor, "store", "unicast"))
-        elif isinstance(op, Gather):
-            area = split_area(mapping, op.across)
-            copies.append(Copy(i, op.operand.name, "gather", "gather", area))
-    return tuple(copies)
+    return copies_of(tile, mapping, multicast)
 
 
 def make_schedule(

@@ -67,7 +67,9 @@ def bind_kernel(
         )
     module = sys.modules.get(kernel.fn.__module__)
     if module is not None and _follows_convention(module, kernel):
-        spec = spec_of_module(module, kernel)
+        spec = spec_of_module(
+            module, kernel, module.__name__, guard=not module.__name__.startswith("loom.kernels.")
+        )
         if not example_args:
             return Bound(spec, _named_shape(spec, shape), (), "the kernel file's reference()")
         return _with_args(spec, example_args, shape, "the kernel file's reference()")

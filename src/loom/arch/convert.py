@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import functools
+import math
 import typing
 from collections.abc import Iterator
 from typing import Any
@@ -42,6 +43,11 @@ _NONNEG = frozenset(
 _FRACTIONS = frozenset({"dram.efficiency"})
 ABSENT: Any = object()
 """Marks a value that is missing or already reported as faulty."""
+
+
+def _is_record(tp: Any) -> bool:
+    """A dataclass type (as a plain bool, so the type checker keeps `tp` as declared)."""
+    return isinstance(tp, type) and dataclasses.is_dataclass(tp)
 
 
 class Problems:
@@ -84,7 +90,7 @@ def clean(tp: Any, raw: Any, path: str, base: str, out: Problems) -> Any:
 
     `path` is the dotted path shown to the user, `base` the same without table keys and
     list indices (it selects the sign rule)."""
-    if dataclasses.is_dataclass(tp):
+    if _is_record(tp):
         return _clean_record(tp, raw, path, base, out)
     if is_table(tp):
         return _clean_table(tp, raw, path, base, out)
@@ -103,12 +109,33 @@ def clean(tp: Any, raw: Any, path: str, base: str, out: Problems) -> Any:
     return _clean_number(tp, raw, path, base, out)
 
 
+_UPPER = {
+    "clock_ghz": 10.0,
+    "grid_x": 256,
+    "grid_y": 256,
+    "noc.count": 16,
+    "noc.grid_x": 256,
+    "noc.grid_y": 256,
+}
+"""Sane upper bounds of fields where a slip (a unit or an exponent) is likely."""
+_LIMIT = 2.0**48
+"""Upper bound of every other number: beyond it the model's integer arithmetic and the
+simulator's event times stop meaning anything."""
+
+
 def _clean_number(tp: Any, raw: Any, path: str, base: str, out: Problems) -> Any:
     if tp is int and (isinstance(raw, bool) or not isinstance(raw, int)):
         out.add(path, "must be an integer", "fix the value", raw)
         return ABSENT
     if isinstance(raw, bool) or not isinstance(raw, int | float):
         out.add(path, "must be a number", "fix the value", raw)
+        return ABSENT
+    if not math.isfinite(raw):
+        out.add(path, "must be a finite number", "fix the value", raw)
+        return ABSENT
+    upper = _UPPER.get(base, _LIMIT)
+    if raw > upper:
+        out.add(path, f"must be at most {upper:g}", "fix the value (check its unit)", raw)
         return ABSENT
     if base in _FRACTIONS and not 0 < raw <= 1:
         out.add(path, "must be a fraction in (0, 1]", "fix the value", raw)
@@ -170,11 +197,11 @@ def build(cls: type, values: dict[str, Any]) -> Any:
     kwargs: dict[str, Any] = {}
     for f in fields_of(cls):
         tp, value = hints(cls)[f.name], values[f.name]
-        if dataclasses.is_dataclass(tp):
+        if _is_record(tp):
             value = build(tp, value)
         elif typing.get_origin(tp) is tuple and not is_table(tp):
             (item,) = typing.get_args(tp)[:1]
-            if dataclasses.is_dataclass(item):
+            if _is_record(item):
                 value = tuple(build(item, v) for v in value)
         kwargs[f.name] = value
     return cls(**kwargs)
@@ -186,8 +213,48 @@ def paths_of(cls: type, prefix: str = "") -> Iterator[tuple[str, bool]]:
         tp, path = hints(cls)[f.name], join(prefix, f.name)
         yield path, is_table(tp)
         item = typing.get_args(tp)[0] if typing.get_origin(tp) is tuple else tp
-        if dataclasses.is_dataclass(item):
+        if _is_record(item):
             yield from paths_of(item, path)
 
 
 FIELD_PATHS: dict[str, bool] = dict(paths_of(Arch))
+
+
+def json_schema(tp: Any = Arch, base: str = "") -> dict[str, Any]:
+    """JSON schema of the YAML form of `tp`, from the same hints and bounds as :func:`clean`."""
+    if _is_record(tp):
+        props = {
+            f.name: json_schema(hints(tp)[f.name], join(base, f.name)) for f in fields_of(tp)
+        }
+        if tp is Arch:
+            props["sources"] = {
+                "type": "object",
+                "additionalProperties": {"type": "string"},
+                "description": "dotted field path -> where the number comes from",
+            }
+        return {
+            "type": "object",
+            "title": tp.__name__,
+            "properties": props,
+            "required": [f.name for f in fields_of(tp)],
+            "additionalProperties": False,
+        }
+    if is_table(tp):
+        key_tp, value_tp = typing.get_args(typing.get_args(tp)[0])
+        return {
+            "type": "object",
+            "minProperties": 1,
+            "propertyNames": {"type": "string"} if key_tp is str else {"pattern": "^[0-9]+$"},
+            "additionalProperties": json_schema(value_tp, base),
+        }
+    if typing.get_origin(tp) is tuple:
+        return {"type": "array", "items": json_schema(typing.get_args(tp)[0], base)}
+    if tp is str:
+        return {"type": "string", "minLength": 1}
+    schema: dict[str, Any] = {"type": "integer" if tp is int else "number"}
+    if base in _FRACTIONS:
+        schema.update(exclusiveMinimum=0, maximum=1)
+        return schema
+    schema["minimum" if base in _NONNEG else "exclusiveMinimum"] = 0
+    schema["maximum"] = _UPPER.get(base, _LIMIT)
+    return schema

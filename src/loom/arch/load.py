@@ -74,7 +74,8 @@ def parse_arch(raw: Any, where: str) -> Arch:
     sources = clean_sources(raw.get("sources"), values, out)
     if out.lines:
         raise ArchError(_message(where, out.lines))
-    return dataclasses.replace(build(Arch, values), sources=sources)
+    arch: Arch = dataclasses.replace(build(Arch, values), sources=sources)
+    return arch
 
 
 def _message(where: str, lines: list[str]) -> str:

@@ -1,48 +1,63 @@
-"""TTNN's automatic matmul program configuration (what ``a @ b`` runs without a config).
+"""TTNN's out-of-box matmul program config: what `a @ b` gets with no program config.
 
-Provisional: this module states the rule for the case the published out-of-box tables
-use: both inputs and the output DRAM-interleaved, no batch, no user grid. It follows
-tt-metal ``ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config.cpp``
-(``create_simple_matmul_program_config``, ``get_per_core_factor``,
-``get_multi_dim_per_core_factor``, ``get_matmul_subblock_params`` and ``is_narrow_shape``;
-commit 001cea9a149df28de134c87b5324972bf4308d48):
+Source of the rule (read, not copied): tenstorrent/tt-metal
+``ttnn/cpp/ttnn/operations/matmul/device/config/matmul_program_config.cpp`` and
+``.../device/utilities/matmul_utilities.cpp`` at commit
+001cea9a149df28de134c87b5324972bf4308d48 — ``generate_matmul_program_config`` sends
+unsharded inputs with no user grid to ``create_simple_matmul_program_config``, which, for
+all-DRAM-interleaved tensors (the GEMM_FLOPS out-of-box rows), picks:
 
-1. a shape is *narrow* when one of M, N is more than 8 times the other, or (all in DRAM)
-   one of them fits in a tile; a narrow wide shape multicasts in0 in 1-D, a narrow tall one
-   in1;
-2. otherwise ``per_core_factor`` is the largest of 16, 8, 4, 2 whose square block (with
-   ``in0_block_w`` 2) fits L1; the blocks it makes along M and N decide the kind: one row
-   of blocks -> 1-D in0 multicast, one column -> 1-D in1 multicast, else the 2-D multicast
-   on the whole grid with ``per_core_M = ceil(Mt / grid_y)``, ``per_core_N = ceil(Nt /
-   grid_x)`` and ``in0_block_w = Kt / grid_x`` when that divides (else 1);
-3. sub-blocks: the first of TTNN's (h, w) preference list that divides the block (at most
-   4 tiles with fp32 accumulation).
+* a *narrow* shape (``max(M, N) // min(M, N) > 8`` or a side of one tile) gets a 1-D
+  multicast over the whole grid: in0 multicast when ``N > M`` (wide), in1 otherwise (tall)
+  (``get_mcast_1d_config``: per-core rows or columns ``ceil(ceil(dim / cores) / 32)``,
+  ``in0_block_w`` 2 when K tiles are even, else 1);
+* otherwise a 1-D config when the 16x16-tile block grid has a single row or column, and a
+  2-D multicast (``MatmulMultiCoreReuseMultiCastProgramConfig``) in every other case:
+  ``per_core_M = ceil(Mt / grid_y)``, ``per_core_N = ceil(Nt / grid_x)``,
+  ``in0_block_w = Kt / grid_x`` when ``grid_x`` divides ``Kt``, else 1;
+* out blocks shrink, keeping the per-core factors nearest a square, until the circular
+  buffers fit in L1 (``get_multi_dim_per_core_factor``), then the first out-subblock of
+  the preference list that divides the out block (``get_matmul_subblock_params``).
 
-The math fidelity is TTNN's default for a call without a compute kernel config, LoFi
-without fp32 accumulation: the published out-of-box bfloat8_b rows reach more than half of
-the LoFi peak (device-profiler utilization up to 72% on N150 and 87% on P150), which
-HiFi2's two phases could not.
+Compute defaults when no compute kernel config is passed: ``WormholeComputeKernelConfig``
+(LoFi, fp32 dest accumulation off; the same struct on Blackhole).
+
+All sizes are in 32x32 tiles. ``max L1`` is the architecture's ``l1_usable_bytes``
+(TT-Metal: lowest occupied L1 address minus the allocator base).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Literal
 
-from loom.ir.formats import tile_bytes
+from loom.arch import load_arch
+from loom.ir.formats import parse_format, tile_bytes
 
 TILE = 32
-SUBBLOCK_CHOICES = (
+SOURCE = (
+    "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/matmul/device/config/"
+    "matmul_program_config.cpp @ 001cea9a149df28de134c87b5324972bf4308d48 "
+    "(create_simple_matmul_program_config, all DRAM interleaved)"
+)
+DEFAULT_FIDELITY = "LoFi"
+MCAST_INPUT_BUFFERING_DEPTH = 2
+NARROW_RATIO = 8
+SUBBLOCK_CHOICES: tuple[tuple[int, int], ...] = (
     (4, 2), (2, 4), (8, 1), (1, 8), (7, 1), (1, 7), (3, 2), (2, 3), (6, 1), (1, 6),
     (5, 1), (1, 5), (2, 2), (4, 1), (1, 4), (3, 1), (1, 3), (2, 1), (1, 2), (1, 1),
 )  # fmt: skip
-L1_BUDGET_BYTES = {"wormhole_b0": 1398784, "blackhole": 1398784}
-"""L1 bytes a core's circular buffers may use (the usable L1 of the architecture files)."""
+"""(h, w) preference order of TT-Metal's SUBBLOCK_HW_CHOICES (8 tiles first)."""
 
 
 @dataclass(frozen=True)
 class TtnnMatmulConfig:
-    """One TTNN matmul program config, sizes in tiles."""
+    """One TTNN matmul program config, in tiles.
+
+    `per_core_m`/`per_core_n` are the output tiles a core owns; they are computed in
+    out blocks of the per-core factors TTNN fits in L1 (`out_block_h/w`, derivable with
+    :func:`out_block`)."""
 
     kind: Literal["mcast_2d", "mcast_1d_in0", "mcast_1d_in1", "reuse"]
     grid_x: int
@@ -57,100 +72,143 @@ class TtnnMatmulConfig:
     fp32_dest_acc: bool
 
 
-def _ceil(a: int, b: int) -> int:
-    return -(-a // b)
+@dataclass(frozen=True)
+class _Sizes:
+    """Bytes of one tile of each operand, and the L1 budget of the CB estimate."""
+
+    in0: int
+    in1: int
+    interm: int
+    max_l1: int
+
+    def cbs(self, pm: int, pn: int, kw: int) -> int:
+        """TT-Metal's get_estimated_size_of_cbs for interleaved inputs, no bias."""
+        in0 = pm * kw * MCAST_INPUT_BUFFERING_DEPTH * self.in0
+        in1 = pn * kw * MCAST_INPUT_BUFFERING_DEPTH * self.in1
+        out = pm * pn * self.in0  # the output tile is estimated with in0's size
+        return in0 + in1 + out + pm * pn * self.interm
+
+    def fits(self, pm: int, pn: int, kw: int) -> bool:
+        return self.cbs(pm, pn, kw) < self.max_l1
 
 
-def cb_bytes(m: int, n: int, k: int, in_bytes: int, out_bytes: int) -> int:
-    """TTNN's estimate of a core's circular buffers: double-buffered in0 (m x k) and in1
-    (k x n) blocks, the output block and its intermediate (partials) block."""
-    return 2 * k * (m + n) * in_bytes + 2 * m * n * out_bytes
+def _sizes(dtype: str, arch_name: str, fp32_dest_acc: bool) -> _Sizes:
+    arch = load_arch(arch_name)
+    tile = tile_bytes(parse_format(dtype).value)
+    interm = tile_bytes("fp32") if fp32_dest_acc else max(tile, tile_bytes("bf16"))
+    return _Sizes(tile, tile, interm, arch.l1_usable_bytes)
 
 
-def l1_budget(arch_name: str) -> int:
-    key = "blackhole" if "blackhole" in arch_name else "wormhole_b0"
-    return L1_BUDGET_BYTES[key]
+def is_narrow(height: int, width: int) -> bool:
+    """TT-Metal's is_narrow_shape for all-DRAM tensors (sizes in elements)."""
+    ratio = max(height, width) // min(height, width)
+    return ratio > NARROW_RATIO or min(height, width) <= TILE
 
 
-def subblock(m: int, n: int, fp32_dest_acc: bool) -> tuple[int, int]:
+def subblock(block_h: int, block_w: int, fp32_dest_acc: bool) -> tuple[int, int]:
+    """First (h, w) of the preference list dividing the block (<= 4 tiles in fp32 dest)."""
     for h, w in SUBBLOCK_CHOICES:
         if fp32_dest_acc and h * w > 4:
             continue
-        if m % h == 0 and n % w == 0:
+        if block_h % h == 0 and block_w % w == 0:
             return h, w
     return 1, 1
 
 
-def out_block(
-    per_core_m: int, per_core_n: int, in0_block_w: int, dtype: str, arch_name: str
+def _factors(n: int) -> list[int]:
+    """n, 1, then n's divisors from n // 2 down to 2 (TT-Metal's candidate order)."""
+    return [n, 1, *(f for f in range(n // 2, 1, -1) if n % f == 0)]
+
+
+def multi_dim_factor(
+    pm: int, pn: int, kw: int, sizes: _Sizes, adjust_k: bool
 ) -> tuple[int, int, int]:
-    """(out_block_h, out_block_w, in0_block_w) that fit L1: TTNN keeps the whole per-core
-    block when it fits, else tries divisor pairs from the largest product down (the most
-    square pair per product) for each in0_block_w divisor from the largest down."""
-    size = tile_bytes(dtype)
-    budget = l1_budget(arch_name)
-    if cb_bytes(per_core_m, per_core_n, in0_block_w, size, size) < budget:
-        return per_core_m, per_core_n, in0_block_w
-    ms = [per_core_m, 1, *(f for f in range(per_core_m // 2, 1, -1) if per_core_m % f == 0)]
-    ns = [per_core_n, 1, *(f for f in range(per_core_n // 2, 1, -1) if per_core_n % f == 0)]
-    best: dict[int, tuple[int, int]] = {}
-    for fm in ms:
-        for fn in ns:
+    """Largest out block (nearest a square for each area) whose CBs fit in L1; with
+    `adjust_k` the K block may shrink to a divisor of `kw` too."""
+    if sizes.fits(pm, pn, kw):
+        return pm, pn, kw
+    by_area: dict[int, tuple[int, int]] = {}
+    for fm in _factors(pm):
+        for fn in _factors(pn):
             ratio = max(fm, fn) / min(fm, fn)
-            old = best.get(fm * fn)
-            if old is None or max(old) / min(old) >= ratio:
-                best[fm * fn] = (fm, fn)
-    for k in range(in0_block_w, 0, -1):
-        if in0_block_w % k:
+            old = by_area.get(fm * fn)
+            if old is None or not max(old) / min(old) < ratio:
+                by_area[fm * fn] = (fm, fn)
+    k_floor = 1 if adjust_k else kw
+    for fk in range(kw, k_floor - 1, -1):
+        if kw % fk:
             continue
-        for product in sorted(best, reverse=True):
-            fm, fn = best[product]
-            if cb_bytes(fm, fn, k, size, size) < budget:
-                return fm, fn, k
+        for area in sorted(by_area, reverse=True):
+            fm, fn = by_area[area]
+            if sizes.fits(fm, fn, fk):
+                return fm, fn, fk
     return 1, 1, 1
+
+
+def out_block(
+    per_core_m: int,
+    per_core_n: int,
+    in0_block_w: int,
+    dtype: str,
+    arch_name: str,
+    fp32_dest_acc: bool = False,
+) -> tuple[int, int, int]:
+    """The out block (h, w) TTNN computes a core's output in, and its K block."""
+    sizes = _sizes(dtype, arch_name, fp32_dest_acc)
+    return multi_dim_factor(per_core_m, per_core_n, in0_block_w, sizes, False)
+
+
+def _per_core_factor(sizes: _Sizes, kw: int) -> int:
+    """get_per_core_factor: the largest square block (16, 8, 4, 2) whose CBs fit."""
+    f = 16
+    while f > 1:
+        if sizes.fits(f, f, kw):
+            return f
+        f //= 2
+    return 1
+
+
+def _mcast_1d(
+    m: int, k: int, n: int, grid_x: int, grid_y: int, sizes: _Sizes, mcast_in0: bool
+) -> TtnnMatmulConfig:
+    cores = grid_x * grid_y
+    if mcast_in0:
+        pm, pn = m // TILE, math.ceil(math.ceil(n / cores) / TILE)
+    else:
+        pm, pn = math.ceil(math.ceil(m / cores) / TILE), n // TILE
+    kw = 2 if (k // TILE) % 2 == 0 else 1
+    bh, bw, _ = multi_dim_factor(pm, pn, kw, sizes, adjust_k=False)
+    sh, sw = subblock(bh, bw, False)
+    return TtnnMatmulConfig(
+        "mcast_1d_in0" if mcast_in0 else "mcast_1d_in1",
+        grid_x, grid_y, kw, pm, pn, sh, sw, False, DEFAULT_FIDELITY, False,
+    )  # fmt: skip
 
 
 def oob_matmul_config(
     m: int, k: int, n: int, grid_x: int, grid_y: int, dtype: str, arch_name: str
 ) -> TtnnMatmulConfig:
-    """The config TTNN picks for DRAM-interleaved ``a @ b`` (a: m x k, b: k x n)."""
-    mt, kt, nt = _ceil(m, TILE), _ceil(k, TILE), _ceil(n, TILE)
-    fidelity, fp32 = "LoFi", False
-    size = tile_bytes(dtype)
-    ratio = max(m, n) // max(min(m, n), 1)
-    narrow = ratio > 8 or m <= TILE or n <= TILE
-    in0_block_w = 2
-    factor = next(
-        (
-            f
-            for f in (16, 8, 4, 2)
-            if cb_bytes(f, f, in0_block_w, size, size) < l1_budget(arch_name)
-        ),
-        1,
-    )
-    blocks_y, blocks_x = _ceil(mt, factor), _ceil(nt, factor)
-    if (blocks_y > 1 or blocks_x > 1) and kt % in0_block_w:
-        in0_block_w = 1
-    fits = not (blocks_y == 1 and blocks_x == 1) and blocks_y <= grid_y and blocks_x <= grid_x
-    range_x, range_y = (blocks_x, blocks_y) if fits else (0, 0)
-    one_d_w = 2 if kt % 2 == 0 else 1
-    cores = grid_x * grid_y
-    if range_y == 1 or (narrow and n > m):
-        pcm, pcn = mt, _ceil(nt, cores)
-        h, w = subblock(pcm, pcn, fp32)
-        return TtnnMatmulConfig(
-            "mcast_1d_in0", grid_x, grid_y, one_d_w, pcm, pcn, h, w, False, fidelity, fp32
-        )
-    if range_x == 1 or narrow:
-        pcm, pcn = _ceil(mt, cores), nt
-        h, w = subblock(pcm, pcn, fp32)
-        return TtnnMatmulConfig(
-            "mcast_1d_in1", grid_x, grid_y, one_d_w, pcm, pcn, h, w, False, fidelity, fp32
-        )
-    in0_block_w = kt // grid_x if kt % grid_x == 0 else 1
-    pcm, pcn = _ceil(mt, grid_y), _ceil(nt, grid_x)
-    bh, bw, in0_block_w = out_block(pcm, pcn, in0_block_w, dtype, arch_name)
-    h, w = subblock(bh, bw, fp32)
+    """The program config TTNN picks for an all-DRAM-interleaved [m,k] @ [k,n]."""
+    sizes = _sizes(dtype, arch_name, fp32_dest_acc=False)
+    mt, kt, nt = m // TILE, k // TILE, n // TILE
+    wide = tall = False
+    if is_narrow(m, n):
+        wide = n > m
+        tall = not wide
+    per_core = _per_core_factor(sizes, 2)
+    blocks_y = (mt - 1) // per_core + 1
+    blocks_x = (nt - 1) // per_core + 1
+    one_block = blocks_y == 1 and blocks_x == 1
+    fits_grid = blocks_y <= grid_y and blocks_x <= grid_x
+    range_x, range_y = (blocks_x, blocks_y) if not one_block and fits_grid else (0, 0)
+    if range_y == 1 or wide:
+        return _mcast_1d(m, k, n, grid_x, grid_y, sizes, mcast_in0=True)
+    if range_x == 1 or tall:
+        return _mcast_1d(m, k, n, grid_x, grid_y, sizes, mcast_in0=False)
+    kw = kt // grid_x if kt % grid_x == 0 else 1
+    pm, pn = math.ceil(mt / grid_y), math.ceil(nt / grid_x)
+    bh, bw, kw = multi_dim_factor(pm, pn, kw, sizes, adjust_k=True)
+    sh, sw = subblock(bh, bw, False)
     return TtnnMatmulConfig(
-        "mcast_2d", grid_x, grid_y, in0_block_w, pcm, pcn, h, w, False, fidelity, fp32
+        "mcast_2d", grid_x, grid_y, kw, pm, pn, sh, sw, False, DEFAULT_FIDELITY, False
     )

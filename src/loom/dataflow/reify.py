@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 from loom.dataflow.layout import ValueLayout, infer_layouts
 from loom.ir.buffers import VirtualBuffer
+from loom.ir.scope import Scope
 from loom.ir.tile import (
     ExpandDims,
     ForLoop,
@@ -64,7 +65,7 @@ COMPUTE = ("compute", "compute")
 
 
 def _scope_name(loops: tuple[ForLoop, ...]) -> str:
-    return f"loop:{loops[-1].tile.name}" if loops else "grid"
+    return Scope(loops[-1].tile.name if loops else None).key
 
 
 class Reifier:
@@ -241,12 +242,12 @@ class Reifier:
                 self._add(r.name, self._aliases(r.name), "state", COMPUTE, site)
             case Store(tensor=t, value=v):
                 root = self._root(v.name)
-                values = (
+                stored = (
                     (v.name,)
                     if root in self.owned or root not in self.a.defs
                     else self._aliases(root)
                 )
-                self._add(f"{t}_out", values, "store", WRITE, site, t, v.dtype)
+                self._add(f"{t}_out", stored, "store", WRITE, site, t, v.dtype)
             case _:
                 pass
 

@@ -25,6 +25,7 @@ from helion.runtime.kernel import BoundKernel
 from loom.errors import FrontendError
 from loom.frontend.language import gather
 from loom.frontend.surface import SurfaceOps
+from loom.ir.geometry import TILE
 from loom.ir.tile import (
     Carried,
     Convert,
@@ -53,7 +54,7 @@ prims = torch.ops.prims
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
 _MASK_DTYPE = "fp32"
 """Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
-TILE_ALIGN = 32
+TILE_ALIGN = TILE
 
 _UNARY = {
     aten.exp.default: "exp",

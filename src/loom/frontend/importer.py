@@ -10,9 +10,8 @@ import helion
 from loom.errors import FrontendError, ShapeError
 from loom.frontend.helion_import import HelionImporter
 from loom.frontend.vectors import lift_1d_tensors
+from loom.ir.geometry import TILE
 from loom.ir.tile import TileProgram
-
-TILE = 32
 
 
 def _display_path(path: str) -> str:

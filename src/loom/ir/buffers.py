@@ -16,10 +16,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import cached_property
 
+from loom.ir.geometry import TILE
 from loom.ir.tile import TileProgram
 from loom.symbolic import Const, Expr, ceildiv, mul
 
-TILE_DIM = 32
+TILE_DIM = TILE
 
 ROLES = ("load", "store", "state", "compute", "gather_out", "gather_in")
 """Buffer roles. `load`/`store` move DRAM data in/out and are doubled by the pipeline

@@ -9,22 +9,27 @@ of its shape parameters `SHAPE_KEYS`, `make_inputs(shape) -> tuple[Tensor, ...]`
 
 from __future__ import annotations
 
+import functools
 import importlib
 import importlib.util
+import re
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 import helion
 import torch
 
 from loom.errors import FrontendError, ShapeError
+from loom.ir.schedule_file import MAX_DIM
 from loom.kernels.files import FileKernel, load_file_kernel
 
 SHIPPED = ("gemm", "flash_attention", "flash_decode")
+_INT = re.compile(r"[0-9]+")
+R = TypeVar("R")
 
 
 @dataclass(frozen=True)
@@ -48,8 +53,14 @@ def load_path(path: Path) -> ModuleType:
             f"kernel {str(path)!r} is neither a shipped kernel ({', '.join(SHIPPED)}) nor a "
             "Python file; pass one of the shipped names or the path of a .py file."
         )
+    if path.suffix != ".py":
+        raise FrontendError(
+            f"kernel file {str(path)!r} does not end in .py; Loom imports kernels as Python "
+            "modules, so rename it to a .py file."
+        )
     spec = importlib.util.spec_from_file_location(f"loom_user_kernel_{path.stem}", path)
-    assert spec is not None and spec.loader is not None
+    if spec is None or spec.loader is None:
+        raise FrontendError(f"kernel file {str(path)!r} cannot be imported as a Python module.")
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     try:
@@ -60,6 +71,22 @@ def load_path(path: Path) -> ModuleType:
             f"the file so that `python {path}` imports cleanly."
         ) from None
     return module
+
+
+def _guarded(fn: Callable[..., R], what: str, where: str) -> Callable[..., R]:
+    """`fn` of a user's kernel file, with its exceptions reported as the file's fault."""
+
+    @functools.wraps(fn)
+    def call(*args: Any) -> R:
+        try:
+            return fn(*args)
+        except Exception as err:
+            raise FrontendError(
+                f"{what} of kernel file {where!r} raised {type(err).__name__}: {err}. Fix "
+                f"{what} in that file."
+            ) from None
+
+    return call
 
 
 def _file_spec(fk: FileKernel) -> KernelSpec:
@@ -101,20 +128,35 @@ def resolve_kernel(
                 f"{name_or_path!r}; give it --shape instead."
             )
         return _file_spec(load_file_kernel(module, name_or_path, kernel, args, reference))
-    return spec_of_module(module, kernels[0])
+    return spec_of_module(module, kernels[0], name_or_path, guard=name_or_path not in SHIPPED)
 
 
-def spec_of_module(module: ModuleType, kernel: helion.Kernel) -> KernelSpec:
-    """The KernelSpec of `kernel`, defined in a module that follows the convention above."""
+def spec_of_module(
+    module: ModuleType, kernel: helion.Kernel, where: str, guard: bool
+) -> KernelSpec:
+    """The KernelSpec of `kernel`, defined in a module that follows the convention above
+    (`where` names it in errors; `guard` turns a user's hook errors into FrontendErrors)."""
+    hooks = {
+        name: getattr(module, name, None)
+        for name in ("make_inputs", "example_inputs", "reference", "flops")
+    }
+    for name, fn in list(hooks.items()):
+        if fn is not None and guard:
+            hooks[name] = _guarded(fn, f"{name}()", where)
+    keys = module.SHAPE_KEYS
+    if isinstance(keys, str) or not all(isinstance(k, str) and k for k in keys):
+        raise FrontendError(
+            f"SHAPE_KEYS of kernel file {where!r} must be a tuple of names such as ('M', 'N', 'K')."
+        )
     return KernelSpec(
         name=kernel.fn.__name__,
         kernel=kernel,
-        shape_keys=tuple(module.SHAPE_KEYS),
+        shape_keys=tuple(keys),
         default_shape=dict(getattr(module, "DEFAULT_SHAPE", {})),
-        make_inputs=module.make_inputs,
-        example_inputs=getattr(module, "example_inputs", module.make_inputs),
-        reference=module.reference,
-        flops=getattr(module, "flops", None),
+        make_inputs=hooks["make_inputs"],  # type: ignore[arg-type]
+        example_inputs=hooks["example_inputs"] or hooks["make_inputs"],  # type: ignore[arg-type]
+        reference=hooks["reference"],  # type: ignore[arg-type]
+        flops=hooks["flops"],
     )
 
 
@@ -136,11 +178,18 @@ def parse_shape(text: str | None, spec: KernelSpec) -> dict[str, int]:
     shape: dict[str, int] = {}
     for part in text.split(","):
         key, sep, value = part.partition("=")
-        key = key.strip()
-        if not sep or not value.strip().isdigit() or int(value) <= 0:
+        key, value = key.strip(), value.strip()
+        if not sep or not _INT.fullmatch(value) or int(value) <= 0:
             raise ShapeError(
-                f"--shape entry {part!r} is not KEY=POSITIVE_INT; write e.g. "
-                f"--shape {','.join(f'{k}=...' for k in spec.shape_keys)}."
+                f"--shape entry {part!r} is not KEY=POSITIVE_INT (decimal digits only); "
+                f"write e.g. --shape {','.join(f'{k}=...' for k in spec.shape_keys)}."
+            )
+        if key in shape:
+            raise ShapeError(f"--shape gives {key} twice ({text!r}); give each dimension once.")
+        if int(value) > MAX_DIM:
+            raise ShapeError(
+                f"--shape {key}={value} exceeds the limit of {MAX_DIM} per dimension; use a "
+                "smaller shape."
             )
         shape[key] = int(value)
     unknown = sorted(set(shape) - set(spec.shape_keys))

@@ -59,11 +59,13 @@ class _Checker:
     def fail(self, stream: str, what: str) -> None:
         raise ScheduleError(f"lowering produced an invalid {stream} stream: {what}.")
 
-    def stmts(self, stream: str, body: tuple[Stmt, ...], held: frozenset, rsv: frozenset) -> None:
+    def stmts(
+        self, stream: str, body: tuple[Stmt, ...], held: frozenset[str], rsv: frozenset[str]
+    ) -> None:
         for s in body:
             self.stmt(stream, s, held, rsv)
 
-    def stmt(self, stream: str, s: Stmt, held: frozenset, rsv: frozenset) -> None:
+    def stmt(self, stream: str, s: Stmt, held: frozenset[str], rsv: frozenset[str]) -> None:
         match s:
             case Wait(buffers=bufs, body=body):
                 for b in bufs:
@@ -94,7 +96,7 @@ class _Checker:
             case ReadDram() | Receive() | ReceiveAll() | ReceiveEach() | Send() | WriteDram():
                 self.copy(stream, s, held, rsv)
 
-    def copy(self, stream: str, s: Stmt, held: frozenset, rsv: frozenset) -> None:
+    def copy(self, stream: str, s: Stmt, held: frozenset[str], rsv: frozenset[str]) -> None:
         match s:
             case ReadDram(buffer=b) | Receive(buffer=b):
                 if b not in rsv:

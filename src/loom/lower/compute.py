@@ -108,10 +108,10 @@ class ComputeBuilder:
         results = op.results()
         if not results:
             return []
-        cb = self.ctx.write_cb(results[0].name)
-        if cb is None or cb in skip:
+        out = self.ctx.write_cb(results[0].name)
+        if out is None or out in skip:
             return []
-        return [produce(cb, builder.op_expr(results[0].name))]
+        return [produce(out, builder.op_expr(results[0].name))]
 
     def yields(self, loop: ForLoop, skip: frozenset[str]) -> list[Step]:
         """Copy each carried value's next block into its state buffer when it was

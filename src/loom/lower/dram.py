@@ -13,11 +13,10 @@ import math
 from collections.abc import Mapping
 
 from loom.errors import ScheduleError
+from loom.ir.geometry import TILE
 from loom.ir.program import DramTensor
 from loom.ir.tile import ForLoop, Load, Store, TensorArg, TileProgram, Window, accesses, walk
 from loom.symbolic import Const, Expr, floordiv, mod
-
-TILE = 32
 
 
 def dram_tensor(arg: TensorArg, padded: tuple[int, ...]) -> DramTensor:

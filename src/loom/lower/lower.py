@@ -18,6 +18,7 @@ from loom.ir.tile import TileProgram
 from loom.lower.check import check_program
 from loom.lower.compute import ComputeBuilder
 from loom.lower.context import LowerContext, build_context
+from loom.lower.fit import check_block_sizes, check_l1
 from loom.lower.loops import with_waves
 from loom.lower.merge import Merge
 from loom.lower.movement import Movement
@@ -39,10 +40,15 @@ def _check_inputs(
             f"the mapping uses {m.cores_y}x{m.cores_x} cores (rows x columns), more than "
             f"the {arch.grid_y}x{arch.grid_x} grid of {arch.name}."
         )
+    check_block_sizes(tile, schedule)
+
+
+def _l1_bytes(ctx: LowerContext, arch: Arch) -> int:
+    return sum(b.footprint_tiles() * arch.tile.bytes(b.dtype) for b in ctx.cbs.values())
 
 
 def _notes(ctx: LowerContext, arch: Arch) -> tuple[str, ...]:
-    l1 = sum(b.footprint_tiles() * arch.tile.bytes(b.dtype) for b in ctx.cbs.values())
+    l1 = _l1_bytes(ctx, arch)
     waves = ", ".join(f"{a.tile}={a.waves}" for a in ctx.axes)
     return (
         f"schedule {ctx.schedule.candidate or ctx.schedule.mapping.label()}",
@@ -56,6 +62,7 @@ def lower(tile: TileProgram, buffers: BufferedProgram, schedule: Schedule, arch:
     """Lower `tile` under `schedule` to the per-core Program (raises ScheduleError)."""
     _check_inputs(tile, buffers, schedule, arch)
     ctx = build_context(buffers, schedule, arch)
+    check_l1(_l1_bytes(ctx, arch), schedule, arch)
     movement = Movement(ctx)
     compute = ComputeBuilder(ctx)
     merge = Merge(ctx, compute, movement)

@@ -35,7 +35,7 @@ def ordered_factorizations(n: int) -> tuple[tuple[int, ...], ...]:
     """All ordered tuples of factors >= 2 whose product is n (() for n == 1)."""
     if n == 1:
         return ((),)
-    out = []
+    out: list[tuple[int, ...]] = []
     for first in range(2, n + 1):
         if n % first == 0:
             out.extend((first, *rest) for rest in ordered_factorizations(n // first))

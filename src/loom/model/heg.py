@@ -18,7 +18,9 @@ from loom.arch import Arch
 from loom.arch import noc as nocmap
 from loom.ir.buffers import BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
+from loom.ir.geometry import TILE
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term
+from loom.ir.scope import Scope
 from loom.ir.tile import (
     Convert,
     Elementwise,
@@ -38,11 +40,9 @@ from loom.ir.tile import (
 from loom.model import primitives as prim
 from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul
 
-TILE = 32
-
 
 def knob(kind: str, scope: str) -> Sym:
-    ident = scope.removeprefix("loop:")
+    ident = Scope.parse(scope).ident
     return Sym(f"{kind}_{ident}", 0, 1, 1, "knob")
 
 
@@ -86,7 +86,7 @@ class HegBuilder:
         waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
         launch = round(self.arch.us_to_cycles(self.arch.fixed.program_launch_us))
         start = Leaf("launch", (prim.Term("fixed", "program launch", Const(launch)),))
-        grid = For("waves", waves, self.block(self.program.body, "grid", False, waves))
+        grid = For("waves", waves, self.block(self.program.body, Scope().key, False, waves))
         return Seq("program", (start, grid))
 
     def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool, repeats: Expr) -> Pipe:
@@ -107,7 +107,7 @@ class HegBuilder:
             elif isinstance(op, ForLoop):
                 flush()
                 trip = ceildiv(op.end - op.begin, op.tile)
-                pipe = self.block(op.body, f"loop:{op.tile.name}", owners_only, repeats * trip)
+                pipe = self.block(op.body, Scope(op.tile.name).key, owners_only, repeats * trip)
                 pending.extend(self.carry_terms(op))
                 items.append(For(f"for {op.tile.name}", trip, pipe))
             elif isinstance(op, Gather):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -131,7 +132,7 @@ def _result(
     tflops = flops / (us * 1e6) if us > 0 else 0.0
     peak = arch.peak_tflops(program.math_fidelity)
     b = machine.bytes
-    trace = ()
+    trace: tuple[dict[str, Any], ...] = ()
     if machine.trace:
         trace = trace_events(procs, machine.load_samples or (), machine.topo, arch.clock_ghz)
     return SimResult(

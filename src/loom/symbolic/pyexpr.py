@@ -98,4 +98,5 @@ def compile_expr(
     body = cond_to_python(e) if isinstance(e, Cond) else to_python(e)
     source = f"lambda {', '.join(names)}: {body}" if names else f"lambda: {body}"
     scope: dict[str, object] = {"min": min, "max": max, **(namespace or {})}
-    return eval(compile(source, "<loom-expr>", "eval"), scope)
+    fn: Callable[..., int | bool] = eval(compile(source, "<loom-expr>", "eval"), scope)
+    return fn

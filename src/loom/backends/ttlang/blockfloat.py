@@ -63,7 +63,7 @@ def quantize(x: torch.Tensor, fmt: str) -> torch.Tensor:
     return out.reshape(shape)
 
 
-def quantize_inputs(program: Program, inputs: tuple[torch.Tensor, ...]) -> tuple:
+def quantize_inputs(program: Program, inputs: tuple[torch.Tensor, ...]) -> tuple[torch.Tensor, ...]:
     """The inputs with every block-float input tensor quantized to its format."""
     ins = [t for t in program.tensors if t.role == "input"]
     if len(ins) != len(inputs):

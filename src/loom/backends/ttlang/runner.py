@@ -30,6 +30,7 @@ import importlib.util
 import io
 import math
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -41,12 +42,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom.arch import load_arch
+from loom.arch import Arch, load_arch
 from loom.backends.ttlang.blockfloat import quantize
 from loom.backends.ttlang.blockfloat import tolerance as block_tolerance
 from loom.backends.ttlang.emit import emit, ident
 from loom.errors import VerificationError
 from loom.ir.formats import is_block_float
+from loom.ir.geometry import TILE
 from loom.ir.program import DramTensor, Program
 
 if TYPE_CHECKING:
@@ -54,7 +56,6 @@ if TYPE_CHECKING:
 
 TOLERANCE = {"bf16": 2.0**-6, "fp16": 2.0**-9, "fp32": 1e-4}
 """Allowed max |out - ref| / max |ref| per output dtype (see the module docstring)."""
-TILE = 32
 
 
 @dataclass(frozen=True)
@@ -170,7 +171,7 @@ def _from_grid(y: torch.Tensor, t: DramTensor) -> torch.Tensor:
     return grid[tuple(slice(0, d) for d in t.shape)].reshape(t.shape)
 
 
-def _device_tensors(program: Program, inputs: tuple, ttnn: Any, module: Any) -> list:
+def _device_tensors(program: Program, inputs: tuple[Any, ...], ttnn: Any, module: Any) -> list[Any]:
     import torch
 
     ins = [t for t in program.tensors if t.role == "input"]
@@ -230,9 +231,11 @@ def _failure(program: Program, path: Path, err: BaseException | str, log: str) -
     )
 
 
-def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
+def _run(
+    program: Program, path: Path, inputs: tuple[Any, ...], arch: Arch | None = None
+) -> tuple[Any, float]:
     """Run the kernel; returns (output tile grid as torch, seconds in the operation)."""
-    arch = load_arch(program.arch)
+    arch = arch or load_arch(program.arch)
     log = io.StringIO()
     with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn):
         module = _load(path, sim_ttl)
@@ -254,15 +257,23 @@ def _run(program: Program, path: Path, inputs: tuple) -> tuple[Any, float]:
         return (grids, ttnn.bfloat16), wall
 
 
-def _write_source(program: Program, source_path: str | None) -> Path:
-    """Emit `program` into `source_path` (or a fresh temporary folder)."""
+@contextlib.contextmanager
+def _emitted(program: Program, source_path: str | None) -> Iterator[Path]:
+    """Emit `program` into `source_path`, or into a fresh temporary folder that is removed
+    again whatever the outcome."""
+    folder: Path | None = None
     if source_path is None:
-        path = Path(tempfile.mkdtemp(prefix="loom_ttlang_")) / f"{ident(program.kernel)}.py"
+        folder = Path(tempfile.mkdtemp(prefix="loom_ttlang_"))
+        path = folder / f"{ident(program.kernel)}.py"
     else:
         path = Path(source_path)
         path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(emit(program))
-    return path
+    try:
+        path.write_text(emit(program))
+        yield path
+    finally:
+        if folder is not None:
+            shutil.rmtree(folder, ignore_errors=True)
 
 
 _TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
@@ -299,14 +310,18 @@ def verify(
     inputs: tuple[torch.Tensor, ...],
     reference_output: torch.Tensor,
     source_path: str | None = None,
+    arch: Arch | None = None,
 ) -> VerifyResult:
     """Emit `program`, run it on tt-lang-sim and compare its output with the reference.
 
-    Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
-    overflow); returns passed=False on a numeric mismatch.
+    `arch` is the description the program was compiled for (default: the built-in one the
+    program names). Without `source_path` the kernel is written to a temporary folder that
+    is removed again, whatever the outcome. Raises VerificationError when the simulator
+    fails (deadlock, protocol violation, L1 overflow); returns passed=False on a numeric
+    mismatch.
     """
-    path = _write_source(program, source_path)
-    (grids, real_bf16), wall = _run(program, path, inputs)
+    with _emitted(program, source_path) as path:
+        (grids, real_bf16), wall = _run(program, path, inputs, arch)
     grid = grids[0]
     out_t = next(t for t in program.tensors if t.role == "output")
     if tuple(reference_output.shape) != out_t.shape:
@@ -366,12 +381,13 @@ def verify_outputs(
     inputs: tuple[torch.Tensor, ...],
     references: dict[str, torch.Tensor],
     source_path: str | None = None,
+    arch: Arch | None = None,
 ) -> VerifyResult:
     """Like `verify`, comparing every output tensor with its own reference (by name), each
     with the tolerance of its dtype. A reference whose element count matches but whose
     shape differs (a 1-D output Loom stores as a column) is compared flattened."""
-    path = _write_source(program, source_path)
-    (grids, real_bf16), wall = _run(program, path, inputs)
+    with _emitted(program, source_path) as path:
+        (grids, real_bf16), wall = _run(program, path, inputs, arch)
     outs = [t for t in program.tensors if t.role == "output"]
     checks: list[OutputCheck] = []
     for t, grid in zip(outs, grids, strict=True):

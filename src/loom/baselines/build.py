@@ -1,0 +1,119 @@
+"""Write a Schedule down from a policy's decisions: the one place baselines make Schedules.
+
+A baseline policy decides a core view (levels per physical dim, innermost first, each
+serving a grid axis), block sizes in elements, pipeline knobs and which loads multicast.
+Everything else (copy records, waves, candidate label) follows from the TileProgram the
+same way it does for Loom's own schedules, so both go through the same lowering.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule
+from loom.ir.tile import Gather, Load, Store, TileProgram, accesses
+
+
+@dataclass(frozen=True)
+class Policy:
+    """A baseline's decisions for one kernel on one shape."""
+
+    name: str
+    view: tuple[tuple[str, int, str], ...]
+    """(dim, size, axis) per level, innermost first within each dim."""
+    block_sizes: dict[str, int]
+    multicast: tuple[str, ...] = ()
+    pipeline: dict[str, dict[str, int]] = field(default_factory=dict)
+    notes: tuple[str, ...] = ()
+
+
+def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:
+    levels: list[MeshLevel] = []
+    depth = {"x": 0, "y": 0}
+    for dim, size, axis in view:
+        if size <= 1:
+            continue
+        levels.append(MeshLevel(dim, depth[dim], size, axis))
+        depth[dim] += 1
+    return Mapping(tuple(sorted(levels, key=lambda lv: (lv.level, lv.dim))))
+
+
+def _depends(program: TileProgram, op: Load) -> set[str]:
+    names: set[str] = set().union(*(w.offset.free_names() for w in op.window))
+    return {a.tile.name for a in program.grid if a.index.name in names}
+
+
+def _multicast_area(program: TileProgram, mapping: Mapping, op: Load) -> tuple[int, int]:
+    """Along each dim, the innermost levels whose axis the load does not depend on."""
+    dep = _depends(program, op)
+    area = {}
+    for dim in ("y", "x"):
+        n = 1
+        for lv in mapping.levels_of(dim):
+            if lv.axis in dep:
+                break
+            n *= lv.size
+        area[dim] = n
+    return (area["y"], area["x"])
+
+
+def _split_area(mapping: Mapping, axis: str) -> tuple[int, int]:
+    sizes = {"y": 1, "x": 1}
+    for lv in mapping.axis_levels(axis):
+        sizes[lv.dim] *= lv.size
+    return (sizes["y"], sizes["x"])
+
+
+def copies_of(program: TileProgram, mapping: Mapping, multicast: Iterable[str]) -> tuple[Copy, ...]:
+    mcast = set(multicast)
+    copies: list[Copy] = []
+    for i, op in enumerate(accesses(program.body)):
+        if isinstance(op, Load):
+            area = _multicast_area(program, mapping, op) if op.tensor in mcast else (1, 1)
+            mode = "multicast" if area != (1, 1) else "unicast"
+            copies.append(Copy(i, op.tensor, "load", mode, area))
+        elif isinstance(op, Store):
+            copies.append(Copy(i, op.tensor, "store", "unicast"))
+        elif isinstance(op, Gather):
+            area = _split_area(mapping, op.across)
+            copies.append(Copy(i, op.operand.name, "gather", "gather", area))
+    return tuple(copies)
+
+
+def build_schedule(
+    program: TileProgram,
+    arch: str,
+    shape: dict[str, int],
+    fidelity: str,
+    policy: Policy,
+) -> Schedule:
+    """The Schedule of `policy` for `program` (one kernel on one shape) on `arch`."""
+    mapping = mapping_of(policy.view)
+    waves = {}
+    for axis in program.grid:
+        tiles = -(-axis.extent // policy.block_sizes[axis.tile.name])
+        waves[axis.tile.name] = -(-tiles // mapping.spatial_factor(axis.tile.name))
+    return Schedule(
+        kernel=program.name,
+        arch=arch,
+        shape=dict(shape),
+        dtype=program.args[0].dtype,
+        math_fidelity=fidelity,
+        candidate=f"{policy.name}__{mapping.label()}",
+        mapping=mapping,
+        copies=copies_of(program, mapping, policy.multicast),
+        block_sizes=dict(policy.block_sizes),
+        pipeline={k: dict(v) for k, v in policy.pipeline.items()},
+        l1_capacity_bytes=0,
+        waves=waves,
+        notes=policy.notes,
+    )
+
+
+def spread(cores: int, grid_x: int, axis: str) -> tuple[tuple[str, int, str], ...]:
+    """`cores` blocks of one axis laid out row-major over a grid `grid_x` wide (TTNN's
+    1-D core order): x first, then as many rows as needed (the last may be partial)."""
+    cols = min(cores, grid_x)
+    rows = -(-cores // grid_x)
+    return (("x", cols, axis), ("y", rows, axis))

@@ -1,0 +1,120 @@
+"""The paper's evaluation (Section 3) as a list of cases: kernel x shape x architecture.
+
+GEMM at the 18 shapes M, N, K in {256, 2048, 16384} with N <= M; flash attention at
+B*L = 16384 (Wormhole) / 15360 (Blackhole) tokens in the paper, here one eighth of that
+(see FA_SCALE), 8 heads, D in {64, 128}; flash decode with
+H = 32, B in {8, 16, 24} (Wormhole) / {10, 20, 30} (Blackhole), L in {1024, 2048, 4096},
+D in {64, 128}; on wormhole_n150 and blackhole_p150_13x10. `quick` is a subset that
+runs in minutes on two cores.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+WH = "wormhole_n150"
+BH = "blackhole_p150_13x10"
+ARCHS = (WH, BH)
+KERNELS = ("gemm", "flash_attention", "flash_decode")
+GEMM_DIMS = (256, 2048, 16384)
+PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
+FA_SCALE = 8
+"""Flash attention runs at 1/8 of the paper's tokens: TTNN's default 32 x 32 chunks make a
+paper-size case about two million simulated core-steps (an hour of simulation each)."""
+FA_TOKENS = {arch: tokens // FA_SCALE for arch, tokens in PAPER_FA_TOKENS.items()}
+FA_HEADS = 8
+FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
+FD_BATCHES = {WH: (8, 16, 24), BH: (10, 20, 30)}
+FD_LENGTHS = (1024, 2048, 4096)
+FD_HEADS = 32
+HEAD_DIMS = (64, 128)
+
+
+@dataclass(frozen=True, order=True)
+class EvalCase:
+    """One (kernel, architecture, shape); `shape` is sorted (key, value) pairs."""
+
+    kernel: str
+    arch: str
+    shape: tuple[tuple[str, int], ...]
+
+    @property
+    def shape_dict(self) -> dict[str, int]:
+        return dict(self.shape)
+
+    @property
+    def shape_text(self) -> str:
+        return shape_text(self.kernel, self.shape_dict)
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.kernel, self.arch, self.shape_text)
+
+
+SHAPE_ORDER = {
+    "gemm": ("M", "N", "K"),
+    "flash_attention": ("B", "H", "S", "D"),
+    "flash_decode": ("B", "H", "S", "D"),
+}
+
+
+def shape_text(kernel: str, shape: dict[str, int]) -> str:
+    """`M=256,N=256,K=2048`: the kernel's keys in its own order (others sorted after)."""
+    order = SHAPE_ORDER.get(kernel, ())
+    keys = [k for k in order if k in shape] + sorted(k for k in shape if k not in order)
+    return ",".join(f"{k}={shape[k]}" for k in keys)
+
+
+def case(kernel: str, arch: str, shape: dict[str, int]) -> EvalCase:
+    return EvalCase(kernel, arch, tuple(sorted(shape.items())))
+
+
+def gemm_cases(arch: str) -> list[EvalCase]:
+    return [
+        case("gemm", arch, {"M": m, "N": n, "K": k})
+        for m, n, k in itertools.product(GEMM_DIMS, GEMM_DIMS, GEMM_DIMS)
+        if n <= m
+    ]
+
+
+def attention_cases(arch: str) -> list[EvalCase]:
+    tokens = FA_TOKENS[arch]
+    return [
+        case("flash_attention", arch, {"B": b, "H": FA_HEADS, "S": tokens // b, "D": d})
+        for b, d in itertools.product(FA_BATCHES[arch], HEAD_DIMS)
+    ]
+
+
+def decode_cases(arch: str) -> list[EvalCase]:
+    return [
+        case("flash_decode", arch, {"B": b, "H": FD_HEADS, "S": s, "D": d})
+        for b, s, d in itertools.product(FD_BATCHES[arch], FD_LENGTHS, HEAD_DIMS)
+    ]
+
+
+def paper_cases(
+    kernels: tuple[str, ...] = KERNELS, archs: tuple[str, ...] = ARCHS
+) -> list[EvalCase]:
+    """Every case of the paper's evaluation, in a stable order."""
+    makers = {"gemm": gemm_cases, "flash_attention": attention_cases, "flash_decode": decode_cases}
+    return [c for arch in archs for k in kernels for c in makers[k](arch)]
+
+
+QUICK = (
+    ("gemm", {"M": 256, "N": 256, "K": 256}),
+    ("gemm", {"M": 2048, "N": 2048, "K": 2048}),
+    ("gemm", {"M": 16384, "N": 256, "K": 2048}),
+    ("flash_decode", {"B": 8, "H": 32, "S": 1024, "D": 64}),
+)
+
+
+def quick_cases(archs: tuple[str, ...] = ARCHS) -> list[EvalCase]:
+    """A subset touching every policy kind, small enough for a few minutes on two cores."""
+    out = []
+    for arch in archs:
+        for kernel, shape in QUICK:
+            if kernel == "flash_decode" and arch == BH:
+                shape = {**shape, "B": 10}
+            out.append(case(kernel, arch, shape))
+    return out

@@ -1,0 +1,230 @@
+"""Run one evaluation case: Loom and every applicable baseline, through one simulator.
+
+For a (kernel, arch, shape): compile with Loom (top-5), lower and simulate each of the
+five; for GEMM also simulate the solver's block-size neighbourhood of its pick (the
+paper's Figure 11); then build each baseline's Schedule, lower and simulate it with the
+same lowering and simulator. Everything here is deterministic (one solver worker, fixed
+seeds) except the wall-clock columns.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from loom.arch import Arch, load_arch
+from loom.baselines.build import Policy, build_schedule
+from loom.baselines.tileloom import tileloom_candidates
+from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
+from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
+from loom.eval.cases import EvalCase
+from loom.eval.rows import ResultRow
+from loom.ir.schedule import Schedule
+from loom.kernels.registry import KernelSpec, resolve_kernel
+from loom.pipeline import CompileOptions, StageLog, compile_kernel, lower_schedule
+from loom.sim import SimResult, simulate
+from loom.solve.materialize import CompileStats, materialize
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    top_k: int = 5
+    math_fidelity: str = ""
+    """One fidelity for every policy (default: the architecture's)."""
+    neighbours: bool = True
+    """Simulate GEMM's 27-point block-size neighbourhood (Figure 11)."""
+    time_limit_s: float = 10.0
+
+
+def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Policy | None]]]:
+    shape, grid = case.shape_dict, (arch.grid_x, arch.grid_y)
+    if case.kernel == "gemm":
+        return [
+            ("ttnn-matmul-oob", lambda: oob_policy(shape, arch.name, grid)),
+            ("ttnn-matmul-tuned", lambda: tuned_policy(shape, arch.name)),
+        ]
+    if case.kernel == "flash_attention":
+        return [("ttnn-sdpa", lambda: sdpa_policy(shape, grid))]
+    if case.kernel == "flash_decode":
+        return [("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid))]
+    return []
+
+
+def _row(
+    case: EvalCase,
+    spec: KernelSpec,
+    policy: str,
+    rank: int,
+    schedule: Schedule,
+    sim: SimResult,
+    sim_seconds: float,
+    compile_seconds: float = 0.0,
+) -> ResultRow:
+    flops = spec.flops(case.shape_dict) if spec.flops else 0
+    tflops = flops / (sim.us * 1e-6) / 1e12 if sim.us else 0.0
+    busy = {e.engine: e.max for e in sim.engine_busy}
+    return ResultRow(
+        kernel=case.kernel,
+        arch=case.arch,
+        shape=case.shape_text,
+        policy=policy,
+        rank=rank,
+        status="ok",
+        candidate=schedule.candidate,
+        block_sizes=" ".join(f"{k}={v}" for k, v in sorted(schedule.block_sizes.items())),
+        cores=schedule.mapping.num_cores,
+        cycles=round(sim.cycles, 1),
+        us=sim.us,
+        tflops=tflops,
+        utilization=tflops / sim.peak_tflops if sim.peak_tflops else 0.0,
+        modeled_cycles=float(schedule.modeled_cycles),
+        modeled_tflops=schedule.modeled_tflops,
+        compute_busy_max=busy.get("compute", 0.0),
+        reader_busy_max=busy.get("reader", 0.0),
+        writer_busy_max=busy.get("writer", 0.0),
+        dram_read_bytes=sim.bytes_moved.dram_read,
+        noc_multicast_bytes=sim.bytes_moved.noc_multicast,
+        busiest_link=sim.link_utilization[0].utilization if sim.link_utilization else 0.0,
+        compile_seconds=compile_seconds,
+        sim_seconds=sim_seconds,
+    )
+
+
+def _failed(case: EvalCase, policy: str, rank: int, err: Exception) -> ResultRow:
+    text = " ".join(str(err).split())[:200].replace(",", ";")
+    return ResultRow(case.kernel, case.arch, case.shape_text, policy, rank, f"error: {text}")
+
+
+class _Case:
+    """The per-case state: kernel, arch, and the Loom compile that baselines share."""
+
+    def __init__(self, case: EvalCase, options: EvalOptions) -> None:
+        self.case = case
+        self.options = options
+        self.spec = resolve_kernel(case.kernel)
+        self.arch = load_arch(case.arch)
+        self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
+        self.log = StageLog()
+
+    def simulate(self, program, buffered, schedule: Schedule) -> tuple[SimResult, float]:  # type: ignore[no-untyped-def]
+        start = time.perf_counter()
+        lowered = lower_schedule(program, buffered, schedule, self.arch, self.log)
+        sim = simulate(lowered.lowered, self.arch)
+        return sim, time.perf_counter() - start
+
+
+def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
+    case, options = state.case, state.options
+    start = time.perf_counter()
+    result = compile_kernel(
+        state.spec,
+        CompileOptions(
+            arch=state.arch,
+            shape=case.shape_dict,
+            math_fidelity=state.fidelity,
+            jobs=1,
+            top_k=options.top_k,
+            time_limit_s=options.time_limit_s,
+        ),
+    )
+    compile_seconds = time.perf_counter() - start
+    stats = CompileStats(
+        kernel=state.spec.name,
+        arch=state.arch.name,
+        shape=case.shape_dict,
+        dtype=result.schedule.dtype,
+        math_fidelity=state.fidelity,
+        candidates_total=0,
+        candidates_after_pruning=0,
+        candidates_feasible=0,
+        compile_seconds=0.0,
+    )
+    rows: list[ResultRow] = []
+    for rank, (solution, problem) in enumerate(result.ranking.top, 1):
+        schedule = (
+            result.schedule
+            if rank == 1
+            else materialize(problem, solution, result.ranking.top, stats, state.arch)
+        )
+        try:
+            sim, secs = state.simulate(result.program, result.buffered, schedule)
+            rows.append(_row(case, state.spec, "loom", rank, schedule, sim, secs,
+                             compile_seconds if rank == 1 else 0.0))  # fmt: skip
+        except Exception as err:  # a sweep records a policy's failure and goes on
+            rows.append(_failed(case, "loom", rank, err))
+    if case.kernel == "gemm" and options.neighbours:
+        rows.extend(_neighbour_rows(state, result.program, result.buffered, result.schedule))
+    return rows, result.program, result.buffered
+
+
+def _with_blocks(schedule: Schedule, program, blocks: dict[str, int]) -> Schedule:  # type: ignore[no-untyped-def]
+    waves = {}
+    for axis in program.grid:
+        tiles = math.ceil(axis.extent / blocks[axis.tile.name])
+        waves[axis.tile.name] = math.ceil(tiles / schedule.mapping.spatial_factor(axis.tile.name))
+    return dataclasses.replace(schedule, block_sizes=dict(blocks), waves=waves, modeled_cycles=0)
+
+
+def _neighbour_rows(state: _Case, program, buffered, best: Schedule) -> list[ResultRow]:  # type: ignore[no-untyped-def]
+    rows = []
+    entries = best.neighbourhood.get("entries", [])
+    for i, entry in enumerate(entries, 1):
+        blocks = {**best.block_sizes, **entry["block_sizes"]}
+        schedule = _with_blocks(best, program, blocks)
+        schedule = dataclasses.replace(schedule, modeled_cycles=int(entry["modeled_cycles"]))
+        try:
+            sim, secs = state.simulate(program, buffered, schedule)
+            rows.append(_row(state.case, state.spec, "loom-neighbour", i, schedule, sim, secs))
+        except Exception as err:  # a sweep records a policy's failure and goes on
+            rows.append(_failed(state.case, "loom-neighbour", i, err))
+    return rows
+
+
+def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type: ignore[no-untyped-def]
+    case = state.case
+    rows = []
+    for name, make in _baselines(case, state.arch):
+        try:
+            policy = make()
+            if policy is None:
+                continue
+            schedule = build_schedule(program, case.arch, case.shape_dict, state.fidelity, policy)
+            sim, secs = state.simulate(program, buffered, schedule)
+            rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
+        except Exception as err:  # a sweep records a policy's failure and goes on
+            rows.append(_failed(case, name, 1, err))
+    start = time.perf_counter()
+    ranked = tileloom_candidates(case.kernel, state.arch, case.shape_dict, state.fidelity,
+                                 state.options.top_k)  # fmt: skip
+    rank_seconds = time.perf_counter() - start
+    for rank, cand in enumerate(ranked, 1):
+        try:
+            schedule = build_schedule(program, case.arch, case.shape_dict, state.fidelity,
+                                      cand.policy)  # fmt: skip
+            schedule = dataclasses.replace(schedule, modeled_cycles=int(cand.modeled_cycles))
+            sim, secs = state.simulate(program, buffered, schedule)
+            rows.append(_row(case, state.spec, "tileloom", rank, schedule, sim, secs,
+                             rank_seconds if rank == 1 else 0.0))  # fmt: skip
+        except Exception as err:  # a sweep records a policy's failure and goes on
+            rows.append(_failed(case, "tileloom", rank, err))
+    return rows
+
+
+def run_case(case: EvalCase, options: EvalOptions) -> tuple[ResultRow, ...]:
+    """Every row of one case. Errors in one policy become that policy's row; a Loom
+    compile failure becomes Loom's row and the baselines still run."""
+    state = _Case(case, options)
+    try:
+        rows, program, buffered = _loom_rows(state)
+    except Exception as err:  # a sweep records a policy's failure and goes on
+        from loom.dataflow import build_buffers
+        from loom.pipeline import run_frontend
+
+        program = run_frontend(state.spec, case.shape_dict, state.log)
+        buffered = build_buffers(program)
+        rows = [_failed(case, "loom", 1, err)]
+    rows.extend(_baseline_rows(state, program, buffered))
+    return tuple(rows)

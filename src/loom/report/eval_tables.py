@@ -1,0 +1,166 @@
+"""The paper's Table 2 (geomean speed-up per kernel x arch) and Table 3 (compile cost,
+top-1 and top-5) from evaluation rows, as text.
+
+Speed-up of A over B on one case = B's simulated cycles / A's. "loom" is the solver's
+pick (rank 1); "loom-top5" the fastest of its top five in the simulator; "tileloom" the
+fastest of its five profiled candidates and "tileloom-top1" its model's pick. The TTNN
+reference is the out-of-box policy of each kernel (matmul without program config, SDPA and
+SDPA-decode defaults); the tuned matmul configs only exist for the published table shapes.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Iterable
+
+from loom.eval.rows import ResultRow
+
+TTNN = {
+    "gemm": "ttnn-matmul-oob",
+    "flash_attention": "ttnn-sdpa",
+    "flash_decode": "ttnn-sdpa-decode",
+}
+CaseKey = tuple[str, str, str]
+
+
+def pick(rows: Iterable[ResultRow]) -> dict[CaseKey, dict[str, ResultRow]]:
+    """Per case: the row each named policy stands for (see the module docstring)."""
+    out: dict[CaseKey, dict[str, ResultRow]] = defaultdict(dict)
+    best: dict[tuple[CaseKey, str], ResultRow] = {}
+    for r in rows:
+        if r.status != "ok" or r.cycles <= 0:
+            continue
+        if r.policy in ("loom", "tileloom"):
+            if r.rank == 1:
+                out[r.case_key]["loom" if r.policy == "loom" else "tileloom-top1"] = r
+            k = (r.case_key, "loom-top5" if r.policy == "loom" else "tileloom")
+            if k not in best or r.cycles < best[k].cycles:
+                best[k] = r
+        elif r.policy != "loom-neighbour":
+            out[r.case_key][r.policy] = r
+    for (key, name), r in best.items():
+        out[key][name] = r
+    return dict(out)
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else float("nan")
+
+
+def speedups(
+    picked: dict[CaseKey, dict[str, ResultRow]], kernel: str, arch: str, a: str, b: str
+) -> list[float]:
+    out = []
+    for (k, ar, _), pol in sorted(picked.items()):
+        if k == kernel and ar == arch and a in pol and b in pol:
+            out.append(pol[b].cycles / pol[a].cycles)
+    return out
+
+
+def _cell(values: list[float]) -> str:
+    return f"{geomean(values):.3f}x ({len(values)})" if values else "-"
+
+
+def table2(rows: Iterable[ResultRow]) -> str:
+    """Geomean speed-up per kernel x arch: loom over each baseline, TileLoom over TTNN."""
+    picked = pick(rows)
+    archs = sorted({a for _, a, _ in picked})
+    kernels = [k for k in TTNN if any(kk == k for kk, _, _ in picked)]
+    lines = ["Table 2: geometric-mean speed-up (simulated cycles; number of shapes)", ""]
+    head = f"{'kernel':16} {'method':30}" + "".join(f" {a:>22}" for a in archs)
+    lines += [head, "-" * len(head)]
+    for kernel in kernels:
+        ttnn = TTNN[kernel]
+        comparisons = [
+            ("loom", ttnn),
+            ("loom-top5", ttnn),
+            ("tileloom", ttnn),
+            ("loom", "tileloom"),
+        ]
+        if kernel == "gemm":
+            comparisons += [("loom", "ttnn-matmul-tuned"), ("ttnn-matmul-tuned", ttnn)]
+        for a, b in comparisons:
+            cells = "".join(f" {_cell(speedups(picked, kernel, arch, a, b)):>22}" for arch in archs)
+            lines.append(f"{kernel:16} {a + ' / ' + b:30}{cells}")
+    return "\n".join(lines) + "\n"
+
+
+def table3(rows: Iterable[ResultRow]) -> str:
+    """Compile cost (mean seconds per GEMM shape) and the geomean speed-up over TTNN of
+    the top-1 pick and of the best of the top five, for Loom and TileLoom."""
+    rows = list(rows)
+    picked = pick(rows)
+    archs = sorted({a for _, a, _ in picked})
+    lines = ["Table 3: compilation cost and resulting GEMM performance (vs ttnn-matmul-oob)", ""]
+    head = (
+        f"{'arch':22} {'':26} {'TileLoom top-1':>15} {'top-5':>9} {'Loom top-1':>12} {'top-5':>9}"
+    )
+    lines += [head, "-" * len(head)]
+    for arch in archs:
+        t = {name: _seconds(rows, arch, name) for name in ("tileloom", "loom")}
+        s = {
+            name: geomean(speedups(picked, "gemm", arch, name, "ttnn-matmul-oob"))
+            for name in ("tileloom-top1", "tileloom", "loom", "loom-top5")
+        }
+        lines.append(
+            f"{arch:22} {'compile time (s, mean)':26} {t['tileloom'][0]:>15.2f} "
+            f"{t['tileloom'][1]:>9.2f} {t['loom'][0]:>12.2f} {t['loom'][1]:>9.2f}"
+        )
+        lines.append(
+            f"{'':22} {'speed-up (geomean)':26} {s['tileloom-top1']:>14.3f}x "
+            f"{s['tileloom']:>8.3f}x {s['loom']:>11.3f}x {s['loom-top5']:>8.3f}x"
+        )
+    lines += [
+        "",
+        "top-1: Loom's compile (frontend to schedule); TileLoom's enumeration and roofline",
+        "ranking plus one simulation. top-5: the same plus lowering and simulating all five",
+        "(the simulator stands in for profiling on the card).",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _seconds(rows: list[ResultRow], arch: str, policy: str) -> tuple[float, float]:
+    """Mean per GEMM shape of (top-1, top-5) seconds for `policy`."""
+    per_case: dict[str, list[ResultRow]] = defaultdict(list)
+    for r in rows:
+        if r.kernel == "gemm" and r.arch == arch and r.policy == policy:
+            per_case[r.shape].append(r)
+    if not per_case:
+        return (float("nan"), float("nan"))
+    top1, top5 = [], []
+    for case_rows in per_case.values():
+        base = sum(r.compile_seconds for r in case_rows)
+        first = [r for r in case_rows if r.rank == 1]
+        top1.append(base + (first[0].sim_seconds if policy == "tileloom" and first else 0.0))
+        top5.append(base + sum(r.sim_seconds for r in case_rows))
+    return (sum(top1) / len(top1), sum(top5) / len(top5))
+
+
+def _brief(r: ResultRow) -> str:
+    return (
+        f"{r.cycles:,.0f} cyc on {r.cores} cores [{r.block_sizes}] busy compute "
+        f"{100 * r.compute_busy_max:.0f}% reader {100 * r.reader_busy_max:.0f}% writer "
+        f"{100 * r.writer_busy_max:.0f}%, DRAM read {r.dram_read_bytes / 2**20:.1f} MiB, "
+        f"mcast {r.noc_multicast_bytes / 2**20:.1f} MiB, busiest link {100 * r.busiest_link:.0f}%"
+    )
+
+
+def losses(rows: Iterable[ResultRow]) -> str:
+    """Every case where Loom's pick is slower than TTNN's policy, with both sides'
+    simulated per-core breakdown (busiest core per engine, bytes moved), to say why."""
+    picked = pick(rows)
+    lines = ["Cases where Loom's pick is slower than TTNN (simulated per-core breakdown)", ""]
+    for (kernel, arch, shape), pol in sorted(picked.items()):
+        ref = TTNN.get(kernel, "")
+        if "loom" not in pol or ref not in pol:
+            continue
+        loom, base = pol["loom"], pol[ref]
+        if loom.cycles <= base.cycles:
+            continue
+        lines.append(f"{kernel} {arch} {shape}: {base.cycles / loom.cycles:.3f}x")
+        lines.append(f"    loom {loom.candidate}: {_brief(loom)}")
+        lines.append(f"    {ref} {base.candidate}: {_brief(base)}")
+    if len(lines) == 2:
+        lines.append("none")
+    return "\n".join(lines) + "\n"

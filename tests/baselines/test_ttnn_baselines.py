@@ -1,0 +1,107 @@
+"""Tuned matmul configs, SDPA and SDPA-decode defaults, TileLoom ranking: each policy
+reproduces its source's choice, and its Schedule lowers and simulates."""
+
+from __future__ import annotations
+
+import pytest
+
+from loom.arch import load_arch
+from loom.baselines.tileloom import POW2, tileloom_candidates
+from loom.baselines.ttnn_matmul import oob_policy, tuned_policy, tuned_row
+from loom.baselines.ttnn_sdpa import decode_split, sdpa_decode_policy, sdpa_policy, sdpa_split
+
+WH, BH = "wormhole_n150", "blackhole_p150_13x10"
+
+
+@pytest.mark.parametrize(
+    ("arch", "shape", "config"),
+    [
+        # (in0_block_w, per_core_M, per_core_N, out_block_h, out_block_w) of the manual rows
+        (WH, {"M": 512, "K": 512, "N": 512}, (2, 2, 2, 2, 2)),
+        (WH, {"M": 4096, "K": 4096, "N": 4096}, (16, 16, 16, 8, 8)),
+        (BH, {"M": 4160, "K": 4160, "N": 4160}, (10, 13, 10, 13, 10)),
+    ],
+)
+def test_tuned_policy_is_the_published_manual_config(arch, shape, config) -> None:  # type: ignore[no-untyped-def]
+    row = tuned_row(shape, arch)
+    assert row is not None
+    cfg = row.config
+    got = (cfg.in0_block_w, cfg.per_core_m, cfg.per_core_n, *row.out_block)
+    assert got == config
+    policy = tuned_policy(shape, arch)
+    assert policy is not None
+    assert policy.block_sizes == {
+        "tile_m": 32 * config[3],
+        "tile_n": 32 * config[4],
+        "tile_k": 32 * config[0],
+    }
+    assert dict((d, n) for d, n, _ in policy.view) == {"y": cfg.grid_y, "x": cfg.grid_x}
+
+
+def test_tuned_policy_is_absent_for_unpublished_shapes() -> None:
+    assert tuned_policy({"M": 256, "N": 256, "K": 256}, WH) is None
+
+
+@pytest.mark.parametrize(
+    ("b", "h", "s", "cores", "split"),
+    [
+        (1, 8, 2048, 64, (1, 8, 8)),  # heads first, then 8 of the 64 query chunks
+        (2, 8, 1024, 64, (2, 8, 4)),
+        (1, 8, 1920, 130, (1, 8, 16)),  # 130 // 8 = 16 query groups on Blackhole
+        (1, 2, 64, 64, (1, 2, 2)),  # only 2 query chunks exist
+    ],
+)
+def test_sdpa_splits_batch_then_heads_then_query_chunks(b, h, s, cores, split) -> None:  # type: ignore[no-untyped-def]
+    assert sdpa_split(b, h, s, cores) == split
+
+
+def test_sdpa_policy_uses_32_chunks_and_no_multicast() -> None:
+    policy = sdpa_policy({"B": 1, "H": 8, "S": 2048, "D": 64}, (8, 8))
+    assert policy.block_sizes == {"tile_b": 1, "tile_m": 32, "tile_n": 32}
+    assert policy.multicast == ()
+    cores = 1
+    for _, n, _ in policy.view:
+        cores *= n
+    assert cores == 64
+
+
+@pytest.mark.parametrize(("users", "per_head"), [(1, 16), (2, 16), (6, 16), (7, 15), (8, 13)])
+def test_sdpa_decode_cores_per_head_match_the_documented_table(users, per_head) -> None:  # type: ignore[no-untyped-def]
+    # tt-metal's notes on sdpa_decode_program_factory: at 110 cores and one KV head,
+    # cores per entry = min(110, 16 U) / U = 16,16,16,16,16,16,15,13 for U = 1..8
+    assert decode_split(users, 1, 110)[1] == per_head
+
+
+def test_sdpa_decode_policy_without_split_spreads_heads_over_the_grid() -> None:
+    per_batch, per_head, heads_per_core = decode_split(8, 32, 64)
+    assert (per_batch, per_head, heads_per_core) == (8, 1, 4)
+    policy = sdpa_decode_policy({"B": 8, "H": 32, "S": 1024, "D": 64}, (8, 8))
+    assert policy.block_sizes == {"tile_b": 1, "tile_s": 1024, "tile_n": 32}
+    split = sdpa_decode_policy({"B": 1, "H": 2, "S": 1024, "D": 64}, (8, 8))
+    assert split.block_sizes["tile_s"] == 1024 // 16
+
+
+@pytest.mark.parametrize(
+    ("kernel", "shape"),
+    [
+        ("gemm", {"M": 2048, "N": 2048, "K": 2048}),
+        ("flash_attention", {"B": 1, "H": 8, "S": 1024, "D": 64}),
+        ("flash_decode", {"B": 8, "H": 32, "S": 1024, "D": 64}),
+    ],
+)
+def test_tileloom_ranks_power_of_two_tiles_by_its_roofline(kernel, shape) -> None:  # type: ignore[no-untyped-def]
+    arch = load_arch(WH)
+    ranked = tileloom_candidates(kernel, arch, shape, "HiFi4", top_k=5)
+    assert len(ranked) == 5
+    cycles = [r.modeled_cycles for r in ranked]
+    assert cycles == sorted(cycles)
+    for r in ranked:
+        sizes = [v for k, v in r.policy.block_sizes.items() if k not in ("tile_b", "tile_s")]
+        assert all(v in POW2 for v in sizes)
+
+
+def test_oob_policy_writes_the_1d_layout_row_major() -> None:
+    policy = oob_policy({"M": 16384, "N": 256, "K": 2048}, BH, (13, 10))
+    # 512 M tiles / 4 per core = 128 cores: 13 columns x 10 rows (the last row partly)
+    assert policy.view == (("x", 13, "tile_m"), ("y", 10, "tile_m"))
+    assert policy.multicast == ("b",)

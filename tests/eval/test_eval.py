@@ -1,0 +1,90 @@
+"""Evaluation cases, rows and the runner: one small GEMM end to end in this process, the
+same case as Ray tasks (2 workers) gives the same rows, results.csv round-trips."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+
+import pytest
+
+from loom.eval.cases import case, paper_cases, quick_cases
+from loom.eval.rows import TIMING_COLUMNS, ResultRow, read_rows, rows_to_csv
+from loom.eval.run import EvalOptions
+from loom.eval.runner import RunnerOptions, run_cases
+from loom.report.eval_tables import table2, table3
+
+SMALL = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
+OPTIONS = EvalOptions(top_k=2, neighbours=False, time_limit_s=2.0)
+
+
+def test_paper_cases_are_the_papers_shapes() -> None:
+    cases = paper_cases()
+    gemm = [c for c in cases if c.kernel == "gemm"]
+    assert len(gemm) == 36  # 18 shapes with N <= M, on two architectures
+    assert all(c.shape_dict["N"] <= c.shape_dict["M"] for c in gemm)
+    decode = [c for c in cases if c.kernel == "flash_decode"]
+    assert len(decode) == 36
+    assert {c.shape_dict["B"] for c in decode if c.arch == "blackhole_p150_13x10"} == {10, 20, 30}
+    assert len(cases) == len(set(cases))
+    assert set(quick_cases()) < set(cases) | set(quick_cases())
+
+
+def _timeless(rows: list[ResultRow]) -> list[ResultRow]:
+    zero = dict.fromkeys(TIMING_COLUMNS, 0.0)
+    return sorted((dataclasses.replace(r, **zero) for r in rows), key=lambda r: r.key)
+
+
+@pytest.fixture(scope="module")
+def local_rows() -> list[ResultRow]:
+    got: list[ResultRow] = []
+    run_cases([SMALL], OPTIONS, RunnerOptions(jobs=1), lambda c, rows: got.extend(rows))
+    return got
+
+
+def test_one_case_runs_loom_and_every_gemm_baseline(local_rows: list[ResultRow]) -> None:
+    policies = {(r.policy, r.rank) for r in local_rows}
+    assert {("loom", 1), ("loom", 2), ("ttnn-matmul-oob", 1), ("tileloom", 1)} <= policies
+    assert all(r.status == "ok" and r.cycles > 0 for r in local_rows)
+    oob = next(r for r in local_rows if r.policy == "ttnn-matmul-oob")
+    assert oob.candidate.startswith("ttnn-matmul-oob__") and oob.cores == 64
+    assert "loom / ttnn-matmul-oob" in table2(local_rows)
+    assert "compile time" in table3(local_rows)
+
+
+def test_results_csv_round_trips_and_is_sorted(local_rows: list[ResultRow], tmp_path: Path) -> None:
+    text = rows_to_csv(list(reversed(local_rows)))
+    assert text == rows_to_csv(local_rows)
+    path = tmp_path / "results.csv"
+    path.write_text(text)
+    again = read_rows(path)
+    assert rows_to_csv(again) == text
+    assert read_rows(tmp_path / "absent.csv") == []
+
+
+def _ray_children() -> list[str]:
+    """Live processes whose parent is this one and whose command line names Ray."""
+    found = []
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text().split()
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        except OSError:
+            continue
+        if int(stat[3]) == os.getpid() and "ray" in cmd and stat[2] != "Z":
+            found.append(cmd)
+    return found
+
+
+def test_ray_runner_gives_the_same_rows_and_leaves_nothing_behind(
+    local_rows: list[ResultRow],
+) -> None:
+    ray = pytest.importorskip("ray")
+    got: list[ResultRow] = []
+    run_cases([SMALL], OPTIONS, RunnerOptions(jobs=2), lambda c, rows: got.extend(rows))
+    assert _timeless(got) == _timeless(local_rows)
+    assert not ray.is_initialized()
+    assert _ray_children() == []
