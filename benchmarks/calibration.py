@@ -59,6 +59,8 @@ ROOT = Path(__file__).resolve().parents[1]
 CALIBRATION = ROOT.parent / "shared" / "calibration"
 sys.path.insert(0, str(ROOT / "tests" / "sim"))  # the fixture builder, see above
 
+# Internals, not the public API: this script simulates hand-built Programs (TTNN's own
+# kernels) and single NoC/DRAM transactions, which no compiled kernel exposes.
 from sim_programs import GemmConfig, gemm_program  # noqa: E402
 
 from loom.arch import Arch, load_arch  # noqa: E402

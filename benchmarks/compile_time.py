@@ -27,9 +27,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from loom.arch import load_arch
-from loom.kernels.registry import resolve_kernel
-from loom.pipeline import CompileOptions, compile_kernel
+import loom
 
 ARCHS = ("wormhole_n150", "blackhole_12x10")
 SIZES = (256, 2048, 16384)
@@ -53,16 +51,15 @@ def _fmt(shape: dict[str, int]) -> str:
 def in_process(
     kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int
 ) -> tuple[float, str]:
-    spec = resolve_kernel(kernel)
-    options = CompileOptions(arch=load_arch(arch), shape=shape, jobs=jobs)
+    target = loom.load_arch(arch)
     times, last = [], None
     for _ in range(repeats):
         start = time.perf_counter()
-        last = compile_kernel(spec, options)
+        last = loom.compile(kernel, shape=shape, arch=target, jobs=jobs)
         times.append(time.perf_counter() - start)
     assert last is not None
     s = last.schedule
-    solved = sum(1 for x in last.ranking.solutions if x.status != "pruned")
+    solved = sum(1 for c in last.candidates if c.status != "pruned")
     note = (
         f"{s.candidates_after_pruning:>5} cand {solved:>4} solved  {s.modeled_tflops:8.2f} TFLOPS"
     )

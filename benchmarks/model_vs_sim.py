@@ -18,11 +18,7 @@ import statistics
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from loom.arch import load_arch
-from loom.kernels.registry import resolve_kernel
-from loom.pipeline import CompileOptions, compile_kernel, lower_schedule
-from loom.sim import simulate
-from loom.solve.materialize import CompileStats, materialize
+import loom
 
 CASES = (
     ("gemm", "wormhole_n150", {"M": 4096, "N": 4096, "K": 4096}),
@@ -36,27 +32,13 @@ CASES = (
 )
 
 
-def run_case(kernel: str, arch_name: str, shape: dict[str, int], top_k: int, jobs: int):  # type: ignore[no-untyped-def]
-    arch = load_arch(arch_name)
-    spec = resolve_kernel(kernel)
-    result = compile_kernel(spec, CompileOptions(arch=arch, shape=shape, jobs=jobs, top_k=top_k))
-    stats = CompileStats(
-        kernel=kernel,
-        arch=arch.name,
-        shape=dict(shape),
-        dtype=result.schedule.dtype,
-        math_fidelity=result.schedule.math_fidelity,
-        candidates_total=0,
-        candidates_after_pruning=0,
-        candidates_feasible=0,
-        compile_seconds=0.0,
-    )
+def run_case(kernel: str, arch: str, shape: dict[str, int], top_k: int, jobs: int):  # type: ignore[no-untyped-def]
+    ck = loom.compile(kernel, shape=shape, arch=arch, jobs=jobs, top_k=top_k)
     rows = []
-    for solution, problem in result.ranking.top:
-        schedule = materialize(problem, solution, result.ranking.top, stats, arch)
-        lowered = lower_schedule(result.program, result.buffered, schedule, arch, result.log)
-        sim = simulate(lowered.lowered, arch)
-        rows.append((schedule.candidate, schedule.block_sizes, solution.cycles, sim.cycles))
+    for alt in ck.alternatives():
+        s = alt.schedule
+        sim = alt.simulate(trace=False)
+        rows.append((s.candidate, s.block_sizes, s.modeled_cycles, sim.cycles))
     return rows
 
 

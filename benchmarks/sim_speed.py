@@ -17,6 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sim"))
 
+# Internals, not the public API: the simulator is timed on fixed hand-built Programs, so
+# that its speed is measured apart from compile-time choices.
 from sim_programs import GemmConfig, gemm_program
 
 from loom.arch import load_arch

@@ -10,10 +10,10 @@ import sys
 import tempfile
 import traceback
 from collections.abc import Callable, Sequence
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import loom
 from loom import outputs
 from loom.errors import LoomError, UsageError
 
@@ -74,10 +74,8 @@ def _seconds(text: str) -> float:
 
 
 def _version() -> str:
-    try:
-        return metadata.version("loom")
-    except metadata.PackageNotFoundError:
-        return "unknown (not installed; run `pip install -e .`)"
+    """The one version, as `loom.__version__` reads it from the package metadata."""
+    return str(loom.__version__)
 
 
 def _debug_arg(parser: argparse.ArgumentParser, default: Any) -> None:
@@ -259,15 +257,15 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
 
 
 def _cmd_archs(args: argparse.Namespace) -> int:
-    from loom.arch import describe_arch, list_archs, load_arch
+    from loom.arch import describe_arch
 
     if args.action == "show":
         if not args.name:
             raise UsageError("`loom archs show` needs an architecture name; see `loom archs`.")
-        print(describe_arch(load_arch(args.name)), end="")
+        print(describe_arch(loom.load_arch(args.name)), end="")
         return 0
-    for name in list_archs():
-        arch = load_arch(name)
+    for name in loom.archs():
+        arch = loom.load_arch(name)
         print(
             f"{name:24} {arch.grid_x}x{arch.grid_y} cores @ {arch.clock_ghz} GHz  "
             f"{arch.description}"

@@ -107,15 +107,12 @@ def test_ranking_is_independent_of_jobs(buffered, wormhole) -> None:  # type: ig
     ]
 
 
-def test_too_small_l1_is_reported(kernel_specs, wormhole) -> None:  # type: ignore[no-untyped-def]
-    from loom.pipeline import CompileOptions, compile_kernel
+def test_too_small_l1_is_reported(wormhole) -> None:  # type: ignore[no-untyped-def]
+    import loom
 
     arch = dataclasses.replace(wormhole, l1_usable_bytes=8192)
     with pytest.raises(InfeasibleError, match="L1 footprint"):
-        compile_kernel(
-            kernel_specs["gemm"],
-            CompileOptions(arch=arch, shape={"M": 256, "N": 512, "K": 128}, jobs=1),
-        )
+        loom.compile("gemm", shape={"M": 256, "N": 512, "K": 128}, arch=arch, jobs=1)
 
 
 # ----- the encoder on random expressions --------------------------------------------

@@ -43,3 +43,8 @@ def reference(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
 
 def flops(shape: dict[str, int]) -> int:
     return 2 * shape["M"] * shape["N"] * shape["K"]
+
+
+def shape_of(a: torch.Tensor, b: torch.Tensor) -> dict[str, int]:
+    """The named shape of a call (what `loom.compile(gemm, a, b)` reports)."""
+    return {"M": int(a.shape[0]), "N": int(b.shape[1]), "K": int(a.shape[1])}

@@ -3,7 +3,8 @@
 A kernel module defines one Helion kernel (decorated with `@helion.kernel`), the names
 of its shape parameters `SHAPE_KEYS`, `make_inputs(shape) -> tuple[Tensor, ...]` and
 `reference(*inputs) -> Tensor`. Optional: `flops(shape)` (for TFLOPS figures),
-`DEFAULT_SHAPE`, and `example_inputs(shape)` (cheap tensors for binding).
+`DEFAULT_SHAPE`, `example_inputs(shape)` (cheap tensors for binding) and
+`shape_of(*inputs) -> dict` (the named shape of a call, used by `loom.compile`).
 """
 
 from __future__ import annotations
@@ -127,23 +128,29 @@ def resolve_kernel(
                 f"{name_or_path!r}; give it --shape instead."
             )
         return _file_spec(load_file_kernel(module, name_or_path, kernel, args, reference))
-    shipped = name_or_path in SHIPPED
+    return spec_of_module(module, kernels[0], name_or_path, guard=name_or_path not in SHIPPED)
+
+
+def spec_of_module(
+    module: ModuleType, kernel: helion.Kernel, where: str, guard: bool
+) -> KernelSpec:
+    """The KernelSpec of `kernel`, defined in a module that follows the convention above
+    (`where` names it in errors; `guard` turns a user's hook errors into FrontendErrors)."""
     hooks = {
         name: getattr(module, name, None)
         for name in ("make_inputs", "example_inputs", "reference", "flops")
     }
     for name, fn in list(hooks.items()):
-        if fn is not None and not shipped:
-            hooks[name] = _guarded(fn, f"{name}()", name_or_path)
+        if fn is not None and guard:
+            hooks[name] = _guarded(fn, f"{name}()", where)
     keys = module.SHAPE_KEYS
     if isinstance(keys, str) or not all(isinstance(k, str) and k for k in keys):
         raise FrontendError(
-            f"SHAPE_KEYS of kernel file {name_or_path!r} must be a tuple of names such as "
-            "('M', 'N', 'K')."
+            f"SHAPE_KEYS of kernel file {where!r} must be a tuple of names such as ('M', 'N', 'K')."
         )
     return KernelSpec(
-        name=kernels[0].fn.__name__,
-        kernel=kernels[0],
+        name=kernel.fn.__name__,
+        kernel=kernel,
         shape_keys=tuple(keys),
         default_shape=dict(getattr(module, "DEFAULT_SHAPE", {})),
         make_inputs=hooks["make_inputs"],  # type: ignore[arg-type]

@@ -11,23 +11,32 @@ from loom.report.heg_view import KNOB_TEXT
 from loom.sim import SimResult
 
 
-def draw_mesh(schedule: Schedule, arch: Arch) -> list[str]:
-    """The compute grid, each used core labelled with its spatial index per grid axis."""
+def mesh_labels(schedule: Schedule, arch: Arch) -> list[list[str]]:
+    """Per core (rows y, columns x): its spatial index per grid axis, e.g. `m3n1`, or
+    "" for a core the schedule leaves idle."""
     m = schedule.mapping
     axes = [a for a in schedule.block_sizes if m.spatial_factor(a) > 1] or list(
         schedule.block_sizes
     )[:1]
     letters = {a: a.removeprefix("tile_")[:1] for a in axes}
-    width = max(len("".join(f"{letters[a]}{m.spatial_factor(a) - 1}" for a in axes)), 2)
+    return [
+        [
+            "".join(f"{letters[a]}{m.spatial_index(a, y, x)}" for a in axes)
+            if y < m.cores_y and x < m.cores_x
+            else ""
+            for x in range(arch.grid_x)
+        ]
+        for y in range(arch.grid_y)
+    ]
+
+
+def draw_mesh(schedule: Schedule, arch: Arch) -> list[str]:
+    """The compute grid, each used core labelled with its spatial index per grid axis."""
+    labels = mesh_labels(schedule, arch)
+    width = max(2, *(len(label) for row in labels for label in row))
     lines = [f"   x: {' '.join(f'{x:<{width}}' for x in range(arch.grid_x))}"]
-    for y in range(arch.grid_y):
-        cells = []
-        for x in range(arch.grid_x):
-            if y < m.cores_y and x < m.cores_x:
-                label = "".join(f"{letters[a]}{m.spatial_index(a, y, x)}" for a in axes)
-            else:
-                label = "."
-            cells.append(f"{label:<{width}}")
+    for y, row in enumerate(labels):
+        cells = [f"{label or '.':<{width}}" for label in row]
         lines.append(f"y{y:<2} {' '.join(cells)}")
     return lines
 

@@ -11,6 +11,7 @@ from loom.backends.ttlang.runner import (
     TOLERANCE,
     OutputCheck,
     VerifyResult,
+    run,
     verify,
     verify_outputs,
 )
@@ -21,6 +22,7 @@ __all__ = [
     "OutputCheck",
     "VerifyResult",
     "emit",
+    "run",
     "verify",
     "verify_outputs",
 ]

@@ -276,6 +276,35 @@ def _emitted(program: Program, source_path: str | None) -> Iterator[Path]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
+_TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+
+
+def run(
+    program: Program, inputs: tuple[torch.Tensor, ...]
+) -> torch.Tensor | tuple[torch.Tensor, ...]:
+    """Emit `program`, run it on tt-lang-sim and return its output (a tuple when it has
+    several), each in its logical shape and dtype, as calling the kernel returns them; a
+    block-float output comes back as float32 holding its quantized values. The emitted
+    file lives in a temporary folder removed afterwards.
+
+    Raises VerificationError when the simulator fails (deadlock, protocol violation, L1
+    overflow)."""
+    import torch
+
+    with tempfile.TemporaryDirectory(prefix="loom_ttlang_") as folder:
+        path = Path(folder) / f"{ident(program.kernel)}.py"
+        path.write_text(emit(program))
+        (grids, _), _ = _run(program, path, inputs)
+    values = []
+    for grid, t in zip(grids, [t for t in program.tensors if t.role == "output"], strict=True):
+        out = _from_grid(grid, t)
+        if is_block_float(t.dtype):
+            values.append(quantize(out, t.dtype))  # float32 holding the block-float values
+        else:
+            values.append(out.to(getattr(torch, _TORCH_DTYPES[t.dtype])))
+    return values[0] if len(values) == 1 else tuple(values)
+
+
 def verify(
     program: Program,
     inputs: tuple[torch.Tensor, ...],

@@ -1,0 +1,108 @@
+"""The public Python API: `loom.compile(kernel, *example_args)` and friends.
+
+Everything a user needs is re-exported by the `loom` package itself (lazily, so that
+`import loom` stays cheap); this package is the one layer above the reports and the
+pipeline that scripts, notebooks and benchmarks use instead of the stage internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from loom.api.compiled import CompiledKernel
+from loom.api.results import Activity, PipeTime, RankedCandidate, SimulationReport
+from loom.errors import LoomError
+
+if TYPE_CHECKING:
+    from loom.arch import Arch
+
+FIDELITIES = ("", "LoFi", "HiFi2", "HiFi3", "HiFi4")
+SOLVERS = ("cpsat", "enumerate")
+
+
+def compile(  # the name users expect, as in torch.compile
+    kernel: object,
+    *example_args: Any,
+    arch: str | Path | Arch = "wormhole_n150",
+    shape: Mapping[str, int] | None = None,
+    math_fidelity: str = "",
+    dtype: str = "",
+    top_k: int = 5,
+    jobs: int = 0,
+    solver: str = "cpsat",
+    time_limit_s: float = 10.0,
+) -> CompiledKernel:
+    """Compile a Helion kernel for a Tenstorrent architecture; no tuning runs.
+
+    `kernel` is a `@helion.kernel` function, a kernel module such as
+    `loom.kernels.gemm`, a shipped kernel's name (`"gemm"`) or a kernel file's path.
+    `example_args` fix shapes and dtypes as Helion's own binding does (values unused);
+    a name or module may take `shape={"M": ..., ...}` instead. `arch` is a built-in name
+    (`loom.archs()`), a YAML file or an `Arch`. The options are those of `loom compile`:
+    `math_fidelity` (default: the architecture's), `dtype` (data formats as `--dtype`
+    takes them, e.g. `"bfp8"` or `"bf16,b=bfp4,acc=fp32"`), `top_k` ranked schedules kept, `jobs`
+    parallel solves (0 = all cores), `solver` (`cpsat` or the exhaustive `enumerate`),
+    `time_limit_s` per CP-SAT problem in deterministic seconds.
+
+    Raises a `LoomError` subclass (the CLI's one-paragraph errors) on bad input."""
+    from loom.api.binding import bind_kernel
+    from loom.pipeline import CompileOptions, compile_kernel
+
+    _check_options(math_fidelity, top_k, jobs, solver, time_limit_s)
+    target = arch if not isinstance(arch, str | Path) else load_arch(arch)
+    bound = bind_kernel(kernel, example_args, shape)
+    options = CompileOptions(
+        arch=target,
+        shape=bound.shape,
+        math_fidelity=math_fidelity,
+        formats=dtype,
+        jobs=jobs,
+        top_k=top_k,
+        solver=solver,
+        time_limit_s=time_limit_s,
+    )
+    return CompiledKernel(bound, compile_kernel(bound.spec, options))
+
+
+def _check_options(fidelity: str, top_k: int, jobs: int, solver: str, limit: float) -> None:
+    problems = []
+    if fidelity not in FIDELITIES:
+        problems.append(f"math_fidelity={fidelity!r} is not one of {', '.join(FIDELITIES[1:])}")
+    if top_k < 1:
+        problems.append(f"top_k={top_k} must be >= 1")
+    if jobs < 0:
+        problems.append(f"jobs={jobs} must be >= 0 (0 = all cores)")
+    if solver not in SOLVERS:
+        problems.append(f"solver={solver!r} is not one of {', '.join(SOLVERS)}")
+    if not limit > 0:
+        problems.append(f"time_limit_s={limit} must be a positive number of seconds")
+    if problems:
+        raise LoomError("loom.compile: " + "; ".join(problems) + ". Fix the option.")
+
+
+def load_arch(name_or_path: str | Path) -> Arch:
+    """A built-in architecture by name (see `archs()`) or a YAML description, validated."""
+    from loom.arch import load_arch as load
+
+    return load(str(name_or_path))
+
+
+def archs() -> tuple[str, ...]:
+    """Names of the built-in architecture descriptions."""
+    from loom.arch import list_archs
+
+    return tuple(list_archs())
+
+
+__all__ = [
+    "Activity",
+    "CompiledKernel",
+    "PipeTime",
+    "RankedCandidate",
+    "SimulationReport",
+    "archs",
+    "compile",
+    "load_arch",
+]

@@ -1,0 +1,285 @@
+"""CompiledKernel: one compiled schedule that a PyTorch user can call, inspect, verify,
+simulate, save and display."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from loom.api.binding import Bound, check_call_args
+from loom.api.results import PipeTime, RankedCandidate, SimulationReport, activities
+from loom.errors import LoomError
+
+if TYPE_CHECKING:
+    import torch
+
+    from loom.arch import Arch
+    from loom.backends.ttlang import VerifyResult
+    from loom.ir.program import Program
+    from loom.ir.schedule import Schedule
+    from loom.ir.tile import TileProgram
+    from loom.pipeline import CompileResult
+
+
+class CompiledKernel:
+    """A Helion kernel compiled by Loom for one architecture and one set of shapes.
+
+    Inspect it (`schedule`, `candidates`, `explain()`, `ttlang_source`, `program`), call it
+    like the kernel (runs on tt-lang-sim, returns torch tensors), `verify()` it against
+    the reference, `simulate()` its timing, `save(dir)` the stage artifacts, or show it in
+    a notebook (the compact report)."""
+
+    __slots__ = ("_bound", "_last_sim", "_result")
+
+    def __init__(self, bound: Bound, result: CompileResult) -> None:
+        self._bound = bound
+        self._result = result
+        self._last_sim: SimulationReport | None = None
+
+    # ----- what was compiled ---------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self._bound.spec.name
+
+    @property
+    def arch(self) -> Arch:
+        return self._result.arch
+
+    @property
+    def shape(self) -> dict[str, int]:
+        """The named shape (`M`, `N`, `K` for the shipped GEMM; `a_0`, ... otherwise)."""
+        return dict(self._result.schedule.shape)
+
+    @property
+    def schedule(self) -> Schedule:
+        """The chosen schedule: mapping, block sizes, copies, pipelining, modeled time."""
+        return self._result.schedule
+
+    @property
+    def program(self) -> Program:
+        """The lowered per-core Program (reader, compute and writer streams)."""
+        return self._result.lowered.lowered
+
+    @property
+    def tile_program(self) -> TileProgram:
+        """The kernel as Loom's Tile IR, straight from the Helion frontend."""
+        return self._result.program
+
+    @property
+    def ttlang_source(self) -> str:
+        """The emitted TT-Lang kernel (what `save` writes as kernel_ttlang.py)."""
+        return self._result.lowered.source
+
+    @property
+    def candidates(self) -> tuple[RankedCandidate, ...]:
+        """Every candidate the solver saw, ranked as the solver ranks its top k: solved ones
+        by modeled cycles (ties: less DRAM traffic, then name), then the rest by their
+        lower bound."""
+        by_name = {c.name: c for c in self._result.candidates.candidates}
+        tiles = {sym.name for sym in self._result.program.tile_syms}
+        order = sorted(
+            self._result.ranking.solutions,
+            key=lambda s: (
+                not s.solved,
+                s.cycles if s.solved else s.lower_bound,
+                s.dram_bytes,
+                s.candidate,
+            ),
+        )
+        out = []
+        for rank, s in enumerate(order, 1):
+            cand = by_name[s.candidate]
+            out.append(
+                RankedCandidate(
+                    rank=rank,
+                    name=s.candidate,
+                    status=s.status,
+                    modeled_cycles=s.cycles if s.solved else 0,
+                    lower_bound=s.lower_bound,
+                    block_sizes={k: v for k, v in s.assignment.items() if k in tiles},
+                    cores=cand.num_cores,
+                    view=cand.mapping.label(),
+                    reason=s.reason,
+                )
+            )
+        return tuple(out)
+
+    @property
+    def default_reference(self) -> str:
+        """What `verify()` compares with when given no reference, in words."""
+        return self._bound.reference_source
+
+    @property
+    def stage_seconds(self) -> dict[str, float]:
+        """Wall seconds per pipeline stage."""
+        return dict(self._result.log.seconds)
+
+    def explain(self) -> str:
+        """Why this schedule, in sentences."""
+        from loom.report.why import explain
+
+        return explain(self.schedule, self.arch, self._result.ranking.solutions)
+
+    def summary(self) -> str:
+        """The CLI's `loom compile` text."""
+        from loom.report import summary
+
+        return summary(self._result)
+
+    def alternatives(self) -> tuple[CompiledKernel, ...]:
+        """The solver's top-k schedules (the pick first), each lowered and ready to verify
+        or simulate: how a user checks the model's ranking on the simulator."""
+        from loom.pipeline import StageLog, lower_schedule
+        from loom.solve.materialize import CompileStats, materialize
+
+        r, s = self._result, self._result.schedule
+        stats = CompileStats(
+            s.kernel, s.arch, dict(s.shape), s.dtype, s.math_fidelity, s.candidates_total,
+            s.candidates_after_pruning, s.candidates_feasible, s.compile_seconds,
+        )  # fmt: skip
+        out = []
+        for solution, problem in r.ranking.top:
+            schedule = materialize(problem, solution, r.ranking.top, stats, r.arch)
+            schedule = dataclasses.replace(schedule, formats=s.formats)
+            log = StageLog(artifacts=dict(r.log.artifacts))
+            lowered = lower_schedule(r.program, r.buffered, schedule, r.arch, log)
+            result = dataclasses.replace(
+                r, schedule=schedule, problem=problem, log=log, lowered=lowered
+            )
+            out.append(CompiledKernel(self._bound, result))
+        return tuple(out)
+
+    # ----- running it ----------------------------------------------------------------------
+
+    def __call__(self, *args: Any) -> torch.Tensor | tuple[torch.Tensor, ...]:
+        """Run the TT-Lang kernel on tt-lang-sim and return its output as a torch tensor
+        (the arguments must have the shapes and dtypes it was compiled for)."""
+        from loom.backends.ttlang import run
+        from loom.backends.ttlang.blockfloat import quantize_inputs
+
+        check_call_args(self._bound, args)
+        return run(self.program, quantize_inputs(self.program, tuple(args)))
+
+    def verify(
+        self,
+        reference: Callable[..., torch.Tensor] | torch.Tensor | None = None,
+        inputs: tuple[Any, ...] | None = None,
+    ) -> VerifyResult:
+        """Run on tt-lang-sim and compare with a reference, as `loom verify` does.
+
+        `inputs` default to the kernel file's `make_inputs` (seeded), or seeded random
+        tensors like the example arguments. `reference` is a function of the inputs or an
+        expected tensor; by default the kernel file's `reference`, else Helion's eager
+        execution of the same kernel. A numeric mismatch gives `passed=False`; a kernel the
+        simulator rejects raises VerificationError."""
+        from loom.backends.ttlang import verify
+        from loom.backends.ttlang.blockfloat import quantize_inputs
+
+        spec = self._bound.spec
+        if spec.file is not None and inputs is None and reference is None:
+            from loom.pipeline import StageLog, verify_lowered
+
+            return verify_lowered(spec, self._result.lowered, StageLog())  # every output
+        if inputs is None:
+            inputs = tuple(spec.make_inputs(self.shape))
+        else:
+            check_call_args(self._bound, tuple(inputs))
+        # block-float inputs as the hardware stores them; the reference sees the same values
+        inputs = quantize_inputs(self.program, tuple(inputs))
+        if reference is None:
+            reference = self._bound.spec.reference
+        expected = reference(*inputs) if callable(reference) else reference
+        with tempfile.TemporaryDirectory(prefix="loom_verify_") as folder:
+            source = str(Path(folder) / "kernel_ttlang.py")
+            result = verify(self.program, tuple(inputs), expected, source)
+        return dataclasses.replace(result, source_path="")  # the folder is gone
+
+    def simulate(self, trace: bool = True) -> SimulationReport:
+        """Time the kernel on the discrete-event simulator (cycles, time, TFLOPS,
+        utilization, busy time per engine, core and activity, links, DRAM banks).
+        `trace=True` keeps the trace events (for `trace(path)` and `activities`)."""
+        from loom.sim import simulate
+        from loom.solve.explain import term_breakdown
+
+        sim = simulate(self.program, self.arch, trace=trace)
+        spec, s = self._bound.spec, self.schedule
+        flops = spec.flops(s.shape) if spec.flops else 0
+        env = _assignment(self._result)
+        report = SimulationReport(
+            raw=sim,
+            modeled_cycles=s.modeled_cycles,
+            flops=flops,
+            activities=activities(sim.trace_events, self.arch.clock_ghz),
+            modeled_pipes=tuple(
+                PipeTime(node, term, cycles)
+                for node, term, cycles in term_breakdown(self._result.problem, env)
+            ),
+        )
+        self._last_sim = report
+        return report
+
+    # ----- saving and showing --------------------------------------------------------------
+
+    def artifacts(self) -> dict[str, str]:
+        """Every stage's artifact by file name (what `loom compile --dump-dir` writes)."""
+        from loom.report import compile_artifacts
+
+        return compile_artifacts(self._result)
+
+    def save(self, directory: str | Path, overwrite: bool = False) -> Path:
+        """Write the stage artifacts into `directory` (created; it must be empty or absent
+        unless `overwrite`). Files are staged beside it and moved in at the end, so a
+        failure leaves nothing half-written."""
+        target = Path(directory)
+        if target.exists() and (not target.is_dir() or any(target.iterdir())) and not overwrite:
+            raise LoomError(
+                f"{str(target)!r} already exists and is not an empty folder; pick a new "
+                "folder or pass overwrite=True to replace its Loom artifacts."
+            )
+        artifacts = self.artifacts()
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+            try:
+                for name, text in artifacts.items():
+                    (staging / name).write_text(text)
+                target.mkdir(exist_ok=True)
+                for name in artifacts:
+                    (staging / name).replace(target / name)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+        except OSError as err:
+            raise LoomError(
+                f"cannot write the artifacts to {str(target)!r}: {err.strerror}; pick a "
+                "writable folder."
+            ) from None
+        return target
+
+    def _repr_html_(self) -> str:
+        from loom.report.notebook import compact_view, render_compact
+
+        spec = self._bound.spec
+        flops = spec.flops(self.schedule.shape) if spec.flops else 0
+        sim = self._last_sim.raw if self._last_sim is not None else None
+        return render_compact(compact_view(self.schedule, self.arch, sim, flops))
+
+    def __repr__(self) -> str:
+        s = self.schedule
+        shape = ",".join(f"{k}={v}" for k, v in s.shape.items())
+        return (
+            f"<CompiledKernel {s.kernel} [{shape}] on {s.arch}: {s.candidate}, "
+            f"{s.mapping.num_cores} cores, {s.modeled_cycles:,} modeled cycles>"
+        )
+
+
+def _assignment(result: CompileResult) -> dict[str, int]:
+    """The solver's full assignment (block sizes and pipeline knobs) of the schedule."""
+    for solution, _ in result.ranking.top:
+        if solution.candidate == result.schedule.candidate:
+            return dict(solution.assignment)
+    return dict(result.schedule.block_sizes)
