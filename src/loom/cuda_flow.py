@@ -184,7 +184,7 @@ def verify_cuda(c: CudaCompiled, folder: str | None = None, native: bool = False
     ref64 = run_reference(c.source, init)
     got, region = measured_region(c.source, dev)
     want, _ = measured_region(c.source, ref64)
-    rel = float(np.linalg.norm(got - want) / max(np.linalg.norm(want), 1e-300))
+    rel = float(np.linalg.norm(got - want)) / max(float(np.linalg.norm(want)), 1e-300)
     own = run_reference(c.source, {k: _round(v, prec) for k, v in init.items()}, np.float32, prec)
     mine, _ = measured_region(c.source, own)
     emu = float(np.abs(got - mine).max() / max(float(np.abs(mine).max()), 1e-30))

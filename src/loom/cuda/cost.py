@@ -73,7 +73,7 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         tail = tiles * (read - arch.dram.read_latency_cycles) + read + tiles * comp + write
         per_tile = cn.blocks * inner + tail
         per_op = lp.tiles * cn.blocks * strip * tb / (by if blocked else 1)
-        noc = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
+        noc: dict[str, float] = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
         for n in blk:
             noc[lanes[n]] += per_op
         cyc = (per_core if not blocked else 1) * per_tile

@@ -76,6 +76,8 @@ class _Lower:
         self.dtype = phys.precision
         self.consts: list[ConstSpec] = []
         self.const_index: dict[str, int] = {}
+        self.shapes: dict[str, tuple[int, int]] = {}
+        """Block shapes (rows, cols in tiles) of the interchanged contraction's buffers."""
 
     # ----- layout ------------------------------------------------------------------------
     def program(self) -> LaunchProgram | None:
@@ -418,7 +420,7 @@ class _Lower:
 
     def buffers(self) -> tuple[Buffer, ...]:
         depth, dt = self.phys.depth, self.dtype
-        shapes = getattr(self, "shapes", {})
+        shapes = self.shapes
         bufs = [
             Buffer(o.name, *shapes.get(o.name, (o.rows, o.cols)), dt, depth, "load")
             for o in self.flow.operands

@@ -596,7 +596,7 @@ class _Host:
                 "launch kernels with <<<grid, block>>>.",
             )
         exprs = call.args.exprs
-        name = exprs[0].name  # type: ignore[attr-defined]
+        name = exprs[0].name
         grid, block = self.dims(exprs[1]), self.dims(exprs[2])
         if block != (32, 32):
             raise _err(

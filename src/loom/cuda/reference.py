@@ -25,7 +25,7 @@ def run_reference(
 ) -> dict[str, np.ndarray]:
     """Execute every launch; with `storage="bf16"` each launch's result is rounded to
     bf16 (arrays stored in bf16 between launches, computed in `dtype` within one)."""
-    out = {k: v.astype(dtype).copy() for k, v in arrays.items()}
+    out: dict[str, np.ndarray] = {k: v.astype(dtype).copy() for k, v in arrays.items()}
     for la, env in prog.launches():
         k = prog.kernel(la.kernel)
         bind = dict(zip(k.params, la.args, strict=True))
@@ -37,7 +37,7 @@ def run_reference(
             if isinstance(v, Affine):
                 ienv[p] = v.eval(env)
             else:
-                scal[p] = float(v)  # type: ignore[arg-type]
+                scal[p] = float(v)
         ty, tx = np.meshgrid(np.arange(la.grid[0] * 32), np.arange(la.grid[1] * 32), indexing="ij")
         grid = {THREAD_Y: ty, THREAD_X: tx}
         for u in k.updates:
@@ -83,16 +83,17 @@ def _eval(
         case Load(array=a, col=flat):
             data = arrays[names[a]].reshape(-1)
             idx = np.where(active, _aff(flat, grid, env), 0)
-            return data[np.clip(idx, 0, data.size - 1)]
+            loaded: np.ndarray = data[np.clip(idx, 0, data.size - 1)]
+            return loaded
         case Bin(op=op, lhs=x, rhs=y):
             p = _eval(x, grid, env, scal, names, arrays, active, dtype)
             q = _eval(y, grid, env, scal, names, arrays, active, dtype)
+            ufunc = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[op]
             with np.errstate(divide="ignore", invalid="ignore"):
-                return {"add": np.add, "sub": np.subtract, "mul": np.multiply, "div": np.divide}[
-                    op
-                ](p, q)
+                combined: np.ndarray = ufunc(p, q)
+            return combined
         case Sum(var=var, extent=n, body=b):
-            acc = np.zeros(shape, dtype=dtype)
+            acc: np.ndarray = np.zeros(shape, dtype=dtype)
             for kk in range(n):
                 acc += _eval(b, grid, {**env, var: kk}, scal, names, arrays, active, dtype)
             return acc

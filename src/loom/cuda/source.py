@@ -144,9 +144,10 @@ def preprocess(text: str, path: str, overrides: dict[str, str]) -> tuple[str, di
 
 
 def _text(tok: Token) -> str:
-    if tok.type == "STRING_LITERAL" and not tok.value.startswith('"'):
-        return f'"{tok.value}"'
-    return tok.value
+    value = str(tok.value)
+    if tok.type == "STRING_LITERAL" and not value.startswith('"'):
+        return f'"{value}"'
+    return value
 
 
 def _launch(tokens: list[Token], i: int, out: list[tuple[int, str]], path: str) -> int:

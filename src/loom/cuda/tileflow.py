@@ -298,8 +298,9 @@ class _Flow:
                 rk, rv = self.axis(t.row, "i")
                 ck, cv = self.axis(t.col, "j")
                 if rk == ck == "own" and (rv == 0) != (cv == 0):
+                    assert isinstance(rv, int) and isinstance(cv, int)
                     axis = "h" if rv == 0 else "v"
-                    groups.setdefault((t.array, axis), []).append(int(cv if axis == "h" else rv))
+                    groups.setdefault((t.array, axis), []).append(cv if axis == "h" else rv)
                     continue
             rest.append(t)
         parts: list[CExpr] = [self.value(t) for t in rest]

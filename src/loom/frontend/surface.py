@@ -134,8 +134,8 @@ class SurfaceOps:
         table[aten.clamp.default] = self._clamp
         table[aten.unsqueeze.default] = self._unsqueeze
         by_name = {"atomic_add": atomic_ops.atomic_add}
-        for target, (what, hint) in UNSUPPORTED_HINTS.items():
-            table[by_name.get(target, target)] = self._rejecter(what, hint)  # type: ignore[call-overload]
+        for name, (what, hint) in UNSUPPORTED_HINTS.items():
+            table[by_name.get(name, name)] = self._rejecter(what, hint)  # type: ignore[call-overload]
         return table
 
     # ----- helpers -----------------------------------------------------------------
@@ -299,7 +299,9 @@ class SurfaceOps:
     def _unsqueeze(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
         assert isinstance(x, Value)
-        axis = int(node.args[1]) % (x.rank + 1)
+        dim = node.args[1]
+        assert isinstance(dim, int)
+        axis = dim % (x.rank + 1)
         return self._emit(scope, ExpandDims(self._new_value(node), x, axis, self._line(node)))
 
     # ----- creation ---------------------------------------------------------------------
@@ -357,8 +359,9 @@ class SurfaceOps:
             mx = self._reduce_into(scope, "max", neg, axis, reduced, line, None, keepdim)
             out = self._finish(scope, "neg", (mx,), line, result)
         elif kind == "mean":
+            assert isinstance(n, Const)
             total = self._reduce_into(scope, "sum", x, axis, reduced, line, None, keepdim)
-            out = self._finish(scope, "mul", (total, 1.0 / n.value), line, result)  # type: ignore[union-attr]
+            out = self._finish(scope, "mul", (total, 1.0 / n.value), line, result)
         else:
             out = self._variance(node, scope, x, axis, reduced, line, result, keepdim)
         return out
@@ -406,11 +409,14 @@ class SurfaceOps:
     ) -> Value:
         n = x.shape[axis]
         assert isinstance(n, Const)
-        correction = node.kwargs.get("correction", 1)
+        given = node.kwargs.get("correction", 1)
         if node.target == aten.var.dim:
             unbiased = node.args[2] if len(node.args) > 2 else node.kwargs.get("unbiased", True)
-            correction = 1 if unbiased else 0
-        correction = float(correction if correction is not None else 1)
+            given = 1 if unbiased else 0
+        if given is None:
+            given = 1
+        assert isinstance(given, int | float)
+        correction = float(given)
         if n.value - correction <= 0:
             self._unsupported(node, "var over a single element", "reduce over more elements")
         total = self._reduce_into(scope, "sum", x, axis, reduced, line, None, True)

@@ -13,6 +13,7 @@ simply sent twice; senders send, and the owner receives, in the same per-pass or
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from loom.errors import ScheduleError
 from loom.ir.program import (
@@ -55,7 +56,7 @@ class MergePlan:
         return next(g.operand.name for g in self.gathers if g.result.name == gathered)
 
 
-def is_fold(op: Op) -> bool:
+def is_fold(op: Op) -> TypeGuard[Reduce]:
     """A reduction over the gathered axis (axis 0 of a per-partial value)."""
     return isinstance(op, Reduce) and op.axis == 0
 
@@ -75,7 +76,9 @@ def _pass_of(
     return k
 
 
-def _passes(ctx: LowerContext, gathers: tuple[Gather, ...], guard: If) -> tuple[list, list]:
+def _passes(
+    ctx: LowerContext, gathers: tuple[Gather, ...], guard: If
+) -> tuple[list[list[Op]], list[list[Op]]]:
     """Assign each op of the guard to a pass (per-partial ops) or to a gap between."""
     gathered = {g.result.name for g in gathers}
     pp: dict[str, int] = dict.fromkeys(gathered, 1)  # per-partial value -> its pass

@@ -72,9 +72,9 @@ class Movement:
         i = 0
         while i <= len(ops):
             op = ops[i] if i < len(ops) else None
-            mine = isinstance(op, Load) and self._engine(op) == engine
-            if mine and self._unicast(op) and self._fits(group, op):
-                group.append(op)
+            mine = op if isinstance(op, Load) and self._engine(op) == engine else None
+            if mine is not None and self._unicast(mine) and self._fits(group, mine):
+                group.append(mine)
                 i += 1
                 continue
             if group:
@@ -84,13 +84,15 @@ class Movement:
                 j = i
                 while j < len(ops) and isinstance(ops[j], Gather):
                     j += 1
-                if j == len(ops) or not isinstance(ops[j], If):
+                guard = ops[j] if j < len(ops) else None
+                if not isinstance(guard, If):
                     raise ScheduleError("a gather must be followed by the owner's `if` merge.")
-                out.extend(merge(tuple(ops[i:j]), ops[j], env))
+                gathers = tuple(g for g in ops[i:j] if isinstance(g, Gather))
+                out.extend(merge(gathers, guard, env))
                 i = j + 1
                 continue
-            if mine:
-                out.append(self._load(op, env))
+            if mine is not None:
+                out.append(self._load(mine, env))
             elif op is not None:
                 out.extend(self.nested(op, env, engine, merge))
             i += 1

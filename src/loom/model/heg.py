@@ -85,13 +85,15 @@ class HegBuilder:
         the ranking, but the modeled time is the time of the whole program."""
         waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
         launch = round(self.arch.us_to_cycles(self.arch.fixed.program_launch_us))
-        start = Leaf("launch", (prim.Term("fixed", "program launch", Const(launch)),))
+        start = Leaf("launch", (Term("fixed", "program launch", Const(launch)),))
         grid = For("waves", waves, self.block(self.program.body, Scope().key, False, waves))
         return Seq("program", (start, grid))
 
     def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool, repeats: Expr) -> Pipe:
         """The pipe of one scope; `repeats` = how often it runs (for the DRAM traffic)."""
-        loads, stores, items = [], [], []
+        loads: list[prim.TransferSpec] = []
+        stores: list[prim.TransferSpec] = []
+        items: list[HegNode] = []
         pending: list[Term] = []
 
         def flush() -> None:
@@ -167,8 +169,12 @@ class HegBuilder:
         tiles = vb.layout.tiles
         writers = self.cores // self.group if owners_only else self.cores
         m = self.c.mapping
-        links = () if owners_only else nocmap.dram_link_load(
-            self.arch, 1, nocmap.all_cores((m.cores_y, m.cores_x)), write=True
+        links = (
+            ()
+            if owners_only
+            else nocmap.dram_link_load(
+                self.arch, 1, nocmap.all_cores((m.cores_y, m.cores_x)), write=True
+            )
         )
         return prim.TransferSpec(
             f"store {op.tensor} (line {op.line})",
@@ -202,7 +208,7 @@ class HegBuilder:
                 size = self.tile_bytes(c.next.dtype)
                 per = self.arch.compute.pack_cycles(size) + self.arch.compute.unpack_cycles(size)
                 terms.append(
-                    prim.Term(
+                    Term(
                         "pack",
                         f"carry {c.next.name} into {c.arg.name} (per iteration)",
                         trip * tiles * per,

@@ -39,7 +39,7 @@ from loom.ir.problem import Term
 from loom.symbolic import Const, Expr, add, maximum
 
 
-def per_tile(tile_bytes: int, bytes_per_cycle: float) -> int:
+def per_tile(tile_bytes: float, bytes_per_cycle: float) -> int:
     """Cycles to move one tile at a bandwidth, rounded up."""
     return math.ceil(tile_bytes / bytes_per_cycle)
 

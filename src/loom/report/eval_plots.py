@@ -22,6 +22,7 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
+from matplotlib.figure import Figure
 
 from loom.eval.rows import ResultRow
 from loom.report.eval_tables import pick
@@ -29,7 +30,7 @@ from loom.report.eval_tables import pick
 plt.rcParams["svg.hashsalt"] = "loom"
 
 
-def _save(fig: plt.Figure, name: str) -> dict[str, bytes]:
+def _save(fig: Figure, name: str) -> dict[str, bytes]:
     out = {}
     for ext, meta in (("png", {"Software": None}), ("svg", {"Date": None, "Creator": None})):
         buf = io.BytesIO()

@@ -34,8 +34,8 @@ def build_model(problem: Problem, cutoff: int | None = None) -> BuiltModel:
         enc.enforce(con.cond)
     objective = enc.expr(problem.objective)
     if cutoff is not None:
-        model.Add(objective.var <= cutoff)
-    model.Minimize(objective.var)
+        model.add(objective.var <= cutoff)
+    model.minimize(objective.var)
     return BuiltModel(model, enc, objective)
 
 

@@ -1,12 +1,12 @@
 """Encode Loom expressions and conditions into an OR-Tools CP-SAT model.
 
 Every symbol takes one of its finite domain values through an index variable
-(`AddElement`), and the variable is named after the symbol so that the model reads in
+(`add_element`), and the variable is named after the symbol so that the model reads in
 source terms. Any sub-expression of a single symbol is tabulated exactly over its
-domain (`AddElement`) — the ceildivs, tile counts and per-tile costs — and the
+domain (`add_element`) — the ceildivs, tile counts and per-tile costs — and the
 remaining structure becomes products, maxima and knob-enforced selections. The encoding
 is exact: no linearisation error. (`TABLE_SYMBOLS` > 1 also tabulates joint domains with
-`AddAllowedAssignments`; measured slower on the shipped kernels, so it is off.)
+`add_allowed_assignments`; measured slower on the shipped kernels, so it is off.)
 """
 
 from __future__ import annotations
@@ -64,16 +64,16 @@ class Encoder:
         self.cache: dict[str, Encoded] = {}
         self.count = 0
         for name, values in domains.items():
-            idx = model.NewIntVar(0, len(values) - 1, f"{name}_idx")
-            var = model.NewIntVarFromDomain(cp_model.Domain.FromValues(list(values)), name)
-            model.AddElement(idx, list(values), var)
+            idx = model.new_int_var(0, len(values) - 1, f"{name}_idx")
+            var = model.new_int_var_from_domain(cp_model.Domain.FromValues(list(values)), name)
+            model.add_element(idx, list(values), var)
             self.index[name] = idx
             self.value[name] = Encoded(var, min(values), max(values))
 
     def _new(self, lo: int, hi: int, hint: str) -> cp_model.IntVar:
         self.count += 1
         lo, hi = max(lo, -INT_LIMIT), min(hi, INT_LIMIT)
-        return self.m.NewIntVar(lo, hi, f"t{self.count}_{hint}"[:60])
+        return self.m.new_int_var(lo, hi, f"t{self.count}_{hint}"[:60])
 
     # ----- tabulation ------------------------------------------------------------------
     def _table(self, e: Expr, names: list[str]) -> Encoded | None:
@@ -91,9 +91,9 @@ class Encoder:
             return _const(lo)
         var = self._new(lo, hi, "tab")
         if len(names) == 1:
-            self.m.AddElement(self.index[names[0]], values, var)
+            self.m.add_element(self.index[names[0]], values, var)
         else:
-            self.m.AddAllowedAssignments([*(self.index[n] for n in names), var], rows)
+            self.m.add_allowed_assignments([*(self.index[n] for n in names), var], rows)
         return Encoded(var, lo, hi)
 
     # ----- expressions ---------------------------------------------------------------
@@ -118,7 +118,7 @@ class Encoder:
                 parts = [self._monomial(mono, coeff) for mono, coeff in terms]
                 lo, hi = sum(p.lo for p in parts), sum(p.hi for p in parts)
                 var = self._new(lo, hi, "sum")
-                self.m.Add(var == sum(p.var for p in parts))
+                self.m.add(var == sum(p.var for p in parts))
                 return Encoded(var, lo, hi)
             case Max(args=args) | Min(args=args):
                 parts = [self.expr(a) for a in args]
@@ -126,7 +126,7 @@ class Encoder:
                 lo = max(p.lo for p in parts) if is_max else min(p.lo for p in parts)
                 hi = max(p.hi for p in parts) if is_max else min(p.hi for p in parts)
                 var = self._new(lo, hi, "max" if is_max else "min")
-                (self.m.AddMaxEquality if is_max else self.m.AddMinEquality)(
+                (self.m.add_max_equality if is_max else self.m.add_min_equality)(
                     var, [p.var for p in parts]
                 )
                 return Encoded(var, lo, hi)
@@ -134,8 +134,8 @@ class Encoder:
                 lit = self.literal(c)
                 a, b = self.expr(t), self.expr(f)
                 var = self._new(min(a.lo, b.lo), max(a.hi, b.hi), "sel")
-                self.m.Add(var == a.var).OnlyEnforceIf(lit)
-                self.m.Add(var == b.var).OnlyEnforceIf(lit.Not())
+                self.m.add(var == a.var).OnlyEnforceIf(lit)
+                self.m.add(var == b.var).OnlyEnforceIf(lit.Not())
                 return Encoded(var, min(a.lo, b.lo), max(a.hi, b.hi))
             case FloorDiv(lhs=a, rhs=b) | CeilDiv(lhs=a, rhs=b) | Mod(lhs=a, rhs=b):
                 return self._division(e, self.expr(a), self.expr(b))
@@ -162,13 +162,13 @@ class Encoder:
             acc = self._product(acc, f)
         lo, hi = sorted((acc.lo * coeff, acc.hi * coeff))
         var = self._new(lo, hi, "scale")
-        self.m.Add(var == coeff * acc.var)
+        self.m.add(var == coeff * acc.var)
         return Encoded(var, lo, hi)
 
     def _product(self, a: Encoded, b: Encoded) -> Encoded:
         corners = [a.lo * b.lo, a.lo * b.hi, a.hi * b.lo, a.hi * b.hi]
         var = self._new(min(corners), max(corners), "prod")
-        self.m.AddMultiplicationEquality(var, [a.var, b.var])
+        self.m.add_multiplication_equality(var, [a.var, b.var])
         return Encoded(var, min(corners), max(corners))
 
     def _division(self, e: Expr, a: Encoded, b: Encoded) -> Encoded:
@@ -176,22 +176,22 @@ class Encoder:
             raise ValueError(f"divisor of {e} may be non-positive")
         if isinstance(e, Mod):
             var = self._new(0, b.hi - 1, "mod")
-            self.m.AddModuloEquality(var, a.var, b.var)
+            self.m.add_modulo_equality(var, a.var, b.var)
             return Encoded(var, 0, b.hi - 1)
         num = a
         if isinstance(e, CeilDiv):
             lo, hi = a.lo + b.lo - 1, a.hi + b.hi - 1
             shifted = self._new(lo, hi, "num")
-            self.m.Add(shifted == a.var + b.var - 1)
+            self.m.add(shifted == a.var + b.var - 1)
             num = Encoded(shifted, lo, hi)
         lo, hi = min(num.lo // b.hi, num.lo // b.lo), max(num.hi // b.lo, num.hi // b.hi)
         var = self._new(lo, hi, "div")
-        self.m.AddDivisionEquality(var, num.var, b.var)
+        self.m.add_division_equality(var, num.var, b.var)
         return Encoded(var, lo, hi)
 
     # ----- conditions --------------------------------------------------------------
     def literal(self, c: Cond) -> cp_model.IntVar:
-        lit = self.m.NewBoolVar(f"c{self.count}")
+        lit = self.m.new_bool_var(f"c{self.count}")
         self.count += 1
         self.enforce(c, lit)
         self.enforce_not(c, lit.Not())
@@ -203,29 +203,29 @@ class Encoder:
             case BoolConst(value=True):
                 return
             case BoolConst(value=False):
-                ct = self.m.AddBoolOr([])
+                ct = self.m.add_bool_or([])
             case Cmp(op=op, lhs=a, rhs=b):
-                ct = self.m.Add(_compare(op, self.expr(a).var, self.expr(b).var))
+                ct = self.m.add(_compare(op, self.expr(a).var, self.expr(b).var))
             case And(args=args):
                 for arg in args:
                     self.enforce(arg, lit)
                 return
             case Or(args=args):
-                ct = self.m.AddBoolOr([self.literal(arg) for arg in args])
+                ct = self.m.add_bool_or([self.literal(arg) for arg in args])
             case _:
                 raise TypeError(f"cannot encode condition {c}")
         if lit is not None:
             ct.OnlyEnforceIf(lit)
 
-    def enforce_not(self, c: Cond, lit: cp_model.IntVar) -> None:
+    def enforce_not(self, c: Cond, lit: cp_model.LiteralT) -> None:
         match c:
             case Cmp(op=op, lhs=a, rhs=b):
-                self.m.Add(_compare(_NEGATE[op], self.expr(a).var, self.expr(b).var)).OnlyEnforceIf(
+                self.m.add(_compare(_NEGATE[op], self.expr(a).var, self.expr(b).var)).OnlyEnforceIf(
                     lit
                 )
             case BoolConst(value=v):
                 if v:
-                    self.m.AddBoolOr([]).OnlyEnforceIf(lit)
+                    self.m.add_bool_or([]).OnlyEnforceIf(lit)
             case _:
                 raise TypeError(f"cannot negate condition {c}")
 
@@ -233,12 +233,20 @@ class Encoder:
 _NEGATE = {"<=": ">", "<": ">=", ">=": "<", ">": "<=", "==": "!=", "!=": "=="}
 
 
-def _compare(op: str, a: object, b: object) -> object:
-    return {
-        "<=": lambda: a <= b,
-        "<": lambda: a < b,
-        ">=": lambda: a >= b,
-        ">": lambda: a > b,
-        "==": lambda: a == b,
-        "!=": lambda: a != b,
-    }[op]()
+def _compare(
+    op: str, a: cp_model.IntVar | int, b: cp_model.IntVar | int
+) -> cp_model.BoundedLinearExpression | bool:
+    match op:
+        case "<=":
+            return a <= b
+        case "<":
+            return a < b
+        case ">=":
+            return a >= b
+        case ">":
+            return a > b
+        case "==":
+            return a == b
+        case "!=":
+            return a != b
+    raise KeyError(op)
