@@ -504,7 +504,8 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
 
 def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  # type: ignore[no-untyped-def]
     """Verify on tt-lang-sim; print the verdict unless `quiet`; return it as JSON data."""
-    return _verify_outcome(spec, lowered, log, arch, quiet)[0]
+    data: dict[str, Any] = _verify_outcome(spec, lowered, log, arch, quiet)[0]
+    return data
 
 
 def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ignore[no-untyped-def]
@@ -558,10 +559,6 @@ def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ign
     }, outcome
 
 
-def _simulate(args: argparse.Namespace, spec, arch, lowered, log) -> dict:  # type: ignore[no-untyped-def, type-arg]
-    return _simulate_result(args, spec, arch, lowered, log)[0]
-
-
 def _simulate_result(args: argparse.Namespace, spec, arch, lowered, log):  # type: ignore[no-untyped-def]
     """(JSON-ready figures, SimResult); traces when --trace or --html asks for it."""
     from loom.pipeline import simulate_lowered
@@ -609,7 +606,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _top_k_sims(result, log):  # type: ignore[no-untyped-def]
+def _top_k_sims(result: Any, log: Any) -> tuple[tuple[str, float], ...]:
     from loom.pipeline import simulate_top_k
 
     return simulate_top_k(result, log) if result is not None else ()
