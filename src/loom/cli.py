@@ -665,7 +665,7 @@ def _cmd_candidates(args: argparse.Namespace) -> int:
 
 
 def _cmd_schema(args: argparse.Namespace) -> int:
-    from loom.arch.convert import json_schema
+    from loom.arch.schema import json_schema
     from loom.ir.schedule_file import schedule_schema
 
     schema = schedule_schema() if args.which == "schedule" else json_schema()

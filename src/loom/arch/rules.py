@@ -1,7 +1,10 @@
-"""Pass 2 of validation: the rules that relate fields to each other, and the sources.
+"""The rules that relate fields of an architecture file to each other, and its sources.
 
-Each rule reads the converted values through :class:`View`; a value that pass 1 already
-reported raises :class:`Skip`, which ends the rule quietly, so a problem is reported once.
+They read the file in its YAML shape (tables are mappings, lists are lists) through
+:class:`View`, so the same rules check a validated model (the pydantic after-validator of
+:class:`loom.arch.schema.ArchFile`) and, when some fields failed their own validation, the
+rest of the raw file: one error then lists every problem. A rule whose input is faulty or
+missing raises :class:`Skip` and ends quietly, so a problem is reported once.
 """
 
 from __future__ import annotations
@@ -10,9 +13,8 @@ import difflib
 import itertools
 from collections.abc import Callable
 from contextlib import suppress
-from typing import Any
+from typing import Any, NamedTuple
 
-from loom.arch.convert import ABSENT, FIELD_PATHS, Problems
 from loom.arch.spec import MATH_FIDELITIES
 from loom.ir.formats import DataFormat, tile_bytes
 
@@ -38,19 +40,57 @@ ELTWISE_OPS = (
 REDUCE_OPS = ("max", "sum")
 """Row reductions every description must cost."""
 
+NOTHING: Any = object()
+"""No value to show in a problem."""
+
+
+class Problem(NamedTuple):
+    """One 'field: what is wrong; how to fix it' line of an error message."""
+
+    path: str
+    what: str
+    fix: str
+    got: Any = NOTHING
+
+    def line(self) -> str:
+        shown = "" if self.got is NOTHING else f" (got {short(self.got)})"
+        return f"{self.path or 'the file'} {self.what}{shown}; {self.fix}"
+
+
+def short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class Problems:
+    def __init__(self) -> None:
+        self.items: list[Problem] = []
+
+    def add(self, path: str, what: str, fix: str, got: Any = NOTHING) -> None:
+        self.items.append(Problem(path, what, fix, got))
+
 
 class View:
-    """Dotted-path access to the cleaned values; a faulty or missing value raises Skip."""
+    """Dotted-path access to a file in YAML shape; a faulty or missing value raises Skip.
 
-    def __init__(self, values: dict[str, Any]) -> None:
+    `bad` holds the paths (tuples of keys) that failed their own validation: a read of one
+    of them, of a value inside one, or of a value containing one, skips the rule."""
+
+    def __init__(self, values: dict[str, Any], bad: tuple[tuple[str, ...], ...]) -> None:
         self.values = values
+        self.bad = bad
 
     def __getitem__(self, path: str) -> Any:
-        node: Any = self.values
-        for part in path.split("."):
-            node = node[part] if isinstance(node, dict) else ABSENT
-            if node is ABSENT:
+        parts = tuple(path.split("."))
+        for b in self.bad:
+            n = min(len(b), len(parts))
+            if b[:n] == parts[:n]:
                 raise Skip
+        node: Any = self.values
+        for part in parts:
+            if not isinstance(node, dict) or part not in node:
+                raise Skip
+            node = node[part]
         return node
 
 
@@ -71,7 +111,7 @@ def _rule(fn: _Rule) -> _Rule:
 def _dtypes(v: View, out: Problems) -> None:
     for path in ("tile.bytes_per_dtype", "compute.dst_tiles"):
         with suppress(Skip):
-            names = [k for k, _ in v[path]]
+            names = list(v[path])
             for name in names:
                 if name not in DTYPES:
                     out.add(path, f"has unknown dtype '{name}'", f"use one of {', '.join(DTYPES)}")
@@ -79,7 +119,7 @@ def _dtypes(v: View, out: Problems) -> None:
                 out.add(path, "lacks dtype 'bf16'", "add an entry for bf16")
     with suppress(Skip):
         rows, cols = v["tile.rows"], v["tile.cols"]
-        for name, size in v["tile.bytes_per_dtype"]:
+        for name, size in v["tile.bytes_per_dtype"].items():
             if name in DTYPES and size != tile_bytes(name, rows, cols):
                 out.add(
                     f"tile.bytes_per_dtype.{name}",
@@ -93,7 +133,7 @@ def _dtypes(v: View, out: Problems) -> None:
 @_rule
 def _fidelities(v: View, out: Problems) -> None:
     with suppress(Skip):
-        names = [k for k, _ in v["matmul.cycles_per_tile"]]
+        names = list(v["matmul.cycles_per_tile"])
         for name in names:
             if name not in MATH_FIDELITIES:
                 out.add(
@@ -133,7 +173,7 @@ def _ops(v: View, out: Problems) -> None:
         ("compute.reduce_cycles_per_tile", REDUCE_OPS),
     ):
         with suppress(Skip):
-            names = {k for k, _ in v[path]}
+            names = set(v[path])
             for op in required:
                 if op not in names:
                     out.add(path, f"lacks op '{op}'", "add its cycles per tile")
@@ -174,7 +214,7 @@ def _grid(v: View, out: Problems) -> None:
 
 def _inside(coords: list[int], size: int, path: str, out: Problems) -> None:
     for c in coords:
-        if c is not ABSENT and c >= size:
+        if c >= size:
             out.add(
                 path,
                 f"has coordinate {c} outside the NoC torus (0..{size - 1})",
@@ -203,7 +243,7 @@ def _capacities(v: View, out: Problems) -> None:
             )
     with suppress(Skip):
         table = v["noc.transfer_size_bytes_per_cycle"]
-        sizes = [s for s, _ in table]
+        sizes = list(table)
         if any(b <= a for a, b in itertools.pairwise(sizes)):
             out.add(
                 "noc.transfer_size_bytes_per_cycle",
@@ -211,7 +251,7 @@ def _capacities(v: View, out: Problems) -> None:
                 "sort the table by size",
                 sizes,
             )
-        rates = [r for _, r in table]
+        rates = list(table.values())
         if any(b < a for a, b in itertools.pairwise(rates)):
             out.add(
                 "noc.transfer_size_bytes_per_cycle",
@@ -224,42 +264,37 @@ def _capacities(v: View, out: Problems) -> None:
             out.add("dram.banks", "must list at least one bank", "add the DRAM banks")
 
 
-def clean_sources(raw: Any, values: dict[str, Any], out: Problems) -> tuple[tuple[str, str], ...]:
-    """The `sources` mapping as (path, note) pairs. A key must name a field, or an entry of a
-    table field (``compute.eltwise_cycles_per_tile.exp``), so a typo cannot hide a note."""
-    if raw is None:
-        return ()
-    if not isinstance(raw, dict):
-        out.add("sources", "must be a mapping from field path to source", "fix it", raw)
-        return ()
-    result: list[tuple[str, str]] = []
-    for key, note in raw.items():
-        path = f"sources.{key}"
-        if not isinstance(note, str) or not note.strip():
-            out.add(path, "must be a non-empty string", "say where the number comes from", note)
-        elif not _known_source_key(str(key), values):
-            near = difflib.get_close_matches(str(key), sorted(FIELD_PATHS), n=1)
+def _sources(v: View, out: Problems, fields: dict[str, bool]) -> None:
+    """A key of ``sources`` must name a field, or an entry of a table field
+    (``compute.eltwise_cycles_per_tile.exp``), so a typo cannot hide a note."""
+    try:
+        notes = v["sources"]
+    except Skip:
+        return
+    for key in notes or {}:
+        if not _known_source_key(str(key), v, fields):
+            near = difflib.get_close_matches(str(key), sorted(fields), n=1)
             hint = f"rename it to '{near[0]}'" if near else "use a dotted field path"
-            out.add(path, "names no field of the description", hint)
-        else:
-            result.append((str(key), note.strip()))
-    return tuple(result)
+            out.add(f"sources.{key}", "names no field of the description", hint)
 
 
-def _known_source_key(key: str, values: dict[str, Any]) -> bool:
-    if key in FIELD_PATHS:
+def _known_source_key(key: str, v: View, fields: dict[str, bool]) -> bool:
+    if key in fields:
         return True
     table, _, entry = key.rpartition(".")
-    if not FIELD_PATHS.get(table, False):
+    if not fields.get(table, False):
         return False
     try:
-        return any(str(k) == entry for k, _ in View(values)[table])
+        return any(str(k) == entry for k in v[table])
     except Skip:
         return True
 
 
-def check_rules(values: dict[str, Any], out: Problems) -> None:
-    """Run every rule on the converted `values`, adding what fails to `out`."""
+def check(v: View, fields: dict[str, bool]) -> list[Problem]:
+    """Every rule's problems with the file `v` (`fields`: dotted path -> is a table)."""
+    out = Problems()
     for rule in _RULES:
         with suppress(Skip):
-            rule(View(values), out)
+            rule(v, out)
+    _sources(v, out, fields)
+    return out.items
