@@ -77,6 +77,19 @@ def test_missing_copies_are_rejected() -> None:
         lower(tile, build_buffers(tile), sched, load_arch(case.arch))
 
 
+def test_waves_are_read_from_the_schedule_and_must_match_its_blocks() -> None:
+    """Lowering runs the waves the mapping derived; a block size edited without them is
+    rejected by name, not lowered with a wrong wave count."""
+    case = CASES["gemm512-wh-unicast-1buf"]
+    tile = case.program()
+    sched = make_schedule(tile, case.arch, case.view, case.blocks)
+    edited = dataclasses.replace(sched, waves={**sched.waves, "tile_m": sched.waves["tile_m"] + 1})
+    with pytest.raises(ScheduleError, match=r"the schedule's waves .*tile_m=\d+.* do not match"):
+        lower(tile, build_buffers(tile), edited, load_arch(case.arch))
+    with pytest.raises(ScheduleError, match=r"waves \(none\) do not match"):
+        lower(tile, build_buffers(tile), dataclasses.replace(sched, waves={}), load_arch(case.arch))
+
+
 def test_check_program_rejects_a_buffer_held_twice() -> None:
     p = lowered(CASES["gemm512-wh-unicast-1buf"])
     bad = dataclasses.replace(p, compute=(Wait(("acc",), p.compute),))

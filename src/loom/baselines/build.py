@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule
+from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule, grid_waves
 from loom.ir.tile import Gather, Load, Store, TileProgram, accesses
 
 
@@ -90,10 +90,8 @@ def build_schedule(
 ) -> Schedule:
     """The Schedule of `policy` for `program` (one kernel on one shape) on `arch`."""
     mapping = mapping_of(policy.view)
-    waves = {}
-    for axis in program.grid:
-        tiles = -(-axis.extent // policy.block_sizes[axis.tile.name])
-        waves[axis.tile.name] = -(-tiles // mapping.spatial_factor(axis.tile.name))
+    extents = {axis.tile.name: axis.extent for axis in program.grid}
+    waves = grid_waves(extents, mapping, policy.block_sizes)
     return Schedule(
         kernel=program.name,
         arch=arch,

@@ -10,7 +10,6 @@ seeds) except the wall-clock columns.
 from __future__ import annotations
 
 import dataclasses
-import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +21,7 @@ from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.eval.cases import EvalCase
 from loom.eval.rows import ResultRow
-from loom.ir.schedule import Schedule
+from loom.ir.schedule import Schedule, grid_waves
 from loom.kernels.registry import KernelSpec, resolve_kernel
 from loom.pipeline import CompileOptions, StageLog, compile_kernel, lower_schedule
 from loom.sim import SimResult, simulate
@@ -161,10 +160,8 @@ def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
 
 
 def _with_blocks(schedule: Schedule, program, blocks: dict[str, int]) -> Schedule:  # type: ignore[no-untyped-def]
-    waves = {}
-    for axis in program.grid:
-        tiles = math.ceil(axis.extent / blocks[axis.tile.name])
-        waves[axis.tile.name] = math.ceil(tiles / schedule.mapping.spatial_factor(axis.tile.name))
+    extents = {axis.tile.name: axis.extent for axis in program.grid}
+    waves = grid_waves(extents, schedule.mapping, blocks)
     return dataclasses.replace(schedule, block_sizes=dict(blocks), waves=waves, modeled_cycles=0)
 
 

@@ -171,6 +171,22 @@ class Schedule:
         return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
+def grid_waves(
+    extents: dict[str, int], mapping: Mapping, block_sizes: dict[str, int]
+) -> dict[str, int]:
+    """Temporal waves of each grid axis (tile symbol -> extent): its blocks over its cores.
+
+    The mapping derives the same count symbolically for every candidate
+    (:class:`loom.ir.candidate.Candidate` ``waves``); this is the number for a schedule
+    built without a candidate (a baseline's policy, a block-size neighbour), and the
+    check that a schedule file's ``waves`` agree with its block sizes."""
+    waves = {}
+    for axis, extent in extents.items():
+        blocks = -(-extent // block_sizes[axis])
+        waves[axis] = -(-blocks // mapping.spatial_factor(axis))
+    return waves
+
+
 def schedule_from_dict(data: dict[str, Any]) -> Schedule:
     """Rebuild a Schedule from its JSON form (raises KeyError/TypeError when malformed)."""
     mapping_data = data["mapping"]

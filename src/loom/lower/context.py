@@ -128,7 +128,7 @@ def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...
         block = schedule.block_sizes[name]
         tiles = -(-axis.extent // block)  # the last blocks may cover padding
         factor = schedule.mapping.spatial_factor(name)
-        waves = -(-tiles // factor)
+        waves = schedule.waves[name]  # derived by the mapping, checked by fit.check_waves
         var = Sym(f"{name}_wave", 0, waves - 1, 1, "index") if waves > 1 else None
         logical = spatial_index(schedule.mapping, name)
         if var is not None:

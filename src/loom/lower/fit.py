@@ -3,7 +3,8 @@
 A schedule file may come from anywhere (an older compile, a hand edit), so lowering first
 checks that its block sizes name exactly the program's tile symbols, that each is a
 legal size of its symbol (a multiple of the alignment within the symbol's bounds, and a
-divisor of a loop's extent), and, once the buffers are sized, that they fit L1. The
+divisor of a loop's extent), that its waves are the ones its mapping gives those block
+sizes, and, once the buffers are sized, that they fit L1. The
 compiler's own schedules pass by construction; a violation names the field and the fix.
 """
 
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from loom.arch import Arch
 from loom.errors import ScheduleError
-from loom.ir.schedule import Schedule
+from loom.ir.schedule import Schedule, grid_waves
 from loom.ir.tile import ForLoop, TileProgram, walk
 from loom.symbolic import Const
 
@@ -56,6 +57,22 @@ def check_block_sizes(program: TileProgram, schedule: Schedule) -> None:
                 f"block_sizes.{name} = {size} does not divide the loop's extent {extent}; "
                 f"choose a divisor of {extent} that is a multiple of {sym.align}."
             )
+
+
+def check_waves(program: TileProgram, schedule: Schedule) -> None:
+    """Raise ScheduleError unless the schedule carries the waves its mapping derived for
+    its block sizes (lowering reads them; a hand edit of a block size must update them)."""
+    extents = {axis.tile.name: axis.extent for axis in program.grid}
+    want = grid_waves(extents, schedule.mapping, schedule.block_sizes)
+    if schedule.waves != want:
+        raise ScheduleError(
+            f"the schedule's waves {_pairs(schedule.waves) or '(none)'} do not match its "
+            f"block sizes and mapping, which give {_pairs(want)}; {_FIX}."
+        )
+
+
+def _pairs(values: dict[str, int]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
 
 def check_l1(l1_bytes: int, schedule: Schedule, arch: Arch) -> None:

@@ -18,7 +18,7 @@ from loom.ir.tile import TileProgram
 from loom.lower.check import check_program
 from loom.lower.compute import ComputeBuilder
 from loom.lower.context import LowerContext, build_context
-from loom.lower.fit import check_block_sizes, check_l1
+from loom.lower.fit import check_block_sizes, check_l1, check_waves
 from loom.lower.loops import with_waves
 from loom.lower.merge import Merge
 from loom.lower.movement import Movement
@@ -41,6 +41,7 @@ def _check_inputs(
             f"the {arch.grid_y}x{arch.grid_x} grid of {arch.name}."
         )
     check_block_sizes(tile, schedule)
+    check_waves(tile, schedule)
 
 
 def _l1_bytes(ctx: LowerContext, arch: Arch) -> int:
