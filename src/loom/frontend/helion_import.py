@@ -15,6 +15,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import NoReturn, cast
 
 import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
@@ -107,14 +108,54 @@ class _NodeView:
 
 def _with_extra_inputs(node: torch.fx.Node) -> torch.fx.Node:
     inputs: list[object] = []
-    for extra in node.kwargs["_extra_args"]:  # type: ignore[union-attr]
+    extras = node.kwargs["_extra_args"]
+    for extra in extras if isinstance(extras, list | tuple) else ():
         if isinstance(extra, torch.fx.Node):
-            inputs.extend(extra.args[0])  # type: ignore[arg-type]
+            inputs.extend(_seq_arg(extra, 0))
     feed = iter(inputs)
     args = tuple(next(feed, None) if a is None else a for a in node.args)
-    kwargs = {k: v for k, v in node.kwargs.items() if k != "_extra_args"}
-    view = _NodeView(node.target, args, kwargs, node.meta, node.name, node.users)
-    return view  # type: ignore[return-value]
+    kwargs: dict[str, object] = {k: v for k, v in node.kwargs.items() if k != "_extra_args"}
+    users: dict[object, None] = dict.fromkeys(node.users)
+    view = _NodeView(node.target, args, kwargs, node.meta, node.name, users)
+    # The handlers read only target/args/kwargs/meta/name/users, which the view has: it
+    # stands in for the FX node it was made from.
+    return cast("torch.fx.Node", view)
+
+
+# FX types a node's arguments as one wide union (`torch.fx.node.Argument`); what each
+# position holds is fixed by the Helion op the node calls. These accessors check it, so
+# a Helion release that changes an op's signature fails here with a clear internal error.
+def _node_arg(node: torch.fx.Node, i: int) -> torch.fx.Node:
+    arg = node.args[i]
+    if not isinstance(arg, torch.fx.Node):
+        raise TypeError(f"{node.target}: argument {i} is {arg!r}, not an FX node")
+    return arg
+
+
+def _seq_arg(node: torch.fx.Node, i: int) -> Sequence[object]:
+    arg = node.args[i]
+    if not isinstance(arg, list | tuple):
+        raise TypeError(f"{node.target}: argument {i} is {arg!r}, not a list")
+    return arg
+
+
+def _int_arg(node: torch.fx.Node, i: int) -> int:
+    arg = node.args[i]
+    if not isinstance(arg, int) or isinstance(arg, bool):
+        raise TypeError(f"{node.target}: argument {i} is {arg!r}, not an integer")
+    return arg
+
+
+def _as_node(arg: object) -> torch.fx.Node:
+    if not isinstance(arg, torch.fx.Node):
+        raise TypeError(f"{arg!r} is not an FX node")
+    return arg
+
+
+def _sympy_of(val: torch.SymInt | torch.SymFloat) -> object:
+    """The sympy expression behind a symbolic number (Helion keys host origins by it)."""
+    sympy_of: Callable[[], object] = val._sympy_  # torch leaves this method unannotated
+    return sympy_of()
 
 
 def _line(node: torch.fx.Node) -> int:
@@ -236,8 +277,23 @@ class HelionImporter(SurfaceOps):
 
     def _block_of(self, entry: object) -> int | None:
         if isinstance(entry, torch.fx.Node) and isinstance(entry.meta.get("val"), torch.SymInt):
-            return self.env.get_block_id(entry.meta["val"])
+            bid: int | None = self.env.get_block_id(entry.meta["val"])
+            return bid
         return None
+
+    def _tile_block(self, node: torch.fx.Node) -> int:
+        """Block id of the tile a `tile.begin/end/id/index` node reads (its argument 0)."""
+        bid = self._block_of(node.args[0])
+        if bid is None:
+            self._unsupported(node, f"{node.target} of a value that is not a tile")
+        return bid
+
+    def _tensor_of(self, scope: _Scope, node: torch.fx.Node) -> str:
+        """Name of the host tensor a load or store node reads or writes (argument 0)."""
+        tensor = scope.values[_node_arg(node, 0)]
+        if not isinstance(tensor, str):
+            self._unsupported(node, f"a load or store of {tensor} (not a kernel argument)")
+        return tensor
 
     def _make_symbols(self) -> None:
         tiled = self._tile_positions()
@@ -335,7 +391,7 @@ class HelionImporter(SurfaceOps):
             node = _with_extra_inputs(node)
         target = node.target
         if target in _PASS_THROUGH:
-            return scope.values[node.args[0]]
+            return scope.values[_node_arg(node, 0)]
         handler = self.handlers.get(target)
         if handler is not None:
             return handler(node, scope)
@@ -359,7 +415,7 @@ class HelionImporter(SurfaceOps):
         self._unsupported(node, name.split(".")[0] if "." in name else name)
         return None
 
-    def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> None:
+    def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> NoReturn:
         instead = hint or (
             "supported inside hl.tile loops are loads/stores indexed by tiles or `:`, "
             "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
@@ -417,7 +473,7 @@ class HelionImporter(SurfaceOps):
             )
         if not isinstance(value, Value):
             self._unsupported(node, f"operand {arg}")
-        return value  # type: ignore[return-value]
+        return value
 
     def _operand(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value | float:
         """A tile value, or a number (a literal or a scalar argument of the kernel)."""
@@ -440,6 +496,8 @@ class HelionImporter(SurfaceOps):
     # ----- handlers ----------------------------------------------------------------
     def _host_tensor(self, node: torch.fx.Node, scope: _Scope) -> str:
         name = node.args[0]
+        if not isinstance(name, str):
+            raise TypeError(f"{node.target}: argument 0 is {name!r}, not a tensor name")
         val = node.meta["val"]
         if name not in self.tensors:
             if val.dtype not in _DTYPES:
@@ -453,7 +511,7 @@ class HelionImporter(SurfaceOps):
         if isinstance(val, torch.SymFloat | torch.SymInt) and (
             isinstance(val, torch.SymFloat) or self.env.get_block_id(val) is None
         ):
-            origin = self.bound.host_function.expr_to_origin.get(val._sympy_())
+            origin = self.bound.host_function.expr_to_origin.get(_sympy_of(val))
             name = getattr(origin.origin, "name", "") if origin is not None else ""
             if name in self.scalars:
                 return self.scalars[name]
@@ -482,20 +540,23 @@ class HelionImporter(SurfaceOps):
         return tuple(windows)
 
     def _load(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
-        tensor = scope.values[node.args[0]]
-        window = self._window(node, tensor, node.args[1])
+        tensor = self._tensor_of(scope, node)
+        window = self._window(node, tensor, _seq_arg(node, 1))
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, _line(node)))
 
     def _store(self, node: torch.fx.Node, scope: _Scope) -> None:
-        tensor = scope.values[node.args[0]]
+        tensor = self._tensor_of(scope, node)
         self.stored.add(tensor)
-        window = self._window(node, tensor, node.args[1])
+        window = self._window(node, tensor, _seq_arg(node, 1))
         value = self._value(scope, node.args[2], node)
         self._emit(scope, Store(tensor, window, value, _line(node)))
 
     def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
-        return self._emit(scope, Full(self._new_value(node), float(node.args[1]), _line(node)))
+        fill = node.args[1]
+        if not isinstance(fill, int | float):
+            self._unsupported(node, f"a fill with {fill}", "fill with a constant")
+        return self._emit(scope, Full(self._new_value(node), float(fill), _line(node)))
 
     def _matmul(
         self, node: torch.fx.Node, scope: _Scope, acc: object, a: object, b: object
@@ -527,7 +588,7 @@ class HelionImporter(SurfaceOps):
         return self._matmul(node, scope, acc, node.args[0], node.args[1])
 
     def _permute(self, node: torch.fx.Node, scope: _Scope) -> _Transposed:
-        perm = list(node.args[1])
+        perm = list(_seq_arg(node, 1))
         value = self._value(scope, node.args[0], node)
         swapped = list(range(len(perm)))
         swapped[-2:] = swapped[-1], swapped[-2]
@@ -537,7 +598,7 @@ class HelionImporter(SurfaceOps):
 
     def _transpose(self, node: torch.fx.Node, scope: _Scope) -> _Transposed:
         value = self._value(scope, node.args[0], node)
-        dims = sorted(d % value.rank for d in node.args[1:3])
+        dims = sorted(d % value.rank for d in (_int_arg(node, 1), _int_arg(node, 2)))
         if dims != [value.rank - 2, value.rank - 1]:
             self._unsupported(node, "transpose of dims other than the last two")
         return _Transposed(value)
@@ -564,14 +625,15 @@ class HelionImporter(SurfaceOps):
         keepdim = (
             node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
         ) or False
-        if not isinstance(dims, list | tuple) or len(dims) != 1 or keepdim:
+        dim = dims[0] if isinstance(dims, list | tuple) and len(dims) == 1 else None
+        if not isinstance(dim, int) or keepdim:
             self._unsupported(node, f"{op} over {dims} (one axis, keepdim=False)")
-        axis = int(dims[0]) % operand.rank
+        axis = dim % operand.rank
         return self._emit(scope, Reduce(self._new_value(node), op, operand, axis, _line(node)))
 
     def _subscript(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
-        index = list(node.args[1])
+        index = list(_seq_arg(node, 1))
         if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
             self._unsupported(node, "subscript other than inserting one axis with None")
         axis = index.index(None)
@@ -579,14 +641,14 @@ class HelionImporter(SurfaceOps):
         return self._emit(scope, ExpandDims(result, operand, axis, _line(node)))
 
     def _tile_begin(self, node: torch.fx.Node, scope: _Scope) -> Expr:
-        return self.block_begin[self._block_of(node.args[0])]
+        return self.block_begin[self._tile_block(node)]
 
     def _tile_end(self, node: torch.fx.Node, scope: _Scope) -> Expr:
-        bid = self._block_of(node.args[0])
+        bid = self._tile_block(node)
         return self.block_begin[bid] + self.block_exprs[bid]
 
     def _tile_id(self, node: torch.fx.Node, scope: _Scope) -> Expr:
-        bid = self._block_of(node.args[0])
+        bid = self._tile_block(node)
         if bid not in self.block_index:
             self._unsupported(node, "tile.id of an inner loop")
         return self.block_index[bid]
@@ -597,9 +659,10 @@ class HelionImporter(SurfaceOps):
         bid = self._block_of(node.args[0])
         sym = self.block_exprs.get(bid) if bid is not None else None
         info = self.env.block_sizes[bid] if bid is not None else None
-        if not isinstance(sym, Sym) or info is None or not isinstance(info.size, int):
+        if bid is None or not isinstance(sym, Sym) or info is None:
             self._unsupported(node, "tile.index of a tile without a static extent")
-            return None
+        if not isinstance(info.size, int):
+            self._unsupported(node, "tile.index of a tile without a static extent")
         name = f"{sym.name}_index"
         self.tensors.setdefault(name, TensorArg(name, (int(info.size),), "fp32", "input"))
         window = (Window(self.block_begin[bid], sym),)
@@ -610,6 +673,8 @@ class HelionImporter(SurfaceOps):
         lhs, rhs = (
             scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args
         )
+        if not isinstance(lhs, Expr | int) or not isinstance(rhs, Expr | int):
+            self._unsupported(node, f"`==` between {lhs} and {rhs}", "compare tile ids")
         return cmp("==", as_expr(lhs), as_expr(rhs))
 
     def _gather(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
@@ -622,16 +687,17 @@ class HelionImporter(SurfaceOps):
         return self._emit(scope, op)
 
     def _getitem(self, node: torch.fx.Node, scope: _Scope) -> object:
-        container = scope.values[node.args[0]]
+        container = scope.values[_node_arg(node, 0)]
         if not isinstance(container, list | tuple):
             self._unsupported(node, "indexing a non-loop result")
-        return container[node.args[1]]
+        return container[_int_arg(node, 1)]
 
     def _phi(self, node: torch.fx.Node, scope: _Scope) -> object:
-        return scope.values[node.args[1]]
+        return scope.values[_node_arg(node, 1)]
 
     def _for_loop(self, node: torch.fx.Node, scope: _Scope) -> list[Value]:
-        graph_id, begins, ends, args = node.args[:4]
+        graph_id = _int_arg(node, 0)
+        begins, ends, args = _seq_arg(node, 1), _seq_arg(node, 2), _seq_arg(node, 3)
         info = self.device_ir.graphs[graph_id]
         assert isinstance(info, ForLoopGraphInfo)
         if len(info.block_ids) != 1:
@@ -649,7 +715,7 @@ class HelionImporter(SurfaceOps):
         inputs: list[object] = []
         iter_args: dict[int, Value] = {}
         for pos, arg in enumerate(args):
-            init = scope.values[arg]
+            init = scope.values[_as_node(arg)]
             if pos in carried_pos:
                 assert isinstance(init, Value)
                 iter_args[pos] = self._renamed(init, f"{init.name}_iter")
@@ -660,26 +726,32 @@ class HelionImporter(SurfaceOps):
         outputs = self._convert_graph(info, body, inputs)
         assert isinstance(outputs, list)
         carried: list[Carried] = []
-        results: list[Value] = [None] * len(outputs)  # type: ignore[list-item]
+        results: list[Value | None] = [None] * len(outputs)
         for pos, out_index in sorted(carried_pos.items(), key=lambda kv: kv[1]):
-            init = scope.values[args[pos]]
+            init = scope.values[_as_node(args[pos])]
+            nxt = outputs[out_index]
+            assert isinstance(init, Value)  # a carried position holds a tile (checked above)
+            if not isinstance(nxt, Value):
+                self._unsupported(node, f"a loop-carried value updated to {nxt}", "carry a tile")
             result = self._renamed(init, f"{init.name}_final")
-            carried.append(Carried(init, iter_args[pos], outputs[out_index], result))
+            carried.append(Carried(init, iter_args[pos], nxt, result))
             results[out_index] = result
         loop_op = ForLoop(tile, index, begin, end, tuple(body.ops), tuple(carried), _line(node))
         scope.ops.append(loop_op)
-        return results
+        # outputs that are not carried values are never read (Helion's loop results are
+        # the carried values only); the list keeps the FX output positions
+        return cast("list[Value]", results)
 
     def _carried_positions(self, loop_node: torch.fx.Node) -> dict[int, int]:
         """Input position of each carried value -> its output index (read from `_phi`)."""
-        args = list(loop_node.args[3])
+        args = list(_seq_arg(loop_node, 3))
         found: dict[int, int] = {}
         for user in loop_node.users:
             if user.target is not operator.getitem:
                 continue
             for phi in user.users:
                 if phi.target is _tracing_ops._phi:
-                    found[args.index(phi.args[0])] = user.args[1]
+                    found[args.index(phi.args[0])] = _int_arg(user, 1)
         return found
 
     def _renamed(self, value: Value, name: str) -> Value:
@@ -696,15 +768,17 @@ class HelionImporter(SurfaceOps):
             if isinstance(value, Expr):
                 return value
             return self._dim(arg.meta["val"], arg)
-        return as_expr(int(arg))
+        if not isinstance(arg, int):
+            raise TypeError(f"loop bound {arg!r} is neither an FX node nor an integer")
+        return as_expr(arg)
 
     def _if(self, node: torch.fx.Node, scope: _Scope) -> None:
-        cond = scope.values[node.args[0]]
-        info = self.device_ir.graphs[node.args[1]]
+        cond = scope.values[_node_arg(node, 0)]
+        info = self.device_ir.graphs[_int_arg(node, 1)]
         assert isinstance(info, IfGraphInfo)
         if not isinstance(cond, Cond):
             self._unsupported(node, "an `if` on a tensor value")
-        inputs = [scope.values[a] for a in node.args[3]]
+        inputs = [scope.values[_as_node(a)] for a in _seq_arg(node, 3)]
         body = _Scope()
         self._convert_graph(info, body, inputs)
         scope.ops.append(If(cond, tuple(body.ops), _line(node)))
