@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from loom.ir.scope import Scope
 from loom.report.artifacts import print_buffers
 
 
 def test_gemm_buffers(buffered) -> None:  # type: ignore[no-untyped-def]
     b = buffered["gemm"]
-    roles = {vb.name: (vb.role, vb.producer, vb.consumer, vb.scope) for vb in b.buffers}
+    roles = {vb.name: (vb.role, vb.producer, vb.consumer, vb.scope.key) for vb in b.buffers}
     assert roles == {
         "acc": ("state", "compute", "compute", "grid"),
         "a_tile": ("load", "reader", "compute", "loop:tile_k"),
@@ -34,10 +35,24 @@ def test_decode_gathers_partials(buffered) -> None:  # type: ignore[no-untyped-d
     b = buffered["flash_decode"]
     roles = [vb.role for vb in b.buffers]
     assert roles.count("gather_out") == 3 and roles.count("gather_in") == 3
-    folds = {vb.name for vb in b.buffers if vb.role == "state" and vb.scope == "grid"}
+    folds = {vb.name for vb in b.buffers if vb.role == "state" and vb.scope == Scope.grid()}
     assert {"m_max", "l_sum", "o_sum"} <= folds
 
 
 def test_buffer_report_snapshot(buffered, golden) -> None:  # type: ignore[no-untyped-def]
     for name, b in buffered.items():
         golden(f"dataflow/{name}_buffers.txt", print_buffers(b))
+
+
+def test_each_scope_owns_its_loop_and_buffers(buffered) -> None:  # type: ignore[no-untyped-def]
+    """The grid body and the K loop of GEMM: the loop's variable and block symbol, and the
+    load and store buffers issued in it, are held by the scope every stage passes."""
+    b = buffered["gemm"]
+    by_key = {s.key: s for s in b.scopes}
+    loop = by_key["loop:tile_k"]
+    assert (loop.block, loop.index) == ("tile_k", "tile_k_id")
+    assert set(loop.loads) == {"a_tile", "b_tile"} and loop.stores == ()
+    assert by_key["grid"].stores and not by_key["grid"].loads
+    for vb in b.buffers:
+        assert vb.scope is by_key[vb.scope.key]
+        assert (vb.name in vb.scope.loads) == (vb.role == "load")

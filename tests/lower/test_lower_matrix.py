@@ -86,7 +86,7 @@ def test_one_buffer_per_allocation_with_model_depth(case_program: tuple[Case, Pr
     assert [b.name for b in program.buffers] == [a.name for a in allocations]
     pipeline = case.schedule().pipeline
     for alloc, buf in zip(allocations, program.buffers, strict=True):
-        knobs = pipeline.get(alloc.scope, {})
+        knobs = pipeline.get(alloc.scope.key, {})
         extra = (alloc.role == "load" and knobs.get("b_load")) or (
             alloc.role == "store" and knobs.get("b_store")
         )

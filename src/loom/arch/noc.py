@@ -23,6 +23,7 @@ import numpy as np
 
 from loom.arch.spec import Arch
 from loom.ir.buffers import BufferedProgram
+from loom.ir.scope import Scope
 from loom.ir.tile import Load, accesses
 
 Link = tuple[int, int, int, int]
@@ -248,7 +249,7 @@ def _choose(
     owner = {b: a for a in buffered.allocations for b in a.buffers}
     engine_of: dict[int, str] = {}
     alloc_of: dict[int, str] = {}
-    members: dict[str, list[int]] = {}
+    members: dict[Scope, list[int]] = {}
     for i, op in enumerate(accesses(buffered.program.body)):
         vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
         if vb is None or vb.role != "load" or vb.name not in owner or i not in plans:

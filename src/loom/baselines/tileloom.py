@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.baselines.build import Policy
+from loom.ir.scope import Scope
 
 POW2 = (32, 64, 128, 256, 512)
 SOURCE = "TileLoom (Li et al., 2026): power-of-two tiles, roofline ranking, top-k profiled"
@@ -46,11 +47,11 @@ def _ranked(
     view: tuple[tuple[str, int, str], ...],
     blocks: dict[str, int],
     multicast: tuple[str, ...],
-    loop: str,
+    loop: Scope,
     cycles: float,
 ) -> Ranked:
     notes = (f"tileloom: roofline {cycles:.0f} cycles", f"rule: {SOURCE}")
-    return Ranked(Policy("tileloom", view, blocks, multicast, {loop: DOUBLE}, notes), cycles)
+    return Ranked(Policy("tileloom", view, blocks, multicast, {loop.key: DOUBLE}, notes), cycles)
 
 
 def _fits(arch: Arch, tiles: float) -> bool:
@@ -75,7 +76,7 @@ def _gemm(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
         cycles = _roofline(arch, fidelity, steps * tm * tn * tk, dram, cx * cy, noc)
         view = (("y", cy, "tile_m"), ("x", cx, "tile_n"))
         blocks = {"tile_m": bm, "tile_n": bn, "tile_k": bk}
-        yield _ranked(view, blocks, ("a", "b"), "loop:tile_k", cycles)
+        yield _ranked(view, blocks, ("a", "b"), Scope("tile_k"), cycles)
 
 
 def _attention(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
@@ -97,7 +98,7 @@ def _attention(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ran
         cycles = _roofline(arch, fidelity, steps * 2 * tm * tn * dt, kv / cx, cx * cy, kv)
         view = (("x", cx, "tile_m"), ("y", cy, "tile_b"))
         blocks = {"tile_b": 1, "tile_m": bm, "tile_n": bn}
-        yield _ranked(view, blocks, ("k", "v"), "loop:tile_n", cycles)
+        yield _ranked(view, blocks, ("k", "v"), Scope("tile_n"), cycles)
 
 
 def _decode(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
@@ -123,7 +124,7 @@ def _decode(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked
                 ("y", math.ceil(heads / (arch.grid_x // cx)), "tile_b"))  # fmt: skip
         if math.ceil(heads / (arch.grid_x // cx)) > arch.grid_y:
             continue
-        yield _ranked(view, {"tile_b": 1, "tile_s": bs, "tile_n": bn}, (), "loop:tile_n", cycles)
+        yield _ranked(view, {"tile_b": 1, "tile_s": bs, "tile_n": bn}, (), Scope("tile_n"), cycles)
 
 
 _KERNELS = {"gemm": _gemm, "flash_attention": _attention, "flash_decode": _decode}

@@ -33,6 +33,7 @@ from loom.baselines.ttnn_matmul_oob import (
     oob_matmul_config,
     out_block,
 )
+from loom.ir.scope import Scope
 
 TILE = 32
 TUNED_CSV = Path(__file__).parent / "data" / "ttnn_matmul_tuned.csv"
@@ -40,7 +41,7 @@ TUNED_SOURCE = (
     "tenstorrent/tt-metal tech_reports/GEMM_FLOPS/GEMM_FLOPS.md @ 06bd3735 manual table; "
     "config from tests/ttnn/unit_tests/benchmarks/test_benchmark.py"
 )
-DOUBLE_INPUTS = {"loop:tile_k": {"b_load": 1}}
+DOUBLE_INPUTS = {Scope("tile_k").key: {"b_load": 1}}
 
 
 def config_policy(

@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 
 from loom.baselines.build import Policy, spread
+from loom.ir.scope import Scope
 
 SDPA_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa/device/"
@@ -88,9 +89,9 @@ def sdpa_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
     for _, size, axis in view:
         cores[axis] *= size
     units = math.ceil(b * h / cores["tile_b"]) * math.ceil(q_chunks / cores["tile_m"])
-    pipeline = {"loop:tile_n": {"b_load": 1}}
+    pipeline = {Scope("tile_n").key: {"b_load": 1}}
     if q_per_core > 1:
-        pipeline["grid"] = {"b_load": 1}
+        pipeline[Scope.grid().key] = {"b_load": 1}
     notes = (
         f"ttnn-sdpa: q_chunk {Q_CHUNK} k_chunk {K_CHUNK}; parallel batch {bpf} x heads {hpf} "
         f"x q-chunks {qpf}; {ttnn_units} q-chunk(s) per core under TTNN, {units} in this "
@@ -132,5 +133,5 @@ def sdpa_decode_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
         f"rule: {DECODE_SOURCE}",
     )
     blocks = {"tile_b": 1, "tile_s": tile_s, "tile_n": K_CHUNK}
-    pipeline = {"loop:tile_n": {"b_load": 1}}
+    pipeline = {Scope("tile_n").key: {"b_load": 1}}
     return Policy("ttnn-sdpa-decode", view, blocks, (), pipeline, notes)

@@ -1,23 +1,43 @@
 """Dataflow stage: virtual buffers (reification) and their L1 storage (concretization)."""
 
+from dataclasses import replace
+
 from loom.dataflow.concretize import concretize, spread_loads
 from loom.dataflow.layout import infer_layouts
 from loom.dataflow.reify import reify
-from loom.ir.buffers import BufferedProgram
+from loom.ir.buffers import BufferedProgram, VirtualBuffer
+from loom.ir.scope import Scope
 from loom.ir.tile import TileProgram
 
 
 def build_buffers(program: TileProgram) -> BufferedProgram:
     """Reify `program`'s tile values into virtual buffers and bind them to L1 storage."""
     layouts, buffers, inlined = reify(program)
-    allocations = concretize(buffers)
+    scopes = _scopes(buffers)
+    buffers = tuple(replace(vb, scope=scopes[vb.scope]) for vb in buffers)
+    allocations = tuple(replace(a, scope=scopes[a.scope]) for a in concretize(buffers))
     return BufferedProgram(
         program=program,
         layouts={name: vl.layout for name, vl in layouts.items()},
         buffers=spread_loads(buffers, allocations),
         allocations=allocations,
         inlined=inlined,
+        scopes=tuple(scopes.values()),
     )
+
+
+def _scopes(buffers: tuple[VirtualBuffer, ...]) -> dict[Scope, Scope]:
+    """Every scope of `buffers` (in first-use order) with the loads and stores it owns."""
+    found: dict[Scope, Scope] = {}
+    for vb in buffers:
+        found.setdefault(vb.scope, vb.scope)
+    return {
+        s: s.with_buffers(
+            tuple(vb.name for vb in buffers if vb.scope == s and vb.role == "load"),
+            tuple(vb.name for vb in buffers if vb.scope == s and vb.role == "store"),
+        )
+        for s in found
+    }
 
 
 __all__ = ["build_buffers", "concretize", "infer_layouts", "reify"]

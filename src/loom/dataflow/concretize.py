@@ -13,6 +13,7 @@ from collections import defaultdict
 from dataclasses import replace
 
 from loom.ir.buffers import Allocation, VirtualBuffer
+from loom.ir.scope import Scope
 
 
 def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
@@ -26,7 +27,7 @@ def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
         vb.producer,
         vb.consumer,
         vb.role,
-        vb.scope,
+        vb.scope.key,
     )
 
 
@@ -73,7 +74,7 @@ def spread_loads(
     parallel instead of queueing behind one engine. A shared allocation stays on one
     engine: a circular buffer has a single producer."""
     engine: dict[str, str] = {}
-    per_scope: dict[str, int] = defaultdict(int)
+    per_scope: dict[Scope, int] = defaultdict(int)
     for alloc in allocations:
         if alloc.role == "load":
             engine[alloc.name] = ("reader", "writer")[per_scope[alloc.scope] % 2]

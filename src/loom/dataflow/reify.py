@@ -44,7 +44,7 @@ from loom.ir.tile import (
 class _Site:
     op: Op
     position: int
-    scope: str
+    scope: Scope
     loops: tuple[ForLoop, ...]
 
 
@@ -64,10 +64,6 @@ RECEIVE = ("writer", "compute")
 COMPUTE = ("compute", "compute")
 
 
-def _scope_name(loops: tuple[ForLoop, ...]) -> str:
-    return Scope(loops[-1].tile.name if loops else None).key
-
-
 class Reifier:
     def __init__(self, program: TileProgram) -> None:
         self.program = program
@@ -81,7 +77,7 @@ class Reifier:
     # ----- analysis --------------------------------------------------------------
     def _walk(self, ops: tuple[Op, ...], loops: tuple[ForLoop, ...]) -> None:
         for op in ops:
-            site = _Site(op, len(self.a.sites), _scope_name(loops), loops)
+            site = _Site(op, len(self.a.sites), Scope.of(loops), loops)
             self.a.sites.append(site)
             for r in op.results():
                 self.a.defs[r.name] = site
@@ -101,7 +97,7 @@ class Reifier:
                 for c in op.carried:
                     # the next value is copied into the state buffer at the iteration end
                     self.yields[self._root(c.next.name)] = _Site(
-                        op, end, _scope_name((*loops, op)), (*loops, op)
+                        op, end, Scope.of((*loops, op)), (*loops, op)
                     )
             elif isinstance(op, If):
                 self._walk(op.body, loops)

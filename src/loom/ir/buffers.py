@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from loom.ir.geometry import TILE
+from loom.ir.scope import Scope
 from loom.ir.tile import TileProgram
 from loom.symbolic import Const, Expr, ceildiv, mul
 
@@ -70,8 +71,8 @@ class VirtualBuffer:
     consumer: str
     layout: TileLayout
     dtype: str
-    scope: str
-    """Pipe node whose knobs may double it: `grid` or `loop:<tile>`."""
+    scope: Scope
+    """Pipe node whose knobs may double it: the grid body or one tile loop."""
     tensor: str = ""
     birth: int = 0
     death: int = 0
@@ -90,7 +91,7 @@ class Allocation:
     layout: TileLayout
     dtype: str
     role: str
-    scope: str
+    scope: Scope
     base_depth: int
 
     @property
@@ -107,12 +108,21 @@ class BufferedProgram:
     allocations: tuple[Allocation, ...]
     inlined: tuple[str, ...]
     """Values computed inside the expression of their single consumer (no buffer)."""
+    scopes: tuple[Scope, ...] = ()
+    """Every scope that holds a buffer, with the load and store buffers it owns."""
 
     def buffer_of(self, value: str) -> VirtualBuffer | None:
         for vb in self.buffers:
             if value in vb.values:
                 return vb
         return None
+
+    def scope(self, scope: Scope) -> Scope:
+        """`scope` with the buffers it owns (itself when it owns none)."""
+        for s in self.scopes:
+            if s == scope:
+                return s
+        return scope
 
     def allocation_of(self, buffer: str) -> Allocation:
         for alloc in self.allocations:

@@ -24,9 +24,10 @@ The latency of a node is assembled bottom-up (paper §2.6, eqs. 1–3):
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from loom.ir.candidate import Candidate
+from loom.ir.scope import Scope
 from loom.symbolic import Cond, Const, Expr, Sym, add, maximum, select
 
 
@@ -68,6 +69,8 @@ class Pipe(HegNode):
     store: Stage
     b_load: Sym
     b_store: Sym
+    scope: Scope = field(default_factory=Scope)
+    """The scope this pipe runs (its `name` is the scope's text form)."""
 
 
 @dataclass(frozen=True)

@@ -136,7 +136,7 @@ class ScheduleFile(_Strict):
             )
         for node in self.pipeline:
             try:
-                loop = Scope.parse(node).loop
+                loop = Scope.parse(node).block
             except ValueError as err:
                 problems.append(f"pipeline key {err}")
                 continue

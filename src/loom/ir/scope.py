@@ -1,13 +1,18 @@
 """Scope: where a buffer lives and is pipelined, the grid body or one tile loop.
 
-A scope is written as text in schedule.json (`pipeline` keys) and in the buffer plan:
-``grid`` for the body of the tile grid, ``loop:<tile symbol>`` for the body of a tile
-loop. This type is the one place that builds and reads that text.
+A scope is the unit the latency model pipelines (one pipe node with its ``b_load`` and
+``b_store`` knobs) and the lowering double-buffers: the body of the tile grid, or the
+body of one tile loop. It owns the loop's variable and block symbol, and the buffers
+loaded and stored in it. Every stage passes this type; its text form (``grid`` or
+``loop:<block symbol>``) appears only in files and reports (schedule.json ``pipeline``
+keys, the buffer plan), and this module is the one place that builds and reads it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
+
+from loom.ir.tile import ForLoop
 
 _LOOP = "loop:"
 _GRID = "grid"
@@ -15,8 +20,27 @@ _GRID = "grid"
 
 @dataclass(frozen=True)
 class Scope:
-    loop: str | None = None
-    """Tile symbol of the innermost enclosing loop (e.g. ``tile_k``); None for the grid."""
+    block: str | None = None
+    """Block (tile) symbol of the loop, e.g. ``tile_k``; None for the grid body. It names
+    the scope: two scopes are equal when their block symbols are."""
+    index: str | None = field(default=None, compare=False)
+    """The loop variable (the tile index symbol the loop steps), None for the grid."""
+    loads: tuple[str, ...] = field(default=(), compare=False)
+    """Virtual buffers of the DRAM loads issued in this scope (filled by the dataflow stage)."""
+    stores: tuple[str, ...] = field(default=(), compare=False)
+    """Virtual buffers of the DRAM stores issued in this scope."""
+
+    @classmethod
+    def grid(cls) -> Scope:
+        """The body of the tile grid (outside every tile loop)."""
+        return cls()
+
+    @classmethod
+    def of(cls, loops: tuple[ForLoop, ...]) -> Scope:
+        """The scope of code nested in `loops` (outermost first): the innermost loop's."""
+        if not loops:
+            return cls()
+        return cls(loops[-1].tile.name, loops[-1].index.name)
 
     @classmethod
     def parse(cls, key: str) -> Scope:
@@ -27,15 +51,22 @@ class Scope:
             return cls(key[len(_LOOP) :])
         raise ValueError(f"{key!r} is neither {_GRID!r} nor '{_LOOP}<tile symbol>'")
 
+    def with_buffers(self, loads: tuple[str, ...], stores: tuple[str, ...]) -> Scope:
+        return replace(self, loads=loads, stores=stores)
+
     @property
     def key(self) -> str:
         """The text form, as used in schedule.json and the buffer plan."""
-        return _GRID if self.loop is None else f"{_LOOP}{self.loop}"
+        return _GRID if self.block is None else f"{_LOOP}{self.block}"
 
     @property
     def ident(self) -> str:
-        """A name usable inside identifiers: the loop's tile symbol, or ``grid``."""
-        return _GRID if self.loop is None else self.loop
+        """A name usable inside identifiers: the block symbol, or ``grid``."""
+        return _GRID if self.block is None else self.block
+
+    def knob(self, kind: str) -> str:
+        """Name of this scope's pipeline knob `kind` (``b_load`` or ``b_store``)."""
+        return f"{kind}_{self.ident}"
 
     def __str__(self) -> str:
         return self.key

@@ -138,7 +138,7 @@ def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...
 
 
 def _depth(alloc: Allocation, schedule: Schedule) -> int:
-    knobs = schedule.pipeline.get(alloc.scope, {})
+    knobs = schedule.pipeline.get(alloc.scope.key, {})
     extra = (alloc.role == "load" and knobs.get("b_load", 0)) or (
         alloc.role == "store" and knobs.get("b_store", 0)
     )

@@ -41,9 +41,9 @@ from loom.model import primitives as prim
 from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul
 
 
-def knob(kind: str, scope: str) -> Sym:
-    ident = Scope.parse(scope).ident
-    return Sym(f"{kind}_{ident}", 0, 1, 1, "knob")
+def knob(kind: str, scope: Scope) -> Sym:
+    """The pipeline knob `kind` (``b_load``/``b_store``) of `scope`'s pipe: 0 or 1."""
+    return Sym(scope.knob(kind), 0, 1, 1, "knob")
 
 
 class HegBuilder:
@@ -86,10 +86,10 @@ class HegBuilder:
         waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
         launch = round(self.arch.us_to_cycles(self.arch.fixed.program_launch_us))
         start = Leaf("launch", (Term("fixed", "program launch", Const(launch)),))
-        grid = For("waves", waves, self.block(self.program.body, Scope().key, False, waves))
+        grid = For("waves", waves, self.block(self.program.body, Scope.grid(), False, waves))
         return Seq("program", (start, grid))
 
-    def block(self, ops: tuple[Op, ...], scope: str, owners_only: bool, repeats: Expr) -> Pipe:
+    def block(self, ops: tuple[Op, ...], scope: Scope, owners_only: bool, repeats: Expr) -> Pipe:
         """The pipe of one scope; `repeats` = how often it runs (for the DRAM traffic)."""
         loads: list[prim.TransferSpec] = []
         stores: list[prim.TransferSpec] = []
@@ -109,7 +109,7 @@ class HegBuilder:
             elif isinstance(op, ForLoop):
                 flush()
                 trip = ceildiv(op.end - op.begin, op.tile)
-                pipe = self.block(op.body, Scope(op.tile.name).key, owners_only, repeats * trip)
+                pipe = self.block(op.body, Scope.of((op,)), owners_only, repeats * trip)
                 pending.extend(self.carry_terms(op))
                 items.append(For(f"for {op.tile.name}", trip, pipe))
             elif isinstance(op, Gather):
@@ -128,12 +128,13 @@ class HegBuilder:
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         return Pipe(
-            name=scope,
+            name=scope.key,
             load=Stage(f"load@{scope}", load_terms, load_cycles),
             body=Seq(f"body@{scope}", tuple(items)),
             store=Stage(f"store@{scope}", store_terms, store_cycles),
             b_load=knob("b_load", scope),
             b_store=knob("b_store", scope),
+            scope=self.b.scope(scope),
         )
 
     # ----- transfers -----------------------------------------------------------------

@@ -26,7 +26,7 @@ class CompileStats:
 
 def pipeline_knobs(problem: Problem, env: dict[str, int]) -> dict[str, dict[str, int]]:
     return {
-        p.name: {"b_load": env.get(p.b_load.name, 0), "b_store": env.get(p.b_store.name, 0)}
+        p.scope.key: {"b_load": env.get(p.b_load.name, 0), "b_store": env.get(p.b_store.name, 0)}
         for p in pipes(problem.heg)
     }
 
