@@ -238,6 +238,41 @@ CASES = [
     Case(
         "arch_is_folder", ["compile", "gemm", "--arch", "sub"], 1, "not a file", _write("sub/x", "")
     ),
+    Case(
+        "arch_quoted_number",
+        ["compile", "gemm", "--arch", "arch.yaml", *G],
+        1,
+        "grid_x must be an integer (got '8')",
+        _arch("grid_x", '"8"'),
+    ),
+    Case(
+        "arch_grid_too_large",
+        ["compile", "gemm", "--arch", "arch.yaml", *G],
+        1,
+        "grid_x must be at most 256",
+        _arch("grid_x", "1000"),
+    ),
+    Case(
+        "arch_usable_l1_above_l1",
+        ["compile", "gemm", "--arch", "arch.yaml", *G],
+        1,
+        "l1_usable_bytes must be at most l1_bytes",
+        _arch("l1_usable_bytes", "2000000"),
+    ),
+    Case(
+        "arch_nested_unknown_key",
+        ["compile", "gemm", "--arch", "arch.yaml", *G],
+        1,
+        "noc.hop_cycle is not a field of Noc",
+        _write("arch.yaml", "base: wormhole_n150\nname: wh\nnoc:\n  hop_cycle: 9\n"),
+    ),
+    Case(
+        "arch_unknown_base",
+        ["compile", "gemm", "--arch", "arch.yaml", *G],
+        1,
+        "is not a built-in description",
+        _write("arch.yaml", "base: wormhole_n999\nname: wh\n"),
+    ),
     # -- schedule files (exit 1) --
     Case("schedule_missing", ["verify", "--schedule", "gone.json"], 1, "does not exist"),
     Case(
