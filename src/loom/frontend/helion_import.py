@@ -483,6 +483,8 @@ class HelionImporter(SurfaceOps):
 
     def _load(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         tensor = scope.values[node.args[0]]
+        if isinstance(tensor, Value):  # `tile.index[:, None]`: a subscript of a tile value
+            return self._insert_axis(node, scope, tensor, list(node.args[1]))
         window = self._window(node, tensor, node.args[1])
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, _line(node)))
@@ -571,11 +573,16 @@ class HelionImporter(SurfaceOps):
 
     def _subscript(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
-        index = list(node.args[1])
+        return self._insert_axis(node, scope, operand, list(node.args[1]))
+
+    def _insert_axis(
+        self, node: torch.fx.Node, scope: _Scope, operand: Value, index: list[object]
+    ) -> Value | None:
         if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
             self._unsupported(node, "subscript other than inserting one axis with None")
         axis = index.index(None)
-        result = self._new_value(node)
+        shape = (*operand.shape[:axis], Const(1), *operand.shape[axis:])
+        result = self._renamed(Value("", shape, operand.dtype), node.name)
         return self._emit(scope, ExpandDims(result, operand, axis, _line(node)))
 
     def _tile_begin(self, node: torch.fx.Node, scope: _Scope) -> Expr:

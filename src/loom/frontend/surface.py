@@ -97,6 +97,19 @@ UNSUPPORTED_HINTS = {
 }
 
 
+def _broadcast(result: Value, *args: Operand) -> Value:
+    """The shape numpy broadcasting gives `args` (a step of a rewrite keeps a mask's
+    vector shape until it meets a full tile), in the dtype of `result`."""
+    values = [a for a in args if isinstance(a, Value)]
+    rank = max(v.rank for v in values)
+    shape = []
+    for i in range(rank):
+        dims = [v.shape[i - rank + v.rank] for v in values if i - rank + v.rank >= 0]
+        sized = [d for d in dims if d != Const(1)]
+        shape.append(sized[0] if sized else Const(1))
+    return Value("", tuple(shape), result.dtype)
+
+
 class SurfaceOps:
     """Mixin of HelionImporter: handlers for the ops listed above."""
 
@@ -255,10 +268,10 @@ class SurfaceOps:
         if not isinstance(cond, Value):
             self._unsupported(node, "torch.where with a constant condition", "use the branch")
             return None
-        like = Value("", result.shape, result.dtype)
-        take_a = self._ew(scope, "mul", (cond, a), like, line, "where_a")
-        inverse = self._ew(scope, "sub", (1.0, cond), like, line, "where_not")
-        take_b = self._ew(scope, "mul", (inverse, b), like, line, "where_b")
+        take_a = self._ew(scope, "mul", (cond, a), _broadcast(result, cond, a), line, "where_a")
+        inverse = self._ew(scope, "sub", (1.0, cond), cond, line, "where_not")
+        like_b = _broadcast(result, inverse, b)
+        take_b = self._ew(scope, "mul", (inverse, b), like_b, line, "where_b")
         return self._emit(scope, Elementwise(result, "add", (take_a, take_b), line))
 
     def _number(self, scope: _Scope, arg: object, node: torch.fx.Node) -> float:

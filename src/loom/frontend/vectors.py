@@ -1,9 +1,10 @@
 """1-D tensors as one-tile-high rows or one-tile-wide columns of the 2-D tile grid.
 
 Loom stores every DRAM tensor as a grid of 32x32 tiles, so a 1-D tensor needs a second
-dim. Its orientation follows what is stored into it: a row reduction's result (one
-value per row of a tile, held in column 0) is written as a column `(n, 1)`; every other
-1-D tensor (elementwise data, a vector loaded to scale columns) is a row `(1, n)`.
+dim. Its orientation follows how it is used: a row reduction's result (one value per
+row of a tile, held in column 0) is written as a column `(n, 1)`, and so is a vector read
+as `s[tile_m][:, None]` (a per-row scale, `tile_m.index[:, None]`); every other 1-D tensor
+(elementwise data, a vector loaded to scale columns) is a row `(1, n)`.
 Values keep their 1-D shapes; only the tensor and its access windows gain the unit dim.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import replace
 from loom.ir.tile import (
     Convert,
     Elementwise,
+    ExpandDims,
     ForLoop,
     If,
     Load,
@@ -58,9 +60,20 @@ def _orientations(program: TileProgram) -> dict[str, str]:
     for arg in program.args:
         if len(arg.shape) == 1:
             sides[arg.name] = "row"
+    loaded = {
+        op.result.name: op.tensor
+        for op in walk(program.body)
+        if isinstance(op, Load) and op.tensor in sides
+    }
     for op in walk(program.body):
         if isinstance(op, Store) and op.tensor in sides and op.value.name in vectors:
             sides[op.tensor] = "column"
+        elif (
+            isinstance(op, ExpandDims)
+            and op.operand.name in loaded
+            and op.axis == op.result.rank - 1
+        ):  # `s[tile_m][:, None]`: one value per row of the tile
+            sides[loaded[op.operand.name]] = "column"
     return sides
 
 
