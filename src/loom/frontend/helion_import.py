@@ -11,15 +11,18 @@ that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import operator
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
 from helion._compiler.device_ir import ForLoopGraphInfo, GraphInfo, IfGraphInfo, RootGraphInfo
-from helion.language import _tracing_ops, creation_ops, matmul_ops, memory_ops, tile_ops, view_ops
+from helion.language import _tracing_ops, atomic_ops, creation_ops, matmul_ops, memory_ops, tile_ops, view_ops
 from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
@@ -161,6 +164,7 @@ class HelionImporter(SurfaceOps):
             tile_ops.tile_id: self._tile_id,
             tile_ops.tile_index: self._tile_index,
             gather: self._gather,
+            atomic_ops.atomic_add: self._atomic_add,
             operator.getitem: self._getitem,
             operator.eq: self._eq,
             aten.sym_size.int: self._sym_size,
@@ -627,6 +631,79 @@ class HelionImporter(SurfaceOps):
         operand = self._value(scope, node.args[1], node)
         op = Gather(self._new_value(node), operand, sym.name, _line(node))
         return self._emit(scope, op)
+
+    def _atomic_add(self, node: torch.fx.Node, scope: _Scope) -> None:
+        """`hl.atomic_add(out, [tile_m, tile_n], part)` into a zero-initialised `out`: the
+        blocks along the one grid axis missing from the index (split-K) each add a
+        partial, so Loom gathers the partials to the block with index 0 on that axis,
+        which sums them and stores the tile (a split reduction; no DRAM atomics)."""
+        tensor = scope.values[node.args[0]]
+        index = list(node.args[1])
+        value = self._operand(scope, node.args[2], node)
+        line = _line(node)
+        if not isinstance(tensor, str) or not isinstance(value, Value):
+            self._unsupported(node, "hl.atomic_add of a constant or into a tile value")
+        assert isinstance(tensor, str) and isinstance(value, Value)
+        if not self._zero_initialised(tensor):
+            self._unsupported(
+                node,
+                f"hl.atomic_add into {tensor}, which the kernel does not create with "
+                "torch.zeros",
+                f"create {tensor} inside the kernel with torch.zeros/zeros_like/new_zeros "
+                "(Loom stores the sum of the partials, so the tensor must start at zero)",
+            )
+        used = {self._block_of(e) for e in index}
+        split = [b for b in self.device_ir.grid_block_ids[0] if b not in used]
+        if len(split) > 1:
+            self._unsupported(
+                node,
+                "hl.atomic_add from blocks split along several grid axes",
+                "index the output with every grid axis but one (the split-K axis)",
+            )
+        window = self._window(node, tensor, index)
+        self.stored.add(tensor)
+        dtype = self.tensors[tensor].dtype
+        if not split:  # every block owns its tile: the add into zeros is a store
+            self._emit(scope, Store(tensor, window, self._cast(scope, value, dtype, line), line))
+            return
+        bid = split[0]
+        tile = self.block_exprs[bid]
+        assert isinstance(tile, Sym)
+        parts = Value("", (self._num_tiles(bid), *value.shape), value.dtype)
+        parts = self._renamed(parts, f"{value.name}_parts")
+        self._emit(scope, Gather(parts, value, tile.name, line))
+        guard = _Scope()
+        total = self._renamed(value, f"{value.name}_total")
+        self._emit(guard, Reduce(total, "sum", parts, 0, line))
+        stored = self._cast(guard, total, dtype, line)
+        self._emit(guard, Store(tensor, window, stored, line))
+        owner = cmp("==", self.block_index[bid], Const(0))
+        scope.ops.append(If(owner, tuple(guard.ops), line))
+
+    def _cast(self, scope: _Scope, value: Value, dtype: str, line: int) -> Value:
+        if value.dtype == dtype:
+            return value
+        result = self._renamed(Value("", value.shape, dtype), f"{value.name}_{dtype}")
+        self._emit(scope, Convert(result, value, line))
+        return result
+
+    def _zero_initialised(self, tensor: str) -> bool:
+        """Whether the kernel's host code creates `tensor` with a zero fill."""
+        try:
+            tree = ast.parse(textwrap.dedent(inspect.getsource(self.bound.kernel.fn)))
+        except (OSError, TypeError, SyntaxError):
+            return False
+        zeros = {"zeros", "zeros_like", "new_zeros"}
+        for stmt in ast.walk(tree):
+            if (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == tensor for t in stmt.targets)
+                and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Attribute)
+                and stmt.value.func.attr in zeros
+            ):
+                return True
+        return False
 
     def _getitem(self, node: torch.fx.Node, scope: _Scope) -> object:
         container = scope.values[node.args[0]]

@@ -16,7 +16,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-from helion.language import atomic_ops
 
 from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, Value
 from loom.symbolic import Const
@@ -85,11 +84,6 @@ UNSUPPORTED_HINTS = {
     aten.cumsum.default: ("cumsum", "scans are not supported; use a row reduction (sum)"),
     aten.sort.default: ("sort", "sorting is not supported on the tile engines"),
     aten.topk.default: ("topk", "top-k selection is not supported on the tile engines"),
-    "atomic_add": (
-        "split-K with hl.atomic_add",
-        "Loom has no DRAM atomics; loop over K inside the grid loop (for tile_k in "
-        "hl.tile(k): acc = torch.addmm(acc, ...)) and let the mapping spread the grid",
-    ),
     aten.index.Tensor: (
         "tensor-indexed gather",
         "index with tiles or `:` only (data-dependent indices are not supported)",
@@ -146,9 +140,8 @@ class SurfaceOps:
         table[aten.clamp_max.default] = self._clamp_max
         table[aten.clamp.default] = self._clamp
         table[aten.unsqueeze.default] = self._unsqueeze
-        by_name = {"atomic_add": atomic_ops.atomic_add}
         for name, (what, hint) in UNSUPPORTED_HINTS.items():
-            table[by_name.get(name, name)] = self._rejecter(what, hint)  # type: ignore[call-overload]
+            table[name] = self._rejecter(what, hint)
         return table
 
     # ----- helpers -----------------------------------------------------------------
