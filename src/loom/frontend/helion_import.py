@@ -55,6 +55,13 @@ aten = torch.ops.aten
 prims = torch.ops.prims
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+_INDEX_DTYPES = (torch.int64, torch.int32)
+"""Integer tensors Loom accepts as outputs of argmax/argmin only, held as fp32 indices."""
+_INTEGER_HINT = (
+    "the tile engines compute in bf16, fp16 and fp32 (tt-lang-sim has no integer or fp8 "
+    "tiles); cast integer and fp8 inputs on the host (x.float()) before the kernel. An "
+    "integer output may only receive argmax/argmin indices"
+)
 _MASK_DTYPE = "fp32"
 """Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
 TILE_ALIGN = TILE
@@ -143,6 +150,10 @@ class HelionImporter(SurfaceOps):
         self.source_file = source_file
         self.tensors: dict[str, TensorArg] = {}
         self.stored: set[str] = set()
+        self.index_tensors: dict[str, torch.dtype] = {}
+        """Integer tensors, held as fp32: only argmax/argmin indices may be stored there."""
+        self.index_values: set[str] = set()
+        """Values holding indices (argmax/argmin results), exact integers in fp32."""
         self.used_names: set[str] = set()
         self.block_exprs: dict[int, Expr] = {}
         self.block_begin: dict[int, Expr] = {}
@@ -201,12 +212,17 @@ class HelionImporter(SurfaceOps):
             TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
             for t in self.tensors.values()
         )
+        notes = tuple(
+            f"{name} ({dtype}) holds argmax/argmin indices as fp32 (exact below 2^24)"
+            for name, dtype in self.index_tensors.items()
+        )
         return TileProgram(
             name=self.name,
             args=args,
             grid=grid,
             body=tuple(scope.ops),
             source_file=self.source_file,
+            notes=notes,
         )
 
     # ----- symbols ---------------------------------------------------------------
@@ -446,10 +462,12 @@ class HelionImporter(SurfaceOps):
         name = node.args[0]
         val = node.meta["val"]
         if name not in self.tensors:
-            if val.dtype not in _DTYPES:
-                self._unsupported(node, f"tensor {name} of dtype {val.dtype}")
+            if val.dtype in _INDEX_DTYPES:
+                self.index_tensors[name] = val.dtype
+            elif val.dtype not in _DTYPES:
+                self._unsupported(node, f"tensor {name} of dtype {val.dtype}", _INTEGER_HINT)
             shape = tuple(int(d) for d in val.shape)
-            self.tensors[name] = TensorArg(name, shape, _DTYPES[val.dtype], "input")
+            self.tensors[name] = TensorArg(name, shape, _DTYPES.get(val.dtype, "fp32"), "input")
         return name
 
     def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr | float:
@@ -489,6 +507,9 @@ class HelionImporter(SurfaceOps):
         tensor = scope.values[node.args[0]]
         if isinstance(tensor, Value):  # `tile.index[:, None]`: a subscript of a tile value
             return self._insert_axis(node, scope, tensor, list(node.args[1]))
+        if tensor in self.index_tensors:
+            what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
+            self._unsupported(node, what, _INTEGER_HINT)
         window = self._window(node, tensor, node.args[1])
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, _line(node)))
@@ -498,6 +519,9 @@ class HelionImporter(SurfaceOps):
         self.stored.add(tensor)
         window = self._window(node, tensor, node.args[1])
         value = self._value(scope, node.args[2], node)
+        if tensor in self.index_tensors and value.name not in self.index_values:
+            what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
+            self._unsupported(node, what, _INTEGER_HINT)
         self._emit(scope, Store(tensor, window, value, _line(node)))
 
     def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
@@ -550,6 +574,11 @@ class HelionImporter(SurfaceOps):
 
     def _convert(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
+        if node.meta["val"].dtype in _INDEX_DTYPES and operand.name in self.index_values:
+            return operand  # indices stay exact fp32 integers
+        if node.meta["val"].dtype not in _DTYPES:
+            what = f".to({node.meta['val'].dtype})"
+            self._unsupported(node, what, _INTEGER_HINT)
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 
@@ -616,6 +645,15 @@ class HelionImporter(SurfaceOps):
         window = (Window(self.block_begin[bid], sym),)
         result = self._renamed(Value("", (sym,), "fp32"), f"{name}_tile")
         return self._emit(scope, Load(result, name, window, _line(node)))
+
+    def _span_index(self, scope: _Scope, n: int, line: int) -> Value:
+        """The element indices 0..n-1 of a full `:` slice of extent n (argmax's
+        candidates), read from an index vector Loom adds as the DRAM input `span<n>_index`."""
+        name = f"span{n}_index"
+        self.tensors.setdefault(name, TensorArg(name, (n,), "fp32", "input"))
+        result = self._renamed(Value("", (Const(n),), "fp32"), f"{name}_tile")
+        self._emit(scope, Load(result, name, (Window(Const(0), Const(n)),), line))
+        return result
 
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
         lhs, rhs = (

@@ -75,12 +75,6 @@ REDUCTIONS = {
     aten.var.dim: "var",
 }
 UNSUPPORTED_HINTS = {
-    aten.argmax.default: (
-        "argmax",
-        "Loom's reductions return values, not indices; compute the max with torch.amax and "
-        "find the index on the host",
-    ),
-    aten.argmin.default: ("argmin", "compute the min with torch.amin and the index on the host"),
     aten.cumsum.default: ("cumsum", "scans are not supported; use a row reduction (sum)"),
     aten.sort.default: ("sort", "sorting is not supported on the tile engines"),
     aten.topk.default: ("topk", "top-k selection is not supported on the tile engines"),
@@ -113,6 +107,8 @@ class SurfaceOps:
     _unsupported: Callable[..., None]
     _operand: Callable[..., Operand]
     _renamed: Callable[[Value, str], Value]
+    _span_index: Callable[[_Scope, int, int], Value]
+    index_values: set[str]
 
     def surface_handlers(self) -> dict[object, Callable[[torch.fx.Node, _Scope], object]]:
         table: dict[object, Callable[[torch.fx.Node, _Scope], object]] = {}
@@ -125,6 +121,8 @@ class SurfaceOps:
         for target in REDUCTIONS:
             table[target] = self._reduction
         table[aten.gelu.default] = self._gelu
+        table[aten.argmax.default] = self._argreduce
+        table[aten.argmin.default] = self._argreduce
         table[aten.var_mean.correction] = self._var_mean
         table[aten.scalar_tensor.default] = self._scalar_tensor
         if _GELU_TANH is not None:
@@ -371,6 +369,47 @@ class SurfaceOps:
         else:
             out = self._variance(node, scope, x, axis, reduced, line, result, keepdim)
         return out
+
+    def _argreduce(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`argmax`/`argmin` over a full slice of n elements: the smallest index where the
+        value equals the extreme, `min(idx + n * (x != max))`, with the indices 0..n-1 read
+        from an index vector; every step in fp32, so the indices are exact integers."""
+        is_max = node.target == aten.argmax.default
+        what = "argmax" if is_max else "argmin"
+        x = self._operand(scope, node.args[0], node)
+        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        keepdim = bool(node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False))
+        if not isinstance(x, Value) or not isinstance(dim, int):
+            self._unsupported(node, f"{what} without a dim", f"{what} over one dim (dim=-1)")
+            return None
+        axis = dim % x.rank
+        n = x.shape[axis]
+        line = self._line(node)
+        if not isinstance(n, Const) or axis < x.rank - 2:
+            self._unsupported(
+                node,
+                f"{what} over a tiled dimension or a leading axis",
+                f"{what} over a full slice `x[tile, :]` (or `x[:, tile]`) along one of the "
+                "last two axes",
+            )
+            return None
+        like = Value("", x.shape, "fp32")
+        reduced = Value("", tuple(d for i, d in enumerate(x.shape) if i != axis), "fp32")
+        xs = x if is_max else self._ew(scope, "neg", (x,), like, line, f"{what}_neg")
+        peak = self._reduce_into(scope, "max", xs, axis, reduced, line, None, True)
+        below = self._ew(scope, "lt", (xs, peak), like, line, f"{what}_miss")
+        idx = self._span_index(scope, n.value, line)
+        if axis == x.rank - 2:  # indices down the rows: a column
+            column = self._temp(Value("", (n, Const(1)), "fp32"), f"{idx.name}_col")
+            self._emit(scope, ExpandDims(column, idx, 1, line))
+            idx = column
+        away = self._ew(scope, "mul", (below, float(n.value)), like, line, f"{what}_away")
+        cand = self._ew(scope, "add", (idx, away), like, line, f"{what}_cand")
+        flip = self._ew(scope, "neg", (cand,), like, line, f"{what}_flip")
+        first = self._reduce_into(scope, "max", flip, axis, reduced, line, None, keepdim)
+        result = self._renamed(Value("", first.shape, "fp32"), node.name)
+        self.index_values.add(result.name)
+        return self._finish(scope, "neg", (first,), line, result)
 
     def _reduce_into(
         self,
