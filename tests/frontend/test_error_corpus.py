@@ -20,7 +20,12 @@ CASES = {
         r"kernel does not create with torch\.zeros`.*must start at zero",
     ),
     "barrier": (["--arg", "x=64x64"], r"barrier\.py: kernel 'two_phase' has 2 top-level"),
-    "argmax": (["--arg", "x=64x64"], r"argmax\.py:11: Loom cannot compile `argmax`"),
+    "argmax": (
+        ["--arg", "x=64x64"],
+        r"argmax\.py:11: Loom cannot compile `argmax over a tiled dimension.*full slice",
+    ),
+    "integer_input": ([], r"integer_input\.py:10: .*`reading the torch\.int32 tensor x`.*no integer"),
+    "fp8_input": ([], r"fp8_input\.py:10: .*`tensor x of dtype torch\.float8_e4m3fn`.*bfp8"),
     "erf": (["--arg", "x=64x64"], r"erf\.py:10: Loom cannot compile `erf`.*helion-surface"),
     "batch_sum": (
         ["--arg", "x=4x64x64"],

@@ -58,9 +58,10 @@ _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
 _INDEX_DTYPES = (torch.int64, torch.int32)
 """Integer tensors Loom accepts as outputs of argmax/argmin only, held as fp32 indices."""
 _INTEGER_HINT = (
-    "the tile engines compute in bf16, fp16 and fp32 (tt-lang-sim has no integer or fp8 "
-    "tiles); cast integer and fp8 inputs on the host (x.float()) before the kernel. An "
-    "integer output may only receive argmax/argmin indices"
+    "the tile engines compute in bf16, fp16 and fp32 (tt-lang-sim has no integer or "
+    "e4m3/e5m2 fp8 tiles); cast integer and fp8 inputs on the host (x.float()) before the "
+    "kernel, or keep them bf16 and store them in Tenstorrent's 8-bit block float with "
+    "`--dtype bfp8`. An integer output may only receive argmax/argmin indices"
 )
 _MASK_DTYPE = "fp32"
 """Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
