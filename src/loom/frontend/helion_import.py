@@ -17,7 +17,7 @@ import operator
 import re
 import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
@@ -153,6 +153,11 @@ class HelionImporter(SurfaceOps):
         self.stored: set[str] = set()
         self.index_tensors: dict[str, torch.dtype] = {}
         """Integer tensors, held as fp32: only argmax/argmin indices may be stored there."""
+        self.phase = 0
+        self.root_scope = _Scope()
+        self.phase_stores: dict[str, tuple[int, tuple[Window, ...], Value]] = {}
+        """Tensor -> (phase, window, value) of its last top-level store."""
+        self.forwarded: set[str] = set()
         self.index_values: set[str] = set()
         """Values holding indices (argmax/argmin results), exact integers in fp32."""
         self.used_names: set[str] = set()
@@ -196,19 +201,16 @@ class HelionImporter(SurfaceOps):
         self._scan_gathers()
         self._make_symbols()
         grid_ids = self.device_ir.grid_block_ids
-        if len(grid_ids) != 1:
-            raise FrontendError(
-                f"{self.source_file}: kernel {self.name!r} has {len(grid_ids)} top-level "
-                "hl.tile loops (phases separated by hl.barrier, or consecutive grid loops); "
-                "Loom compiles kernels with exactly one grid loop (one hl.tile([...]) over "
-                "the parallel axes). Fuse the phases into one grid loop, or split them into "
-                "two kernels run one after the other."
-            )
         grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
+        for later in grid_ids[1:]:
+            self._same_grid(grid_ids[0], later)
         roots = [g for g in self.device_ir.graphs if isinstance(g, RootGraphInfo)]
-        scope = _Scope()
-        for root in roots:
+        scope = self.root_scope = _Scope()
+        for phase, root in enumerate(roots):
+            self.phase = phase
             self._convert_graph(root, scope, inputs=())
+        if len(roots) > 1:
+            scope.ops = list(self._drop_scratch(tuple(scope.ops)))
         args = tuple(
             TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
             for t in self.tensors.values()
@@ -225,6 +227,82 @@ class HelionImporter(SurfaceOps):
             source_file=self.source_file,
             notes=notes,
         )
+
+    # ----- phases (top-level grid loops separated by hl.barrier) ----------------------
+    def _same_grid(self, first: list[int], later: list[int]) -> None:
+        """A later phase runs on the same grid: its blocks take the first phase's tile
+        symbols and indices, so block (i, j) of every phase runs on the same core."""
+        sizes = [self.env.block_sizes[b].size for b in first]
+        others = [self.env.block_sizes[b].size for b in later]
+        same = len(first) == len(later) and all(
+            self.block_exprs[a] == self.block_exprs[b] for a, b in zip(first, later, strict=False)
+        )
+        if sizes != others or not same:
+            raise FrontendError(
+                f"{self.source_file}: kernel {self.name!r} has top-level hl.tile loops over "
+                f"different grids ({sizes} and {others}); Loom compiles phases separated by "
+                "hl.barrier when they run on the same grid with the same tile sizes (each "
+                "block's phases then run in order on one core). Give every phase the same "
+                "hl.tile([...]) and block sizes, or split the phases into two kernels."
+            )
+        for a, b in zip(first, later, strict=True):
+            self.block_index[b] = self.block_index[a]
+            self.block_begin[b] = self.block_begin[a]
+
+    def _forwarded(
+        self, node: torch.fx.Node, scope: _Scope, tensor: str, window: tuple[Window, ...]
+    ) -> Value | None:
+        """A later phase reading what an earlier phase stored: the same block wrote that
+        window, so its value is forwarded (no DRAM round trip, no grid-wide barrier)."""
+        written = self.phase_stores.get(tensor)
+        if written is None or written[0] == self.phase:
+            return None
+        _, where, value = written
+        if where != window:
+            self._unsupported(
+                node,
+                f"reading {tensor} after hl.barrier other than at the window its own block "
+                "stored in the phase before",
+                "a later phase may read only the tiles its own block stored, at the top "
+                "level of the earlier phase's loop; TT-Lang has no grid-wide barrier, so "
+                "data written by other cores cannot be waited for. Reduce across blocks "
+                "with hl.atomic_add instead",
+            )
+        self.forwarded.add(tensor)
+        return self._cast(scope, value, self.tensors[tensor].dtype, _line(node))
+
+    def _drop_scratch(self, ops: tuple[Op, ...]) -> tuple[Op, ...]:
+        """Stores of tensors only read back by later phases and not returned by the
+        kernel: scratch between phases, which forwarding keeps in L1."""
+        returned = self._returned_names()
+        scratch = {t for t in self.forwarded if returned is not None and t not in returned}
+        kept: list[Op] = []
+        for op in ops:
+            if isinstance(op, Store) and op.tensor in scratch:
+                continue
+            if isinstance(op, ForLoop | If):
+                op = replace(op, body=self._drop_scratch(op.body))
+            kept.append(op)
+        for name in scratch:
+            self.stored.discard(name)
+            self.tensors.pop(name, None)
+        return tuple(kept)
+
+    def _returned_names(self) -> set[str] | None:
+        tree = self._kernel_ast()
+        if tree is None:
+            return None
+        names: set[str] = set()
+        for stmt in ast.walk(tree):
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                names.update(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name))
+        return names
+
+    def _kernel_ast(self) -> ast.AST | None:
+        try:
+            return ast.parse(textwrap.dedent(inspect.getsource(self.bound.kernel.fn)))
+        except (OSError, TypeError, SyntaxError):
+            return None
 
     # ----- symbols ---------------------------------------------------------------
     def _scan_gathers(self) -> None:
@@ -512,6 +590,9 @@ class HelionImporter(SurfaceOps):
             what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
             self._unsupported(node, what, _INTEGER_HINT)
         window = self._window(node, tensor, node.args[1])
+        forwarded = self._forwarded(node, scope, tensor, window)
+        if forwarded is not None:
+            return forwarded
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, _line(node)))
 
@@ -524,6 +605,8 @@ class HelionImporter(SurfaceOps):
             what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
             self._unsupported(node, what, _INTEGER_HINT)
         self._emit(scope, Store(tensor, window, value, _line(node)))
+        top = scope is self.root_scope  # a store inside a loop cannot be forwarded
+        self.phase_stores[tensor] = (self.phase, window if top else (), value)
 
     def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         return self._emit(scope, Full(self._new_value(node), float(node.args[1]), _line(node)))
@@ -728,9 +811,8 @@ class HelionImporter(SurfaceOps):
 
     def _zero_initialised(self, tensor: str) -> bool:
         """Whether the kernel's host code creates `tensor` with a zero fill."""
-        try:
-            tree = ast.parse(textwrap.dedent(inspect.getsource(self.bound.kernel.fn)))
-        except (OSError, TypeError, SyntaxError):
+        tree = self._kernel_ast()
+        if tree is None:
             return False
         zeros = {"zeros", "zeros_like", "new_zeros"}
         for stmt in ast.walk(tree):
