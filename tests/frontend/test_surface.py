@@ -200,3 +200,32 @@ def test_atomic_add_is_a_gather_and_an_owner_sum(tmp_path) -> None:  # type: ign
     kinds = [type(op).__name__ for op in guard.body]
     assert kinds == ["Reduce", "Convert", "Store"]  # sum of the partials, bf16 -> fp32, store
     assert isinstance(guard.body[-1], Store) and guard.body[-1].tensor == "out"
+
+
+def test_barrier_phases_on_one_grid_forward_the_scratch_tiles(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import Load, Store
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def p(x: torch.Tensor) -> torch.Tensor:
+        scratch = torch.empty_like(x)
+        out = torch.empty_like(x)
+        for tile_m, tile_n in hl.tile(x.size()):
+            scratch[tile_m, tile_n] = x[tile_m, tile_n] * 2.0
+        hl.barrier()
+        for tile_m, tile_n in hl.tile(x.size()):
+            out[tile_m, tile_n] = scratch[tile_m, tile_n] + 1.0
+        return out
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(64, 64, dtype=torch.bfloat16),))
+    assert [a.name for a in program.args] == ["x", "out"]  # the scratch tensor is gone
+    assert [op.tensor for op in walk(program.body) if isinstance(op, Load)] == ["x"]
+    assert [op.tensor for op in walk(program.body) if isinstance(op, Store)] == ["out"]
+    assert len(program.grid) == 2
