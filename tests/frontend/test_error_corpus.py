@@ -32,7 +32,10 @@ CASES = {
         ["--arg", "x=64x64"],
         r"argmax\.py:11: Loom cannot compile `argmax over a tiled dimension.*full slice",
     ),
-    "integer_input": ([], r"integer_input\.py:10: .*`reading the torch\.int32 tensor x`.*no integer"),
+    "integer_input": (
+        [],
+        r"integer_input\.py:10: .*`reading the torch\.int32 tensor x`.*no integer",
+    ),
     "fp8_input": ([], r"fp8_input\.py:10: .*`tensor x of dtype torch\.float8_e4m3fn`.*bfp8"),
     "erf": (["--arg", "x=64x64"], r"erf\.py:10: Loom cannot compile `erf`.*helion-surface"),
     "batch_sum": (

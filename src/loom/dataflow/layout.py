@@ -97,19 +97,8 @@ class LayoutInference:
                 self._set(r, self._get(x))
             case Gather(result=r, operand=x):
                 self._set(r, replace(self._get(x), gathered=True))
-            case ExpandDims(result=r, operand=x, axis=axis):
-                src = self._get(x)
-                over_partials = axis == 0 and self.splits  # broadcast over partials
-                gathered = src.gathered or over_partials
-                last = axis == r.rank - 1 and src.layout.vector
-                if not (over_partials or last or (axis == r.rank - 2 and _is_row(src.layout))):
-                    raise FrontendError(
-                        f"{self.program.source_file}:{op.line}: `x[..., None]` must append a "
-                        "last axis to a row vector (a row reduction's result, a 1-D tensor or "
-                        "`tile.index`), or insert the second-last axis into a row (`v[None, :]`"
-                        ", a column reduction's result); other reshapes are not supported."
-                    )
-                self._set(r, ValueLayout(src.layout, gathered))
+            case ExpandDims():
+                self._expand(op)
             case Reduce(result=r, operand=x, axis=axis):
                 self._reduce(op, r, x, axis)
             case Elementwise(result=r, args=args):
@@ -126,6 +115,21 @@ class LayoutInference:
                 self._ops(body)
             case _:
                 pass
+
+    def _expand(self, op: ExpandDims) -> None:
+        r, x, axis = op.result, op.operand, op.axis
+        src = self._get(x)
+        over_partials = axis == 0 and self.splits  # broadcast over partials
+        gathered = src.gathered or over_partials
+        last = axis == r.rank - 1 and src.layout.vector
+        if not (over_partials or last or (axis == r.rank - 2 and _is_row(src.layout))):
+            raise FrontendError(
+                f"{self.program.source_file}:{op.line}: `x[..., None]` must append a "
+                "last axis to a row vector (a row reduction's result, a 1-D tensor or "
+                "`tile.index`), or insert the second-last axis into a row (`v[None, :]`"
+                ", a column reduction's result); other reshapes are not supported."
+            )
+        self._set(r, ValueLayout(src.layout, gathered))
 
     def _reduce(self, op: Reduce, result: Value, operand: Value, axis: int) -> None:
         src = self._get(operand)

@@ -22,7 +22,15 @@ from dataclasses import dataclass, field, replace
 import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
 from helion._compiler.device_ir import ForLoopGraphInfo, GraphInfo, IfGraphInfo, RootGraphInfo
-from helion.language import _tracing_ops, atomic_ops, creation_ops, matmul_ops, memory_ops, tile_ops, view_ops
+from helion.language import (
+    _tracing_ops,
+    atomic_ops,
+    creation_ops,
+    matmul_ops,
+    memory_ops,
+    tile_ops,
+    view_ops,
+)
 from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
@@ -769,8 +777,7 @@ class HelionImporter(SurfaceOps):
         if not self._zero_initialised(tensor):
             self._unsupported(
                 node,
-                f"hl.atomic_add into {tensor}, which the kernel does not create with "
-                "torch.zeros",
+                f"hl.atomic_add into {tensor}, which the kernel does not create with torch.zeros",
                 f"create {tensor} inside the kernel with torch.zeros/zeros_like/new_zeros "
                 "(Loom stores the sum of the partials, so the tensor must start at zero)",
             )
