@@ -7,6 +7,11 @@ symbols, named after the Helion loop variables (`tile_m`, `tile_n`, ...).
 
 Loom compiles whole tiles only: every tile size must divide its extent (the model adds
 that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
+
+Two Helion constructs that synchronise blocks become block-local forms: `hl.atomic_add`
+from a split grid axis is a gather of the partials to one block (a split reduction), and
+phases separated by `hl.barrier` on the same grid run in order on each core, a later
+phase reading its own block's tiles from the earlier phase's values.
 """
 
 from __future__ import annotations

@@ -6,7 +6,8 @@ without new IR: `mean` is a sum times 1/n, `var` two sums, `amin` a negated `ama
 `torch.where(c, a, b)` is `c*a + (1-c)*b` over a 0/1 mask (finite fills only, so no
 0 * inf arises), `x ** 2` a product, tanh-GELU its polynomial through `tanh`, and
 `full_like`/`zeros_like`/`empty_like`/`new_*` a constant fill (Loom has no uninitialised
-tiles: an empty tile reads as zeros).
+tiles: an empty tile reads as zeros), and `argmax`/`argmin` a max, a compare and a min
+over an index vector.
 """
 
 from __future__ import annotations
@@ -372,7 +373,7 @@ class SurfaceOps:
 
     def _argreduce(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         """`argmax`/`argmin` over a full slice of n elements: the smallest index where the
-        value equals the extreme, `min(idx + n * (x != max))`, with the indices 0..n-1 read
+        value equals the extreme, `min(idx + n * (x < max))`, with the indices 0..n-1 read
         from an index vector; every step in fp32, so the indices are exact integers."""
         is_max = node.target == aten.argmax.default
         what = "argmax" if is_max else "argmin"
