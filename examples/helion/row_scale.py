@@ -1,6 +1,6 @@
-"""Per-row scale and per-column shift from two 1-D tensors: `scale[:, None]` is a
-column broadcast across the columns of the tile, `shift[None, :]` a row broadcast down
-its rows."""
+"""Per-row scale and per-column shift from two 1-D tensors: `scale[tile_m].float()[:, None]`
+is a column broadcast across the columns of the tile, `shift[tile_n][None, :]` a row
+broadcast down its rows."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import torch
 def row_scale(x: torch.Tensor, scale: torch.Tensor, shift: torch.Tensor) -> torch.Tensor:
     out = torch.empty_like(x)
     for tile_m, tile_n in hl.tile(x.size()):
-        scaled = x[tile_m, tile_n] * scale[tile_m][:, None]
+        scaled = x[tile_m, tile_n] * scale[tile_m].float()[:, None]
         out[tile_m, tile_n] = scaled + shift[tile_n][None, :]
     return out
 

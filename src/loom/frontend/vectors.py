@@ -60,21 +60,33 @@ def _orientations(program: TileProgram) -> dict[str, str]:
     for arg in program.args:
         if len(arg.shape) == 1:
             sides[arg.name] = "row"
-    loaded = {
-        op.result.name: op.tensor
-        for op in walk(program.body)
-        if isinstance(op, Load) and op.tensor in sides
-    }
+    loaded = _loaded_from(program.body, set(sides))
     for op in walk(program.body):
         if isinstance(op, Store) and op.tensor in sides and op.value.name in vectors:
             sides[op.tensor] = "column"
-        elif (
-            isinstance(op, ExpandDims)
-            and op.operand.name in loaded
-            and op.axis == op.result.rank - 1
-        ):  # `s[tile_m][:, None]`: one value per row of the tile
-            sides[loaded[op.operand.name]] = "column"
+        elif isinstance(op, ExpandDims) and op.axis == op.result.rank - 1:
+            for tensor in loaded.get(op.operand.name, ()):  # `s[tile_m][:, None]`
+                sides[tensor] = "column"
     return sides
+
+
+def _loaded_from(ops: tuple[Op, ...], tensors: set[str]) -> dict[str, set[str]]:
+    """1-D values -> the 1-D tensors they are loaded or computed from elementwise
+    (`s[tile_m].float() * 2.0` comes from `s`)."""
+    found: dict[str, set[str]] = {}
+    for op in walk(ops):
+        match op:
+            case Load(result=r, tensor=t) if t in tensors:
+                found[r.name] = {t}
+            case Convert(result=r, operand=x) if x.name in found:
+                found[r.name] = set(found[x.name])
+            case Elementwise(result=r, args=args) if r.rank == 1:
+                sources = [found[a.name] for a in args if isinstance(a, Value) and a.name in found]
+                if sources:
+                    found[r.name] = set().union(*sources)
+            case _:
+                pass
+    return found
 
 
 def _window(window: tuple[Window, ...], side: str) -> tuple[Window, ...]:
