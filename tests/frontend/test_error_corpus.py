@@ -24,6 +24,11 @@ CASES = {
         r"barrier\.py:14: Loom cannot compile `reading tmp after hl\.barrier other than at "
         r"the window its own block stored.*no grid-wide barrier",
     ),
+    "barrier_overwrite": (
+        ["--arg", "x=64x64"],
+        r"barrier_overwrite\.py:13: Loom cannot compile `writing x after hl\.barrier where "
+        r"other blocks read it before`",
+    ),
     "barrier_grids": (
         ["--arg", "x=64x64"],
         r"barrier_grids\.py: kernel 'two_grids' has top-level hl\.tile loops over different",

@@ -171,6 +171,9 @@ class HelionImporter(SurfaceOps):
         self.phase_stores: dict[str, tuple[int, tuple[Window, ...], Value]] = {}
         """Tensor -> (phase, window, value) of its last top-level store."""
         self.forwarded: set[str] = set()
+        self.phase_loads: dict[str, list[tuple[int, tuple[Window, ...]]]] = {}
+        """Tensor -> (phase, window) of each load, to catch a later phase overwriting
+        what other blocks of an earlier phase still read."""
         self.index_values: set[str] = set()
         """Values holding indices (argmax/argmin results), exact integers in fp32."""
         self.used_names: set[str] = set()
@@ -606,6 +609,8 @@ class HelionImporter(SurfaceOps):
         forwarded = self._forwarded(node, scope, tensor, window)
         if forwarded is not None:
             return forwarded
+        top = scope is self.root_scope
+        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, _line(node)))
 
@@ -618,6 +623,15 @@ class HelionImporter(SurfaceOps):
             what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
             self._unsupported(node, what, _INTEGER_HINT)
         self._emit(scope, Store(tensor, window, value, _line(node)))
+        read = self.phase_loads.get(tensor, [])
+        if any(phase < self.phase and where != window for phase, where in read):
+            self._unsupported(
+                node,
+                f"writing {tensor} after hl.barrier where other blocks read it before",
+                "a later phase may overwrite only the tiles its own block read in the "
+                "earlier phase; TT-Lang has no grid-wide barrier, so the write could reach "
+                "DRAM before another core's read. Write the result to a new tensor",
+            )
         top = scope is self.root_scope  # a store inside a loop cannot be forwarded
         self.phase_stores[tensor] = (self.phase, window if top else (), value)
 
