@@ -13,7 +13,7 @@ is that of one partial, and they are marked `gathered`.
 A reduction over the second-last axis (a column reduction, `x[:, tile_n].sum(0)`) makes a
 *row*: one tile row with the values in row 0 of each tile, which broadcasts down the rows
 of a matrix like a 1-D vector does. A 1-D tensor stored as a column `(n, 1)` (one used as
-`s[:, None]`) loads as a row vector.
+`s[:, None]`), or a window one element wide of a 2-D tensor, loads as a row vector.
 """
 
 from __future__ import annotations
@@ -89,6 +89,9 @@ class LayoutInference:
         match op:
             case Load(result=r, tensor=t) if r.rank == 1 and t in self.columns:
                 self._set(r, ValueLayout(TileLayout(Const(1), r.shape[0], Const(1), True)))
+            case Load(result=r) if r.rank >= 2 and r.shape[-1] == Const(1):
+                lay = default_layout(r.shape)  # a (.., n, 1) column: its values in column 0
+                self._set(r, ValueLayout(TileLayout(lay.batch, lay.rows, lay.cols, True)))
             case Load(result=r) | Matmul(result=r):
                 self._set(r, ValueLayout(default_layout(r.shape)))
             case Full(result=r):

@@ -480,7 +480,8 @@ class HelionImporter(SurfaceOps):
             "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
             "hl.dot), elementwise arithmetic, exp/exp2/log/sqrt/rsqrt/reciprocal/abs/neg/relu/"
             "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
-            "sum/mean/amax/amin/var over the last axis, `x[:, None]`, `.to(dtype)` and "
+            "sum/mean/amax/amin/var/argmax/argmin over the last two axes, `x[:, None]`, "
+            "hl.atomic_add (split-K), hl.barrier phases on one grid, `.to(dtype)` and "
             "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
         )
         raise FrontendError(
