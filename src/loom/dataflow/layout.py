@@ -87,12 +87,9 @@ class LayoutInference:
 
     def _op(self, op: Op) -> None:
         match op:
-            case Load(result=r, tensor=t) if r.rank == 1 and t in self.columns:
-                self._set(r, ValueLayout(TileLayout(Const(1), r.shape[0], Const(1), True)))
-            case Load(result=r) if r.rank >= 2 and r.shape[-1] == Const(1):
-                lay = default_layout(r.shape)  # a (.., n, 1) column: its values in column 0
-                self._set(r, ValueLayout(TileLayout(lay.batch, lay.rows, lay.cols, True)))
-            case Load(result=r) | Matmul(result=r):
+            case Load():
+                self._load(op)
+            case Matmul(result=r):
                 self._set(r, ValueLayout(default_layout(r.shape)))
             case Full(result=r):
                 self.layouts.setdefault(r.name, ValueLayout(default_layout(r.shape)))
@@ -118,6 +115,15 @@ class LayoutInference:
                 self._ops(body)
             case _:
                 pass
+
+    def _load(self, op: Load) -> None:
+        r = op.result
+        lay = default_layout(r.shape)
+        if r.rank == 1 and op.tensor in self.columns:
+            lay = TileLayout(Const(1), r.shape[0], Const(1), True)
+        elif r.rank >= 2 and r.shape[-1] == Const(1):  # a (.., n, 1) column: values in column 0
+            lay = TileLayout(lay.batch, lay.rows, lay.cols, True)
+        self._set(r, ValueLayout(lay))
 
     def _expand(self, op: ExpandDims) -> None:
         r, x, axis = op.result, op.operand, op.axis
