@@ -10,7 +10,7 @@ import pytest
 from loom.kernels.examples import EXAMPLES_DIR, example_kernels
 
 KERNELS = example_kernels()
-BLACKHOLE_SAMPLE = {"softmax", "vector_add", "layer_norm_affine", "row_stats"}
+BLACKHOLE_SAMPLE = {"softmax", "vector_add", "layer_norm_affine", "row_stats", "split_k_matmul"}
 MATMUL = {"matmul_relu"}
 
 

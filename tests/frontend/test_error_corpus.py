@@ -16,12 +16,37 @@ CORPUS = Path(__file__).parent / "corpus"
 CASES = {
     "atomic_split_k": (
         ["--arg", "a=64x64:bf16", "--arg", "b=64x64:bf16"],
-        r"atomic_split_k\.py:13: Loom cannot compile `split-K with hl\.atomic_add`.*no DRAM",
+        r"atomic_split_k\.py:13: Loom cannot compile `hl\.atomic_add into out, which the "
+        r"kernel does not create with torch\.zeros`.*must start at zero",
     ),
-    "barrier": (["--arg", "x=64x64"], r"barrier\.py: kernel 'two_phase' has 2 top-level"),
-    "argmax": (["--arg", "x=64x64"], r"argmax\.py:11: Loom cannot compile `argmax`"),
+    "barrier": (
+        ["--arg", "x=64x64"],
+        r"barrier\.py:14: Loom cannot compile `reading tmp after hl\.barrier other than at "
+        r"the window its own block stored.*no grid-wide barrier",
+    ),
+    "barrier_overwrite": (
+        ["--arg", "x=64x64"],
+        r"barrier_overwrite\.py:13: Loom cannot compile `writing x after hl\.barrier where "
+        r"other blocks read it before`",
+    ),
+    "barrier_grids": (
+        ["--arg", "x=64x64"],
+        r"barrier_grids\.py: kernel 'two_grids' has top-level hl\.tile loops over different",
+    ),
+    "argmax": (
+        ["--arg", "x=64x64"],
+        r"argmax\.py:11: Loom cannot compile `argmax over a tiled dimension.*full slice",
+    ),
+    "integer_input": (
+        [],
+        r"integer_input\.py:10: .*`reading the torch\.int32 tensor x`.*no integer",
+    ),
+    "fp8_input": ([], r"fp8_input\.py:10: .*`tensor x of dtype torch\.float8_e4m3fn`.*bfp8"),
     "erf": (["--arg", "x=64x64"], r"erf\.py:10: Loom cannot compile `erf`.*helion-surface"),
-    "column_sum": (["--arg", "x=64x64"], r"column_sum\.py:11: Loom reduces over the last axis"),
+    "batch_sum": (
+        ["--arg", "x=4x64x64"],
+        r"batch_sum\.py:11: Loom reduces over the last two axes of a tile.*axis 0 of a rank-3",
+    ),
     "jagged": (
         ["--arg", "values=64x64", "--arg", "offsets=5:fp32"],
         r"jagged\.py:12: .*data-dependent extents",

@@ -112,3 +112,120 @@ def test_one_d_outputs_are_rows_or_columns(tmp_path) -> None:  # type: ignore[no
     program = import_kernel(kernel, (x, y))
     shapes = {a.name: a.shape for a in program.args}
     assert shapes == {"x": (64, 128), "sums": (64, 1), "y": (1, 64), "twice": (1, 64)}
+
+
+def _file_program(tmp_path, source: str, args: tuple[object, ...]) -> TileProgram:  # type: ignore[no-untyped-def]
+    from loom.frontend import import_kernel
+    from loom.kernels.files import kernels_of
+    from loom.kernels.registry import load_path
+
+    path = tmp_path / "f.py"
+    path.write_text(textwrap.dedent(source))
+    (kernel,) = kernels_of(load_path(path)).values()
+    return import_kernel(kernel, args)
+
+
+def test_column_reductions_make_rows_and_per_row_vectors_are_columns(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.dataflow import infer_layouts
+    from loom.symbolic import Const
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(x: torch.Tensor, s: torch.Tensor) -> torch.Tensor:
+        m, _ = x.size()
+        scaled = torch.empty_like(x)
+        for tile_m in hl.tile(m):
+            keep = tile_m.index[:, None] < 40
+            scaled[tile_m, :] = torch.where(keep, x[tile_m, :] * s[tile_m][:, None], 0.0)
+        return scaled
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(64, 128), torch.zeros(64)))
+    shapes = {a.name: a.shape for a in program.args}
+    assert shapes["s"] == (64, 1) and shapes["tile_m_index"] == (64, 1)  # columns
+
+    column = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def g(x: torch.Tensor) -> torch.Tensor:
+        _, n = x.size()
+        out = torch.empty_like(x)
+        for tile_n in hl.tile(n):
+            block = x[:, tile_n].float()
+            out[:, tile_n] = (block - block.mean(0, keepdim=True)).to(out.dtype)
+        return out
+    """
+    program = _file_program(tmp_path, column, (torch.zeros(64, 128, dtype=torch.bfloat16),))
+    reduce = next(op for op in walk(program.body) if isinstance(op, Reduce))
+    assert reduce.axis == 0
+    layout = infer_layouts(program)[reduce.result.name].layout
+    assert layout.rows == Const(1) and not layout.vector  # one tile row, values in row 0
+
+
+def test_atomic_add_is_a_gather_and_an_owner_sum(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import Gather, If, Store
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def h(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        m, k = a.size()
+        _, n = b.size()
+        out = torch.zeros([m, n], dtype=torch.float32, device=a.device)
+        for tile_m, tile_n, tile_k in hl.tile([m, n, k]):
+            hl.atomic_add(out, [tile_m, tile_n], torch.mm(a[tile_m, tile_k], b[tile_k, tile_n]))
+        return out
+    """
+    a, b = torch.zeros(64, 256, dtype=torch.bfloat16), torch.zeros(256, 64, dtype=torch.bfloat16)
+    program = _file_program(tmp_path, source, (a, b))
+    gather = next(op for op in program.body if isinstance(op, Gather))
+    guard = next(op for op in program.body if isinstance(op, If))
+    assert gather.across == "tile_k"
+    kinds = [type(op).__name__ for op in guard.body]
+    assert kinds == ["Reduce", "Convert", "Store"]  # sum of the partials, bf16 -> fp32, store
+    assert isinstance(guard.body[-1], Store) and guard.body[-1].tensor == "out"
+
+
+def test_barrier_phases_on_one_grid_forward_the_scratch_tiles(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import Load, Store
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def p(x: torch.Tensor) -> torch.Tensor:
+        scratch = torch.empty_like(x)
+        out = torch.empty_like(x)
+        for tile_m, tile_n in hl.tile(x.size()):
+            scratch[tile_m, tile_n] = x[tile_m, tile_n] * 2.0
+        hl.barrier()
+        for tile_m, tile_n in hl.tile(x.size()):
+            out[tile_m, tile_n] = scratch[tile_m, tile_n] + 1.0
+        return out
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(64, 64, dtype=torch.bfloat16),))
+    assert [a.name for a in program.args] == ["x", "out"]  # the scratch tensor is gone
+    assert [op.tensor for op in walk(program.body) if isinstance(op, Load)] == ["x"]
+    assert [op.tensor for op in walk(program.body) if isinstance(op, Store)] == ["out"]
+    assert len(program.grid) == 2

@@ -9,6 +9,11 @@ iteration argument, its next value and its result.
 
 Values stacked by `gather` carry one partial per block of the split axis; their layout
 is that of one partial, and they are marked `gathered`.
+
+A reduction over the second-last axis (a column reduction, `x[:, tile_n].sum(0)`) makes a
+*row*: one tile row with the values in row 0 of each tile, which broadcasts down the rows
+of a matrix like a 1-D vector does. A 1-D tensor stored as a column `(n, 1)` (one used as
+`s[:, None]`), or a window one element wide of a 2-D tensor, loads as a row vector.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from loom.ir.tile import (
     Reduce,
     TileProgram,
     Value,
+    walk,
 )
 from loom.symbolic import Const, Expr, mul
 
@@ -53,6 +59,9 @@ class LayoutInference:
     def __init__(self, program: TileProgram) -> None:
         self.program = program
         self.layouts: dict[str, ValueLayout] = {}
+        self.splits = any(isinstance(op, Gather) for op in walk(program.body))
+        """Whether a leading `[None, ...]` axis broadcasts over gathered partials."""
+        self.columns = {a.name for a in program.args if len(a.shape) == 2 and a.shape[1] == 1}
 
     def run(self) -> dict[str, ValueLayout]:
         for _ in range(8):
@@ -78,7 +87,9 @@ class LayoutInference:
 
     def _op(self, op: Op) -> None:
         match op:
-            case Load(result=r) | Matmul(result=r):
+            case Load():
+                self._load(op)
+            case Matmul(result=r):
                 self._set(r, ValueLayout(default_layout(r.shape)))
             case Full(result=r):
                 self.layouts.setdefault(r.name, ValueLayout(default_layout(r.shape)))
@@ -86,16 +97,8 @@ class LayoutInference:
                 self._set(r, self._get(x))
             case Gather(result=r, operand=x):
                 self._set(r, replace(self._get(x), gathered=True))
-            case ExpandDims(result=r, operand=x, axis=axis):
-                src = self._get(x)
-                gathered = src.gathered or axis == 0  # axis 0: broadcast over partials
-                if axis != 0 and (axis != r.rank - 1 or not src.layout.vector):
-                    raise FrontendError(
-                        f"{self.program.source_file}:{op.line}: `x[..., None]` must append a "
-                        "last axis to a row-reduction result (or a leading axis for a gathered "
-                        "merge); other reshapes are not supported."
-                    )
-                self._set(r, ValueLayout(src.layout, gathered))
+            case ExpandDims():
+                self._expand(op)
             case Reduce(result=r, operand=x, axis=axis):
                 self._reduce(op, r, x, axis)
             case Elementwise(result=r, args=args):
@@ -113,18 +116,47 @@ class LayoutInference:
             case _:
                 pass
 
+    def _load(self, op: Load) -> None:
+        r = op.result
+        lay = default_layout(r.shape)
+        if r.rank == 1 and op.tensor in self.columns:
+            lay = TileLayout(Const(1), r.shape[0], Const(1), True)
+        elif r.rank >= 2 and r.shape[-1] == Const(1):  # a (.., n, 1) column: values in column 0
+            lay = TileLayout(lay.batch, lay.rows, lay.cols, True)
+        self._set(r, ValueLayout(lay))
+
+    def _expand(self, op: ExpandDims) -> None:
+        r, x, axis = op.result, op.operand, op.axis
+        src = self._get(x)
+        over_partials = axis == 0 and self.splits  # broadcast over partials
+        gathered = src.gathered or over_partials
+        last = axis == r.rank - 1 and src.layout.vector
+        if not (over_partials or last or (axis == r.rank - 2 and _is_row(src.layout))):
+            raise FrontendError(
+                f"{self.program.source_file}:{op.line}: `x[..., None]` must append a "
+                "last axis to a row vector (a row reduction's result, a 1-D tensor or "
+                "`tile.index`), or insert the second-last axis into a row (`v[None, :]`"
+                ", a column reduction's result); other reshapes are not supported."
+            )
+        self._set(r, ValueLayout(src.layout, gathered))
+
     def _reduce(self, op: Reduce, result: Value, operand: Value, axis: int) -> None:
         src = self._get(operand)
         if src.gathered and axis == 0:
             self._set(result, ValueLayout(src.layout))
             return
+        lay = src.layout
+        if axis == operand.rank - 2 and not lay.vector and operand.rank in (2, 3):
+            row = TileLayout(lay.batch, Const(1), lay.cols)
+            self._set(result, ValueLayout(row, src.gathered))
+            return
         if axis != operand.rank - 1:
             raise FrontendError(
-                f"{self.program.source_file}:{op.line}: Loom reduces over the last axis "
-                f"(rows of a tile) only, but this {op.op} reduces axis {axis}; transpose "
-                "the operand or reduce over -1."
+                f"{self.program.source_file}:{op.line}: Loom reduces over the last two axes "
+                f"of a tile (rows or columns), but this {op.op} reduces axis {axis} of a "
+                f"rank-{operand.rank} value; permute on the host so the reduced axis is one "
+                "of the last two."
             )
-        lay = src.layout
         self._set(
             result, ValueLayout(TileLayout(lay.batch, lay.rows, Const(1), True), src.gathered)
         )
@@ -136,6 +168,11 @@ class LayoutInference:
         chosen = self._get(vectors[0] if vectors else pool[0])
         gathered = any(self._get(v).gathered for v in operands)
         self._set(result, ValueLayout(chosen.layout, gathered))
+
+
+def _is_row(layout: TileLayout) -> bool:
+    """One element high: a 1-D tile or a column reduction's result."""
+    return not layout.vector and layout.rows == Const(1)
 
 
 def infer_layouts(program: TileProgram) -> dict[str, ValueLayout]:

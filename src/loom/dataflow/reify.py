@@ -145,7 +145,11 @@ class Reifier:
             and results[0].name in self.layouts
             and (
                 self.layouts[results[0].name].gathered
-                or (isinstance(site.op, Reduce) and site.op.axis == 0)
+                or (
+                    isinstance(site.op, Reduce)
+                    and site.op.axis == 0
+                    and self.layouts[site.op.operand.name].gathered
+                )
             )
         )
 

@@ -7,20 +7,36 @@ symbols, named after the Helion loop variables (`tile_m`, `tile_n`, ...).
 
 Loom compiles whole tiles only: every tile size must divide its extent (the model adds
 that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
+
+Two Helion constructs that synchronise blocks become block-local forms: `hl.atomic_add`
+from a split grid axis is a gather of the partials to one block (a split reduction), and
+phases separated by `hl.barrier` on the same grid run in order on each core, a later
+phase reading its own block's tiles from the earlier phase's values.
 """
 
 from __future__ import annotations
 
+import ast
+import inspect
 import operator
 import re
+import textwrap
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import NoReturn, cast
 
 import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
 from helion._compiler.device_ir import ForLoopGraphInfo, GraphInfo, IfGraphInfo, RootGraphInfo
-from helion.language import _tracing_ops, creation_ops, matmul_ops, memory_ops, tile_ops, view_ops
+from helion.language import (
+    _tracing_ops,
+    atomic_ops,
+    creation_ops,
+    matmul_ops,
+    memory_ops,
+    tile_ops,
+    view_ops,
+)
 from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
@@ -53,6 +69,14 @@ aten = torch.ops.aten
 prims = torch.ops.prims
 
 _DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
+_INDEX_DTYPES = (torch.int64, torch.int32)
+"""Integer tensors Loom accepts as outputs of argmax/argmin only, held as fp32 indices."""
+_INTEGER_HINT = (
+    "the tile engines compute in bf16, fp16 and fp32 (tt-lang-sim has no integer or "
+    "e4m3/e5m2 fp8 tiles); cast integer and fp8 inputs on the host (x.float()) before the "
+    "kernel, or keep them bf16 and store them in Tenstorrent's 8-bit block float with "
+    "`--dtype bfp8`. An integer output may only receive argmax/argmin indices"
+)
 _MASK_DTYPE = "fp32"
 """Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
 TILE_ALIGN = TILE
@@ -181,6 +205,18 @@ class HelionImporter(SurfaceOps):
         self.source_file = source_file
         self.tensors: dict[str, TensorArg] = {}
         self.stored: set[str] = set()
+        self.index_tensors: dict[str, torch.dtype] = {}
+        """Integer tensors, held as fp32: only argmax/argmin indices may be stored there."""
+        self.phase = 0
+        self.root_scope = _Scope()
+        self.phase_stores: dict[str, tuple[int, tuple[Window, ...], Value]] = {}
+        """Tensor -> (phase, window, value) of its last top-level store."""
+        self.forwarded: set[str] = set()
+        self.phase_loads: dict[str, list[tuple[int, tuple[Window, ...]]]] = {}
+        """Tensor -> (phase, window) of each load, to catch a later phase overwriting
+        what other blocks of an earlier phase still read."""
+        self.index_values: set[str] = set()
+        """Values holding indices (argmax/argmin results), exact integers in fp32."""
         self.used_names: set[str] = set()
         self.block_exprs: dict[int, Expr] = {}
         self.block_begin: dict[int, Expr] = {}
@@ -202,6 +238,7 @@ class HelionImporter(SurfaceOps):
             tile_ops.tile_id: self._tile_id,
             tile_ops.tile_index: self._tile_index,
             gather: self._gather,
+            atomic_ops.atomic_add: self._atomic_add,
             operator.getitem: self._getitem,
             operator.eq: self._eq,
             aten.sym_size.int: self._sym_size,
@@ -221,22 +258,23 @@ class HelionImporter(SurfaceOps):
         self._scan_gathers()
         self._make_symbols()
         grid_ids = self.device_ir.grid_block_ids
-        if len(grid_ids) != 1:
-            raise FrontendError(
-                f"{self.source_file}: kernel {self.name!r} has {len(grid_ids)} top-level "
-                "hl.tile loops (phases separated by hl.barrier, or consecutive grid loops); "
-                "Loom compiles kernels with exactly one grid loop (one hl.tile([...]) over "
-                "the parallel axes). Fuse the phases into one grid loop, or split them into "
-                "two kernels run one after the other."
-            )
         grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
+        for later in grid_ids[1:]:
+            self._same_grid(grid_ids[0], later)
         roots = [g for g in self.device_ir.graphs if isinstance(g, RootGraphInfo)]
-        scope = _Scope()
-        for root in roots:
+        scope = self.root_scope = _Scope()
+        for phase, root in enumerate(roots):
+            self.phase = phase
             self._convert_graph(root, scope, inputs=())
+        if len(roots) > 1:
+            scope.ops = list(self._drop_scratch(tuple(scope.ops)))
         args = tuple(
             TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
             for t in self.tensors.values()
+        )
+        notes = tuple(
+            f"{name} ({dtype}) holds argmax/argmin indices as fp32 (exact below 2^24)"
+            for name, dtype in self.index_tensors.items()
         )
         return TileProgram(
             name=self.name,
@@ -244,7 +282,84 @@ class HelionImporter(SurfaceOps):
             grid=grid,
             body=tuple(scope.ops),
             source_file=self.source_file,
+            notes=notes,
         )
+
+    # ----- phases (top-level grid loops separated by hl.barrier) ----------------------
+    def _same_grid(self, first: list[int], later: list[int]) -> None:
+        """A later phase runs on the same grid: its blocks take the first phase's tile
+        symbols and indices, so block (i, j) of every phase runs on the same core."""
+        sizes = [self.env.block_sizes[b].size for b in first]
+        others = [self.env.block_sizes[b].size for b in later]
+        same = len(first) == len(later) and all(
+            self.block_exprs[a] == self.block_exprs[b] for a, b in zip(first, later, strict=False)
+        )
+        if sizes != others or not same:
+            raise FrontendError(
+                f"{self.source_file}: kernel {self.name!r} has top-level hl.tile loops over "
+                f"different grids ({sizes} and {others}); Loom compiles phases separated by "
+                "hl.barrier when they run on the same grid with the same tile sizes (each "
+                "block's phases then run in order on one core). Give every phase the same "
+                "hl.tile([...]) and block sizes, or split the phases into two kernels."
+            )
+        for a, b in zip(first, later, strict=True):
+            self.block_index[b] = self.block_index[a]
+            self.block_begin[b] = self.block_begin[a]
+
+    def _forwarded(
+        self, node: torch.fx.Node, scope: _Scope, tensor: str, window: tuple[Window, ...]
+    ) -> Value | None:
+        """A later phase reading what an earlier phase stored: the same block wrote that
+        window, so its value is forwarded (no DRAM round trip, no grid-wide barrier)."""
+        written = self.phase_stores.get(tensor)
+        if written is None or written[0] == self.phase:
+            return None
+        _, where, value = written
+        if where != window:
+            self._unsupported(
+                node,
+                f"reading {tensor} after hl.barrier other than at the window its own block "
+                "stored in the phase before",
+                "a later phase may read only the tiles its own block stored, at the top "
+                "level of the earlier phase's loop; TT-Lang has no grid-wide barrier, so "
+                "data written by other cores cannot be waited for. Reduce across blocks "
+                "with hl.atomic_add instead",
+            )
+        self.forwarded.add(tensor)
+        return self._cast(scope, value, self.tensors[tensor].dtype, _line(node))
+
+    def _drop_scratch(self, ops: tuple[Op, ...]) -> tuple[Op, ...]:
+        """Stores of tensors only read back by later phases and not returned by the
+        kernel: scratch between phases, which forwarding keeps in L1."""
+        returned = self._returned_names()
+        scratch = {t for t in self.forwarded if returned is not None and t not in returned}
+        kept: list[Op] = []
+        for op in ops:
+            if isinstance(op, Store) and op.tensor in scratch:
+                continue
+            if isinstance(op, ForLoop | If):
+                op = replace(op, body=self._drop_scratch(op.body))
+            kept.append(op)
+        for name in scratch:
+            self.stored.discard(name)
+            self.tensors.pop(name, None)
+        return tuple(kept)
+
+    def _returned_names(self) -> set[str] | None:
+        tree = self._kernel_ast()
+        if tree is None:
+            return None
+        names: set[str] = set()
+        for stmt in ast.walk(tree):
+            if isinstance(stmt, ast.Return) and stmt.value is not None:
+                names.update(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name))
+        return names
+
+    def _kernel_ast(self) -> ast.AST | None:
+        try:
+            return ast.parse(textwrap.dedent(inspect.getsource(self.bound.kernel.fn)))
+        except (OSError, TypeError, SyntaxError):
+            return None
 
     # ----- symbols ---------------------------------------------------------------
     def _scan_gathers(self) -> None:
@@ -421,7 +536,8 @@ class HelionImporter(SurfaceOps):
             "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
             "hl.dot), elementwise arithmetic, exp/exp2/log/sqrt/rsqrt/reciprocal/abs/neg/relu/"
             "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
-            "sum/mean/amax/amin/var over the last axis, `x[:, None]`, `.to(dtype)` and "
+            "sum/mean/amax/amin/var/argmax/argmin over the last two axes, `x[:, None]`, "
+            "hl.atomic_add (split-K), hl.barrier phases on one grid, `.to(dtype)` and "
             "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
         )
         raise FrontendError(
@@ -500,10 +616,12 @@ class HelionImporter(SurfaceOps):
             raise TypeError(f"{node.target}: argument 0 is {name!r}, not a tensor name")
         val = node.meta["val"]
         if name not in self.tensors:
-            if val.dtype not in _DTYPES:
-                self._unsupported(node, f"tensor {name} of dtype {val.dtype}")
+            if val.dtype in _INDEX_DTYPES:
+                self.index_tensors[name] = val.dtype
+            elif val.dtype not in _DTYPES:
+                self._unsupported(node, f"tensor {name} of dtype {val.dtype}", _INTEGER_HINT)
             shape = tuple(int(d) for d in val.shape)
-            self.tensors[name] = TensorArg(name, shape, _DTYPES[val.dtype], "input")
+            self.tensors[name] = TensorArg(name, shape, _DTYPES.get(val.dtype, "fp32"), "input")
         return name
 
     def _symnode(self, node: torch.fx.Node, scope: _Scope) -> Expr | float:
@@ -540,8 +658,20 @@ class HelionImporter(SurfaceOps):
         return tuple(windows)
 
     def _load(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
-        tensor = self._tensor_of(scope, node)
+        tensor = scope.values[_node_arg(node, 0)]
+        if isinstance(tensor, Value):  # `tile.index[:, None]`: a subscript of a tile value
+            return self._insert_axis(node, scope, tensor, list(_seq_arg(node, 1)))
+        if not isinstance(tensor, str):
+            self._unsupported(node, f"a load of {tensor} (not a kernel argument)")
+        if tensor in self.index_tensors:
+            what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
+            self._unsupported(node, what, _INTEGER_HINT)
         window = self._window(node, tensor, _seq_arg(node, 1))
+        forwarded = self._forwarded(node, scope, tensor, window)
+        if forwarded is not None:
+            return forwarded
+        top = scope is self.root_scope
+        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, _line(node)))
 
@@ -550,7 +680,21 @@ class HelionImporter(SurfaceOps):
         self.stored.add(tensor)
         window = self._window(node, tensor, _seq_arg(node, 1))
         value = self._value(scope, node.args[2], node)
+        if tensor in self.index_tensors and value.name not in self.index_values:
+            what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
+            self._unsupported(node, what, _INTEGER_HINT)
         self._emit(scope, Store(tensor, window, value, _line(node)))
+        read = self.phase_loads.get(tensor, [])
+        if any(phase < self.phase and where != window for phase, where in read):
+            self._unsupported(
+                node,
+                f"writing {tensor} after hl.barrier where other blocks read it before",
+                "a later phase may overwrite only the tiles its own block read in the "
+                "earlier phase; TT-Lang has no grid-wide barrier, so the write could reach "
+                "DRAM before another core's read. Write the result to a new tensor",
+            )
+        top = scope is self.root_scope  # a store inside a loop cannot be forwarded
+        self.phase_stores[tensor] = (self.phase, window if top else (), value)
 
     def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         fill = node.args[1]
@@ -605,6 +749,11 @@ class HelionImporter(SurfaceOps):
 
     def _convert(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
+        if node.meta["val"].dtype in _INDEX_DTYPES and operand.name in self.index_values:
+            return operand  # indices stay exact fp32 integers
+        if node.meta["val"].dtype not in _DTYPES:
+            what = f".to({node.meta['val'].dtype})"
+            self._unsupported(node, what, _INTEGER_HINT)
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 
@@ -633,11 +782,16 @@ class HelionImporter(SurfaceOps):
 
     def _subscript(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
-        index = list(_seq_arg(node, 1))
+        return self._insert_axis(node, scope, operand, list(_seq_arg(node, 1)))
+
+    def _insert_axis(
+        self, node: torch.fx.Node, scope: _Scope, operand: Value, index: list[object]
+    ) -> Value | None:
         if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
             self._unsupported(node, "subscript other than inserting one axis with None")
         axis = index.index(None)
-        result = self._new_value(node)
+        shape = (*operand.shape[:axis], Const(1), *operand.shape[axis:])
+        result = self._renamed(Value("", shape, operand.dtype), node.name)
         return self._emit(scope, ExpandDims(result, operand, axis, _line(node)))
 
     def _tile_begin(self, node: torch.fx.Node, scope: _Scope) -> Expr:
@@ -669,6 +823,15 @@ class HelionImporter(SurfaceOps):
         result = self._renamed(Value("", (sym,), "fp32"), f"{name}_tile")
         return self._emit(scope, Load(result, name, window, _line(node)))
 
+    def _span_index(self, scope: _Scope, n: int, line: int) -> Value:
+        """The element indices 0..n-1 of a full `:` slice of extent n (argmax's
+        candidates), read from an index vector Loom adds as the DRAM input `span<n>_index`."""
+        name = f"span{n}_index"
+        self.tensors.setdefault(name, TensorArg(name, (n,), "fp32", "input"))
+        result = self._renamed(Value("", (Const(n),), "fp32"), f"{name}_tile")
+        self._emit(scope, Load(result, name, (Window(Const(0), Const(n)),), line))
+        return result
+
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
         lhs, rhs = (
             scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args
@@ -685,6 +848,77 @@ class HelionImporter(SurfaceOps):
         operand = self._value(scope, node.args[1], node)
         op = Gather(self._new_value(node), operand, sym.name, _line(node))
         return self._emit(scope, op)
+
+    def _atomic_add(self, node: torch.fx.Node, scope: _Scope) -> None:
+        """`hl.atomic_add(out, [tile_m, tile_n], part)` into a zero-initialised `out`: the
+        blocks along the one grid axis missing from the index (split-K) each add a
+        partial, so Loom gathers the partials to the block with index 0 on that axis,
+        which sums them and stores the tile (a split reduction; no DRAM atomics)."""
+        tensor = scope.values[_node_arg(node, 0)]
+        index = list(_seq_arg(node, 1))
+        value = self._operand(scope, node.args[2], node)
+        line = _line(node)
+        if not isinstance(tensor, str) or not isinstance(value, Value):
+            self._unsupported(node, "hl.atomic_add of a constant or into a tile value")
+        assert isinstance(tensor, str) and isinstance(value, Value)
+        if not self._zero_initialised(tensor):
+            self._unsupported(
+                node,
+                f"hl.atomic_add into {tensor}, which the kernel does not create with torch.zeros",
+                f"create {tensor} inside the kernel with torch.zeros/zeros_like/new_zeros "
+                "(Loom stores the sum of the partials, so the tensor must start at zero)",
+            )
+        used = {self._block_of(e) for e in index}
+        split = [b for b in self.device_ir.grid_block_ids[0] if b not in used]
+        if len(split) > 1:
+            self._unsupported(
+                node,
+                "hl.atomic_add from blocks split along several grid axes",
+                "index the output with every grid axis but one (the split-K axis)",
+            )
+        window = self._window(node, tensor, index)
+        self.stored.add(tensor)
+        dtype = self.tensors[tensor].dtype
+        if not split:  # every block owns its tile: the add into zeros is a store
+            self._emit(scope, Store(tensor, window, self._cast(scope, value, dtype, line), line))
+            return
+        bid = split[0]
+        tile = self.block_exprs[bid]
+        assert isinstance(tile, Sym)
+        parts = Value("", (self._num_tiles(bid), *value.shape), value.dtype)
+        parts = self._renamed(parts, f"{value.name}_parts")
+        self._emit(scope, Gather(parts, value, tile.name, line))
+        guard = _Scope()
+        total = self._renamed(value, f"{value.name}_total")
+        self._emit(guard, Reduce(total, "sum", parts, 0, line))
+        stored = self._cast(guard, total, dtype, line)
+        self._emit(guard, Store(tensor, window, stored, line))
+        owner = cmp("==", self.block_index[bid], Const(0))
+        scope.ops.append(If(owner, tuple(guard.ops), line))
+
+    def _cast(self, scope: _Scope, value: Value, dtype: str, line: int) -> Value:
+        if value.dtype == dtype:
+            return value
+        result = self._renamed(Value("", value.shape, dtype), f"{value.name}_{dtype}")
+        self._emit(scope, Convert(result, value, line))
+        return result
+
+    def _zero_initialised(self, tensor: str) -> bool:
+        """Whether the kernel's host code creates `tensor` with a zero fill."""
+        tree = self._kernel_ast()
+        if tree is None:
+            return False
+        zeros = {"zeros", "zeros_like", "new_zeros"}
+        for stmt in ast.walk(tree):
+            if (
+                isinstance(stmt, ast.Assign)
+                and any(isinstance(t, ast.Name) and t.id == tensor for t in stmt.targets)
+                and isinstance(stmt.value, ast.Call)
+                and isinstance(stmt.value.func, ast.Attribute)
+                and stmt.value.func.attr in zeros
+            ):
+                return True
+        return False
 
     def _getitem(self, node: torch.fx.Node, scope: _Scope) -> object:
         container = scope.values[_node_arg(node, 0)]

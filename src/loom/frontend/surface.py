@@ -6,7 +6,8 @@ without new IR: `mean` is a sum times 1/n, `var` two sums, `amin` a negated `ama
 `torch.where(c, a, b)` is `c*a + (1-c)*b` over a 0/1 mask (finite fills only, so no
 0 * inf arises), `x ** 2` a product, tanh-GELU its polynomial through `tanh`, and
 `full_like`/`zeros_like`/`empty_like`/`new_*` a constant fill (Loom has no uninitialised
-tiles: an empty tile reads as zeros).
+tiles: an empty tile reads as zeros), and `argmax`/`argmin` a max, a compare and a min
+over an index vector.
 """
 
 from __future__ import annotations
@@ -16,7 +17,6 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 import torch
-from helion.language import atomic_ops
 
 from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, Value
 from loom.symbolic import Const
@@ -76,25 +76,27 @@ REDUCTIONS = {
     aten.var.dim: "var",
 }
 UNSUPPORTED_HINTS = {
-    aten.argmax.default: (
-        "argmax",
-        "Loom's reductions return values, not indices; compute the max with torch.amax and "
-        "find the index on the host",
-    ),
-    aten.argmin.default: ("argmin", "compute the min with torch.amin and the index on the host"),
     aten.cumsum.default: ("cumsum", "scans are not supported; use a row reduction (sum)"),
     aten.sort.default: ("sort", "sorting is not supported on the tile engines"),
     aten.topk.default: ("topk", "top-k selection is not supported on the tile engines"),
-    "atomic_add": (
-        "split-K with hl.atomic_add",
-        "Loom has no DRAM atomics; loop over K inside the grid loop (for tile_k in "
-        "hl.tile(k): acc = torch.addmm(acc, ...)) and let the mapping spread the grid",
-    ),
     aten.index.Tensor: (
         "tensor-indexed gather",
         "index with tiles or `:` only (data-dependent indices are not supported)",
     ),
 }
+
+
+def _broadcast(result: Value, *args: Operand) -> Value:
+    """The shape numpy broadcasting gives `args` (a step of a rewrite keeps a mask's
+    vector shape until it meets a full tile), in the dtype of `result`."""
+    values = [a for a in args if isinstance(a, Value)]
+    rank = max(v.rank for v in values)
+    shape = []
+    for i in range(rank):
+        dims = [v.shape[i - rank + v.rank] for v in values if i - rank + v.rank >= 0]
+        sized = [d for d in dims if d != Const(1)]
+        shape.append(sized[0] if sized else Const(1))
+    return Value("", tuple(shape), result.dtype)
 
 
 class SurfaceOps:
@@ -106,6 +108,8 @@ class SurfaceOps:
     _unsupported: Callable[..., None]
     _operand: Callable[..., Operand]
     _renamed: Callable[[Value, str], Value]
+    _span_index: Callable[[_Scope, int, int], Value]
+    index_values: set[str]
 
     def surface_handlers(self) -> dict[object, Callable[[torch.fx.Node, _Scope], object]]:
         table: dict[object, Callable[[torch.fx.Node, _Scope], object]] = {}
@@ -118,6 +122,8 @@ class SurfaceOps:
         for target in REDUCTIONS:
             table[target] = self._reduction
         table[aten.gelu.default] = self._gelu
+        table[aten.argmax.default] = self._argreduce
+        table[aten.argmin.default] = self._argreduce
         table[aten.var_mean.correction] = self._var_mean
         table[aten.scalar_tensor.default] = self._scalar_tensor
         if _GELU_TANH is not None:
@@ -133,9 +139,8 @@ class SurfaceOps:
         table[aten.clamp_max.default] = self._clamp_max
         table[aten.clamp.default] = self._clamp
         table[aten.unsqueeze.default] = self._unsqueeze
-        by_name = {"atomic_add": atomic_ops.atomic_add}
         for name, (what, hint) in UNSUPPORTED_HINTS.items():
-            table[by_name.get(name, name)] = self._rejecter(what, hint)  # type: ignore[call-overload]
+            table[name] = self._rejecter(what, hint)
         return table
 
     # ----- helpers -----------------------------------------------------------------
@@ -255,10 +260,10 @@ class SurfaceOps:
         if not isinstance(cond, Value):
             self._unsupported(node, "torch.where with a constant condition", "use the branch")
             return None
-        like = Value("", result.shape, result.dtype)
-        take_a = self._ew(scope, "mul", (cond, a), like, line, "where_a")
-        inverse = self._ew(scope, "sub", (1.0, cond), like, line, "where_not")
-        take_b = self._ew(scope, "mul", (inverse, b), like, line, "where_b")
+        take_a = self._ew(scope, "mul", (cond, a), _broadcast(result, cond, a), line, "where_a")
+        inverse = self._ew(scope, "sub", (1.0, cond), cond, line, "where_not")
+        like_b = _broadcast(result, inverse, b)
+        take_b = self._ew(scope, "mul", (inverse, b), like_b, line, "where_b")
         return self._emit(scope, Elementwise(result, "add", (take_a, take_b), line))
 
     def _number(self, scope: _Scope, arg: object, node: torch.fx.Node) -> float:
@@ -365,6 +370,47 @@ class SurfaceOps:
         else:
             out = self._variance(node, scope, x, axis, reduced, line, result, keepdim)
         return out
+
+    def _argreduce(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`argmax`/`argmin` over a full slice of n elements: the smallest index where the
+        value equals the extreme, `min(idx + n * (x < max))`, with the indices 0..n-1 read
+        from an index vector; every step in fp32, so the indices are exact integers."""
+        is_max = node.target == aten.argmax.default
+        what = "argmax" if is_max else "argmin"
+        x = self._operand(scope, node.args[0], node)
+        dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
+        keepdim = bool(node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False))
+        if not isinstance(x, Value) or not isinstance(dim, int):
+            self._unsupported(node, f"{what} without a dim", f"{what} over one dim (dim=-1)")
+            return None
+        axis = dim % x.rank
+        n = x.shape[axis]
+        line = self._line(node)
+        if not isinstance(n, Const) or axis < x.rank - 2:
+            self._unsupported(
+                node,
+                f"{what} over a tiled dimension or a leading axis",
+                f"{what} over a full slice `x[tile, :]` (or `x[:, tile]`) along one of the "
+                "last two axes",
+            )
+            return None
+        like = Value("", x.shape, "fp32")
+        reduced = Value("", tuple(d for i, d in enumerate(x.shape) if i != axis), "fp32")
+        xs = x if is_max else self._ew(scope, "neg", (x,), like, line, f"{what}_neg")
+        peak = self._reduce_into(scope, "max", xs, axis, reduced, line, None, True)
+        below = self._ew(scope, "lt", (xs, peak), like, line, f"{what}_miss")
+        idx = self._span_index(scope, n.value, line)
+        if axis == x.rank - 2:  # indices down the rows: a column
+            column = self._temp(Value("", (n, Const(1)), "fp32"), f"{idx.name}_col")
+            self._emit(scope, ExpandDims(column, idx, 1, line))
+            idx = column
+        away = self._ew(scope, "mul", (below, float(n.value)), like, line, f"{what}_away")
+        cand = self._ew(scope, "add", (idx, away), like, line, f"{what}_cand")
+        flip = self._ew(scope, "neg", (cand,), like, line, f"{what}_flip")
+        first = self._reduce_into(scope, "max", flip, axis, reduced, line, None, keepdim)
+        result = self._renamed(Value("", first.shape, "fp32"), node.name)
+        self.index_values.add(result.name)
+        return self._finish(scope, "neg", (first,), line, result)
 
     def _reduce_into(
         self,

@@ -1,9 +1,10 @@
 """1-D tensors as one-tile-high rows or one-tile-wide columns of the 2-D tile grid.
 
 Loom stores every DRAM tensor as a grid of 32x32 tiles, so a 1-D tensor needs a second
-dim. Its orientation follows what is stored into it: a row reduction's result (one
-value per row of a tile, held in column 0) is written as a column `(n, 1)`; every other
-1-D tensor (elementwise data, a vector loaded to scale columns) is a row `(1, n)`.
+dim. Its orientation follows how it is used: a row reduction's result (one value per
+row of a tile, held in column 0) is written as a column `(n, 1)`, and so is a vector read
+as `s[tile_m][:, None]` (a per-row scale, `tile_m.index[:, None]`); every other 1-D tensor
+(elementwise data, a vector loaded to scale columns) is a row `(1, n)`.
 Values keep their 1-D shapes; only the tensor and its access windows gain the unit dim.
 """
 
@@ -14,6 +15,7 @@ from dataclasses import replace
 from loom.ir.tile import (
     Convert,
     Elementwise,
+    ExpandDims,
     ForLoop,
     If,
     Load,
@@ -58,10 +60,33 @@ def _orientations(program: TileProgram) -> dict[str, str]:
     for arg in program.args:
         if len(arg.shape) == 1:
             sides[arg.name] = "row"
+    loaded = _loaded_from(program.body, set(sides))
     for op in walk(program.body):
         if isinstance(op, Store) and op.tensor in sides and op.value.name in vectors:
             sides[op.tensor] = "column"
+        elif isinstance(op, ExpandDims) and op.axis == op.result.rank - 1:
+            for tensor in loaded.get(op.operand.name, ()):  # `s[tile_m][:, None]`
+                sides[tensor] = "column"
     return sides
+
+
+def _loaded_from(ops: tuple[Op, ...], tensors: set[str]) -> dict[str, set[str]]:
+    """1-D values -> the 1-D tensors they are loaded or computed from elementwise
+    (`s[tile_m].float() * 2.0` comes from `s`)."""
+    found: dict[str, set[str]] = {}
+    for op in walk(ops):
+        match op:
+            case Load(result=r, tensor=t) if t in tensors:
+                found[r.name] = {t}
+            case Convert(result=r, operand=x) if x.name in found:
+                found[r.name] = set(found[x.name])
+            case Elementwise(result=r, args=args) if r.rank == 1:
+                sources = [found[a.name] for a in args if isinstance(a, Value) and a.name in found]
+                if sources:
+                    found[r.name] = set().union(*sources)
+            case _:
+                pass
+    return found
 
 
 def _window(window: tuple[Window, ...], side: str) -> tuple[Window, ...]:

@@ -138,10 +138,12 @@ class UnaryExpr(CExpr):
 @dataclass(frozen=True)
 class ReduceExpr(CExpr):
     """Row reduction (`max` or `sum`) over the columns of a block: the result is a
-    `rows x 1` block with the values in column 0 of each tile."""
+    `rows x 1` block with the values in column 0 of each tile. With `dim=-2`, a column
+    reduction over the rows: a `1 x cols` block with the values in row 0 of each tile."""
 
     op: str
     operand: CExpr
+    dim: int = -1
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,9 @@ class ExprBuilder:
             case Reduce(axis=axis, operand=x) if axis == x.rank - 1:
                 inner = self.value(x.name)
                 return Built(ReduceExpr(op.op, inner.expr), inner.reads)
+            case Reduce(axis=axis, operand=x) if axis == x.rank - 2:
+                inner = self.value(x.name)  # a column reduction (folds never get here)
+                return Built(ReduceExpr(op.op, inner.expr, dim=-2), inner.reads)
             case Matmul():
                 return self._matmul(op)
             case Convert(operand=x) | ExpandDims(operand=x):

@@ -47,6 +47,8 @@ def format_cexpr(e: CExpr) -> str:
             return f"{op}({format_cexpr(a)}, {format_cexpr(b)})"
         case UnaryExpr(op=op, operand=a):
             return f"{op}({format_cexpr(a)})"
+        case ReduceExpr(op=op, operand=a, dim=-2):
+            return f"col_{op}({format_cexpr(a)})"
         case ReduceExpr(op=op, operand=a):
             return f"row_{op}({format_cexpr(a)})"
         case BroadcastExpr(operand=a, cols=c, rows=r) if r:

@@ -134,10 +134,12 @@ class CostModel:
                 return self._elementwise(op, out, t)
             case UnaryExpr(op=op, operand=x):
                 return self._elementwise(op, self._operand(x, t, dst), t)
-            case ReduceExpr(op=op, operand=x):
+            case ReduceExpr(op=op, operand=x, dim=dim):
                 a = self._operand(x, t, dst)
                 t.math += a.tiles * self._table(self.arch.compute.reduce, op, "reduction")
                 t.tile_ops += a.tiles
+                if dim == -2:  # a column reduction: one tile row
+                    return _Shape(1, a.cols, dst.tile_bytes)
                 return _Shape(a.rows, 1, dst.tile_bytes)
             case BroadcastExpr(operand=x, cols=cols, rows=rows):
                 a = self._walk(x, t, dst)

@@ -11,5 +11,5 @@ def two_phase(x: torch.Tensor) -> torch.Tensor:
         tmp[tile_m, tile_n] = x[tile_m, tile_n] * 2.0
     hl.barrier()
     for tile_m, tile_n in hl.tile(x.size()):
-        out[tile_m, tile_n] = tmp[tile_m, tile_n] + 1.0
+        out[tile_m, tile_n] = tmp[tile_n, tile_m] + 1.0
     return out

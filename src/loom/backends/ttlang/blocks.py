@@ -3,7 +3,8 @@
 TT-Lang's reductions, broadcasts and fills take the result's block shape in tiles, so
 every expression is printed together with its (rows, cols) shape. A row vector keeps
 its values in column 0 of each tile, which is exactly what `reduce_*(dims=[-1])`
-produces and `broadcast(dims=[-1])` expects.
+produces and `broadcast(dims=[-1])` expects; a row (1-D tile, column reduction) keeps
+them in row 0, as `reduce_*(dims=[-2])` produces and `broadcast(dims=[-2])` expects.
 """
 
 from __future__ import annotations
@@ -70,6 +71,8 @@ class BlockPrinter:
                 return self.shape(a)
             case UnaryExpr(operand=a):
                 return self.shape(a)
+            case ReduceExpr(operand=a, dim=-2):
+                return (1, self.shape(a)[1])
             case ReduceExpr(operand=a):
                 return (self.shape(a)[0], 1)
             case BroadcastExpr(operand=a, cols=c, rows=r):
@@ -91,6 +94,9 @@ class BlockPrinter:
                 return f"ttl.math.{MATH_BINARY[op]}({self.text(a)}, {self.text(b)})"
             case UnaryExpr(op=op, operand=a) if op in MATH_UNARY:
                 return f"ttl.math.{MATH_UNARY[op]}({self.text(a)})"
+            case ReduceExpr(op=op, operand=a, dim=-2):
+                cols = self.shape(a)[1]
+                return f"ttl.math.reduce_{op}({self.text(a)}, dims=[-2], shape=(1, {cols}))"
             case ReduceExpr(op=op, operand=a):
                 rows = self.shape(a)[0]
                 return f"ttl.math.reduce_{op}({self.text(a)}, dims=[-1], shape=({rows}, 1))"
