@@ -78,6 +78,9 @@ class LayoutInference:
 
     def _op(self, op: Op) -> None:
         match op:
+            case Load(result=r, tensor=t) if t.endswith("_col_index"):
+                # a tile's indices as a column: one value per row, like a row reduction
+                self._set(r, ValueLayout(TileLayout(Const(1), r.shape[0], Const(1), True)))
             case Load(result=r) | Matmul(result=r):
                 self._set(r, ValueLayout(default_layout(r.shape)))
             case Full(result=r):

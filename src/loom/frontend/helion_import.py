@@ -11,6 +11,7 @@ that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 import re
 from collections.abc import Callable, Sequence
@@ -45,6 +46,7 @@ from loom.ir.tile import (
     TileProgram,
     Value,
     Window,
+    walk,
 )
 from loom.symbolic import Cond, Const, Expr, Sym, as_expr, ceildiv, cmp
 
@@ -139,6 +141,8 @@ class HelionImporter(SurfaceOps):
         self.name = name
         self.source_file = source_file
         self.tensors: dict[str, TensorArg] = {}
+        self.index_loads: dict[str, int] = {}
+        """Values holding a tile's element indices (`tile.index`) -> its block id."""
         self.stored: set[str] = set()
         self.used_names: set[str] = set()
         self.block_exprs: dict[int, Expr] = {}
@@ -193,17 +197,23 @@ class HelionImporter(SurfaceOps):
         scope = _Scope()
         for root in roots:
             self._convert_graph(root, scope, inputs=())
+        body = _without_unused_index_loads(tuple(scope.ops))
+        loaded = {op.tensor for op in walk(body) if isinstance(op, Load)}
         args = tuple(
             TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
             for t in self.tensors.values()
+            if t.name in loaded or t.name in self.stored or t.name not in self.index_tensors()
         )
         return TileProgram(
             name=self.name,
             args=args,
             grid=grid,
-            body=tuple(scope.ops),
+            body=body,
             source_file=self.source_file,
         )
+
+    def index_tensors(self) -> set[str]:
+        return {name for name in self.tensors if name.endswith("_index")}
 
     # ----- symbols ---------------------------------------------------------------
     def _scan_gathers(self) -> None:
@@ -284,10 +294,12 @@ class HelionImporter(SurfaceOps):
         return f"tile_b{bid}"
 
     def _enclosing_extent(self, bid: int) -> int:
-        """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`)."""
+        """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`,
+        `hl.tile(0, t.end)`)."""
+        bounds = (tile_ops.tile_begin, tile_ops.tile_end)
         for graph in self.device_ir.graphs:
             for node in graph.graph.nodes:
-                if node.op == "call_function" and node.target is tile_ops.tile_begin:
+                if node.op == "call_function" and node.target in bounds:
                     outer = self.env.block_sizes[self.env.get_block_id(node.args[0].meta["val"])]
                     if isinstance(outer.size, int):
                         return outer.size
@@ -544,6 +556,8 @@ class HelionImporter(SurfaceOps):
 
     def _convert(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
+        if operand.name in self.index_loads and node.meta["val"].dtype == torch.float32:
+            return operand  # index vectors are fp32 already
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 
@@ -597,13 +611,31 @@ class HelionImporter(SurfaceOps):
         bid = self._block_of(node.args[0])
         sym = self.block_exprs.get(bid) if bid is not None else None
         info = self.env.block_sizes[bid] if bid is not None else None
-        if not isinstance(sym, Sym) or info is None or not isinstance(info.size, int):
+        if not isinstance(sym, Sym) or info is None or bid not in self.block_begin:
             self._unsupported(node, "tile.index of a tile without a static extent")
             return None
+        # a loop over another tile's range (`hl.tile(t.begin, t.end)`) indexes the
+        # enclosing axis: its vector spans that axis
+        extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
         name = f"{sym.name}_index"
-        self.tensors.setdefault(name, TensorArg(name, (int(info.size),), "fp32", "input"))
+        self.tensors.setdefault(name, TensorArg(name, (int(extent),), "fp32", "input"))
         window = (Window(self.block_begin[bid], sym),)
         result = self._renamed(Value("", (sym,), "fp32"), f"{name}_tile")
+        self.index_loads[result.name] = bid
+        return self._emit(scope, Load(result, name, window, _line(node)))
+
+    def _index_column(self, bid: int, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`tile.index.unsqueeze(1)`: the indices as a column (one per row of a tile, the
+        layout of a row reduction), read from a column vector `<tile>_col_index` in DRAM:
+        a row-vector index cannot be turned into a column on the device."""
+        sym = self.block_exprs[bid]
+        info = self.env.block_sizes[bid]
+        assert isinstance(sym, Sym)
+        extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
+        name = f"{sym.name}_col_index"
+        self.tensors.setdefault(name, TensorArg(name, (int(extent), 1), "fp32", "input"))
+        window = (Window(self.block_begin[bid], sym), Window(Const(0), Const(1)))
+        result = self._renamed(Value("", (sym, Const(1)), "fp32"), f"{name}_tile")
         return self._emit(scope, Load(result, name, window, _line(node)))
 
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
@@ -708,3 +740,23 @@ class HelionImporter(SurfaceOps):
         body = _Scope()
         self._convert_graph(info, body, inputs)
         scope.ops.append(If(cond, tuple(body.ops), _line(node)))
+
+
+def _without_unused_index_loads(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+    """Drop the `tile.index` loads nothing reads (the row vector of a `tile.index` taken
+    as a column, `tile.index.unsqueeze(1)`, which reads its own column vector)."""
+    used = {v.name for op in walk(ops) for v in op.operands()}
+    used |= {c.next.name for op in walk(ops) if isinstance(op, ForLoop) for c in op.carried}
+
+    def keep(block: tuple[Op, ...]) -> tuple[Op, ...]:
+        out: list[Op] = []
+        for op in block:
+            if isinstance(op, Load) and op.tensor.endswith("_index"):
+                if op.result.name not in used:
+                    continue
+            elif isinstance(op, ForLoop | If):
+                op = dataclasses.replace(op, body=keep(op.body))
+            out.append(op)
+        return tuple(out)
+
+    return keep(ops)

@@ -160,7 +160,8 @@ class ProblemBuilder:
                 )
         for op in walk(self.program.body):
             if isinstance(op, ForLoop) and not isinstance(op.end - op.begin, Const):
-                span = op.end - op.begin
+                # a span that moves with a grid tile (causal attention) is a multiple of it
+                span = (op.end - op.begin).subs({a.index.name: Const(1) for a in self.program.grid})
                 out.append(
                     Constraint(
                         f"divides_{op.tile.name}",
