@@ -49,6 +49,14 @@ def default_layout(shape: tuple[Expr, ...]) -> TileLayout:
     return TileLayout(mul(1, *shape[:-2]), shape[-2], shape[-1])
 
 
+def _index_column(op: Load | Matmul) -> TileLayout | None:
+    """A tile's indices as a column (`tile.index.unsqueeze(1)`): one value per row, the
+    layout of a row reduction."""
+    if isinstance(op, Load) and op.tensor.endswith("_col_index"):
+        return TileLayout(Const(1), op.result.shape[0], Const(1), True)
+    return None
+
+
 class LayoutInference:
     def __init__(self, program: TileProgram) -> None:
         self.program = program
@@ -78,11 +86,8 @@ class LayoutInference:
 
     def _op(self, op: Op) -> None:
         match op:
-            case Load(result=r, tensor=t) if t.endswith("_col_index"):
-                # a tile's indices as a column: one value per row, like a row reduction
-                self._set(r, ValueLayout(TileLayout(Const(1), r.shape[0], Const(1), True)))
             case Load(result=r) | Matmul(result=r):
-                self._set(r, ValueLayout(default_layout(r.shape)))
+                self._set(r, ValueLayout(_index_column(op) or default_layout(r.shape)))
             case Full(result=r):
                 self.layouts.setdefault(r.name, ValueLayout(default_layout(r.shape)))
             case Convert(result=r, operand=x):

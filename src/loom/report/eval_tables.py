@@ -19,6 +19,7 @@ from loom.eval.rows import ResultRow
 TTNN = {
     "gemm": "ttnn-matmul-oob",
     "flash_attention": "ttnn-sdpa",
+    "flash_attention_causal": "ttnn-sdpa",
     "flash_decode": "ttnn-sdpa-decode",
 }
 CaseKey = tuple[str, str, str]
