@@ -3,11 +3,12 @@
 The key loop stops at the query tile's end (`hl.tile(0, tile_m.end)`, a bound that
 depends on the query tile), so the key tiles past the diagonal are never visited: a query
 tile near the start does a fraction of the work of one near the end, about half the work
-of the non-causal kernel in total. The mask comes from the tile indices (query index >=
-key index); it only changes the diagonal block, the blocks below it are fully visible. A
-masked score is -1e9: finite (Loom lowers `torch.where` as a 0/1 blend) and far enough
-below any real score that its exponential is exactly zero. Shapes and inputs are the
-non-causal kernel's.
+of the non-causal kernel in total. The mask comes from the tile indices: a key
+`d = key - query` positions after its query loses `1e9 * d` from its score (`relu`, so
+visible keys lose nothing), which takes its exponential to exactly zero; that is three
+tile operations on the scores (Loom has no -inf fill: `torch.where` would be a 0/1 blend
+of four). It only changes the diagonal block; the blocks below it are fully visible.
+Shapes and inputs are the non-causal kernel's.
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ def flash_attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) ->
             k_blk = k[tile_b, tile_n, :]
             qk = torch.bmm(q_blk, k_blk.transpose(1, 2)) * scale
             cols = torch.zeros_like(qk) + tile_n.index.to(torch.float32)
-            qk = torch.where(cols <= rows, qk, -1.0e9)
+            qk = qk - torch.relu(cols - rows) * 1.0e9  # keys after the query: -1e9 or less
             m_ij = torch.maximum(m_i, torch.amax(qk, -1))
             p = torch.exp(qk - m_ij[:, :, None])
             alpha = torch.exp(m_i - m_ij)
