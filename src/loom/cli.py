@@ -27,7 +27,10 @@ def _arch_arg(parser: argparse.ArgumentParser) -> None:
 
 
 def _kernel_args(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("kernel", help="gemm | flash_attention | flash_decode | path/to/kernel.py")
+    parser.add_argument(
+        "kernel",
+        help="gemm | flash_attention | flash_attention_causal | flash_decode | path/to/kernel.py",
+    )
     _arch_arg(parser)
     parser.add_argument("--shape", help="e.g. M=4096,N=4096,K=4096 or B=1,H=8,S=2048,D=64")
     _file_args(parser)
@@ -219,7 +222,9 @@ def _eval_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     ev.add_argument("--archs", default="", help="comma-separated subset of the architectures")
     _sweep_args(ev, "eval-results")
     sw = sub.add_parser("sweep", help="Loom vs the baselines over shapes x architectures")
-    sw.add_argument("kernel", help="gemm | flash_attention | flash_decode")
+    sw.add_argument(
+        "kernel", help="gemm | flash_attention | flash_attention_causal | flash_decode"
+    )
     sw.add_argument("--shapes", nargs="+", required=True, help="e.g. M=256,N=256,K=512 ...")
     sw.add_argument("--archs", default="wormhole_n150", help="comma-separated architectures")
     _sweep_args(sw, "sweep-results")

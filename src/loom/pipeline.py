@@ -17,6 +17,7 @@ collects the artifacts that `--dump-dir` writes (only the CLI writes files).
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import os
 import time
 from collections.abc import Callable
@@ -353,11 +354,23 @@ def verify_lowered(
         return log.timed(
             "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
         )
+    from loom.kernels.checks import index_vectors  # imports torch: only here
+
     inputs = spec.make_inputs(lowered.schedule.shape)
+    indices = index_vectors(lowered.program)
+    names = [a.name for a in lowered.program.args if a.role == "input"]
+    params = list(inspect.signature(spec.kernel.fn).parameters)[: len(inputs)]
+    if indices:  # `tile.index` inputs: the program's inputs by name, in its order
+        named = {**dict(zip(params, inputs, strict=True)), **indices}
+        inputs = tuple(named[n] for n in names)
     # Block-float inputs are quantized as the hardware stores them, and the reference is
     # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
     inputs = quantize_inputs(lowered.lowered, inputs)
-    reference = spec.reference(*inputs)
+    if indices:
+        quantized = dict(zip(names, inputs, strict=True))
+        reference = spec.reference(*(quantized[p] for p in params))
+    else:
+        reference = spec.reference(*inputs)
     return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
 
 

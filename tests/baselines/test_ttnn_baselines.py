@@ -100,6 +100,18 @@ def test_tileloom_ranks_power_of_two_tiles_by_its_roofline(kernel, shape) -> Non
         assert all(v in POW2 for v in sizes)
 
 
+def test_tileloom_causal_attention_keeps_kv_per_core_and_key_tiles_within_query_tiles() -> None:
+    shape = {"B": 1, "H": 8, "S": 2048, "D": 64}
+    arch = load_arch(WH)
+    causal = tileloom_candidates("flash_attention_causal", arch, shape, "HiFi4", top_k=5)
+    dense = tileloom_candidates("flash_attention", arch, shape, "HiFi4", top_k=5)
+    assert len(causal) == 5
+    for r in causal:
+        assert r.policy.block_sizes["tile_m"] % r.policy.block_sizes["tile_n"] == 0
+        assert r.policy.multicast == ()  # cores along a row run different key counts
+    assert all(r.policy.multicast == ("k", "v") for r in dense)
+
+
 def test_oob_policy_writes_the_1d_layout_row_major() -> None:
     policy = oob_policy({"M": 16384, "N": 256, "K": 2048}, BH, (13, 10))
     # 512 M tiles / 4 per core = 128 cores: 13 columns x 10 rows (the last row partly)

@@ -27,6 +27,9 @@ def test_paper_cases_are_the_papers_shapes() -> None:
     decode = [c for c in cases if c.kernel == "flash_decode"]
     assert len(decode) == 36
     assert {c.shape_dict["B"] for c in decode if c.arch == "blackhole_p150_13x10"} == {10, 20, 30}
+    dense = [c.shape for c in cases if c.kernel == "flash_attention"]
+    causal = [c.shape for c in cases if c.kernel == "flash_attention_causal"]
+    assert dense == causal and len(dense) == 8  # causal and not, the same shapes
     assert len(cases) == len(set(cases))
     assert set(quick_cases()) < set(cases) | set(quick_cases())
 

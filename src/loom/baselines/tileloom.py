@@ -79,13 +79,18 @@ def _gemm(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
         yield _ranked(view, blocks, ("a", "b"), Scope("tile_k"), cycles)
 
 
-def _attention(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
-    """Flash attention: query tiles along x (K/V multicast along the row), heads on y."""
+def _attention(
+    arch: Arch, shape: dict[str, int], fidelity: str, causal: bool = False
+) -> Iterator[Ranked]:
+    """Flash attention: query tiles along x (K/V multicast along the row), heads on y.
+    Causal: each query tile visits the key tiles up to its own end (tile_n divides
+    tile_m), about half of them, and cores along x no longer share K/V (each runs its
+    own number of key tiles), so K/V are read per core."""
     bh, s, d = shape["B"] * shape["H"], shape["S"], shape["D"]
     tile = arch.tile.bytes("bf16")
     dt = d // 32
     for bm, bn in itertools.product(POW2, POW2):
-        if bm > s or bn > s or s % bn:
+        if bm > s or bn > s or s % bn or (causal and bm % bn):
             continue
         tm, tn = bm // 32, bn // 32
         if not _fits(arch, 2 * (tm * dt + 2 * tn * dt) + 3 * tm * tn + 3 * tm * dt):
@@ -93,12 +98,20 @@ def _attention(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ran
         cx = min(arch.grid_x, math.ceil(s / bm))
         cy = min(arch.grid_y, bh)
         waves = math.ceil(s / bm / cx) * math.ceil(bh / cy)
-        steps = waves * (s // bn)
+        per_tile = (s + bm) / (2 * bn) if causal else s // bn
+        steps = waves * per_tile
         kv = steps * 2 * tn * dt * tile
-        cycles = _roofline(arch, fidelity, steps * 2 * tm * tn * dt, kv / cx, cx * cy, kv)
+        share = 1 if causal else cx
+        cycles = _roofline(arch, fidelity, steps * 2 * tm * tn * dt, kv / share, cx * cy,
+                           0.0 if causal else kv)  # fmt: skip
         view = (("x", cx, "tile_m"), ("y", cy, "tile_b"))
         blocks = {"tile_b": 1, "tile_m": bm, "tile_n": bn}
-        yield _ranked(view, blocks, ("k", "v"), Scope("tile_n"), cycles)
+        multicast = () if causal else ("k", "v")
+        yield _ranked(view, blocks, multicast, Scope("tile_n"), cycles)
+
+
+def _causal(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
+    return _attention(arch, shape, fidelity, causal=True)
 
 
 def _decode(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked]:
@@ -127,7 +140,12 @@ def _decode(arch: Arch, shape: dict[str, int], fidelity: str) -> Iterator[Ranked
         yield _ranked(view, {"tile_b": 1, "tile_s": bs, "tile_n": bn}, (), Scope("tile_n"), cycles)
 
 
-_KERNELS = {"gemm": _gemm, "flash_attention": _attention, "flash_decode": _decode}
+_KERNELS = {
+    "gemm": _gemm,
+    "flash_attention": _attention,
+    "flash_attention_causal": _causal,
+    "flash_decode": _decode,
+}
 
 
 def tileloom_candidates(

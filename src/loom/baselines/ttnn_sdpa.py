@@ -15,6 +15,18 @@ each core taking ``ceil(B / bpf)`` batches x ``ceil(NH / nhpf)`` heads x
 i / grid_x)``). Every core reads its own K/V chunks from DRAM (no multicast); K and V
 are double-buffered, Q double-buffered when a core has more than one query chunk.
 
+The same policy times the causal kernel (`flash_attention_causal`, TTNN's ``is_causal=True``).
+Source for the causal schedule: the same file @ 000e7c053de83f4dd8bb52da5aa09bda2ead7ce4:
+the chunk sizes and the batch/head/q-chunk split are the non-causal ones; key chunks past
+a query chunk's diagonal are skipped and the diagonal chunk is masked; the K/V chain
+forwarding between cores is set up for non-causal runs only (``if (!is_causal)``), so
+each core reads its own K/V; and ``BALANCED_Q_PARALLEL`` (when ``is_causal``, the q
+chunks divide evenly over the q-parallel cores and each core has an even number) pairs
+early and late query chunks on a core so that every core does the same work. A Loom
+mapping hands a core its query tiles round-robin over waves (tile ``core + wave *
+cores``), which comes within about ``2 / waves`` of that balance (the paper's sizes give
+each core tens of waves).
+
 `ttnn-sdpa-decode` (flash decode, no program config). Source: tenstorrent/tt-metal
 ``ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/sdpa_decode_program_factory.cpp``
 @ 043b5ac261d74cd5543a2d73edd684ac5446bdc1 (lines 196-209 of the version documented in
@@ -77,7 +89,8 @@ def grid_layout(rows: int, chunks: int, grid: tuple[int, int]) -> tuple[tuple[st
 
 
 def sdpa_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
-    """`ttnn-sdpa` for the flash_attention kernel (grid axes: B*H rows, query tiles)."""
+    """`ttnn-sdpa` for the flash_attention kernels, causal or not (grid axes: B*H rows,
+    query tiles)."""
     gx, gy = grid
     b, h = shape["B"], shape["H"]
     bpf, hpf, qpf = sdpa_split(b, h, shape["S"], gx * gy)

@@ -55,6 +55,14 @@ def default_layout(shape: tuple[Expr, ...]) -> TileLayout:
     return TileLayout(mul(1, *shape[:-2]), shape[-2], shape[-1])
 
 
+def _index_column(op: Load | Matmul) -> TileLayout | None:
+    """A tile's indices as a column (`tile.index.unsqueeze(1)`): one value per row, the
+    layout of a row reduction."""
+    if isinstance(op, Load) and op.tensor.endswith("_col_index"):
+        return TileLayout(Const(1), op.result.shape[0], Const(1), True)
+    return None
+
+
 class LayoutInference:
     def __init__(self, program: TileProgram) -> None:
         self.program = program
@@ -119,7 +127,10 @@ class LayoutInference:
     def _load(self, op: Load) -> None:
         r = op.result
         lay = default_layout(r.shape)
-        if r.rank == 1 and op.tensor in self.columns:
+        index_column = _index_column(op)
+        if index_column is not None:
+            lay = index_column
+        elif r.rank == 1 and op.tensor in self.columns:
             lay = TileLayout(Const(1), r.shape[0], Const(1), True)
         elif r.rank >= 2 and r.shape[-1] == Const(1):  # a (.., n, 1) column: values in column 0
             lay = TileLayout(lay.batch, lay.rows, lay.cols, True)

@@ -1,7 +1,7 @@
 """The paper's evaluation (Section 3) as a list of cases: kernel x shape x architecture.
 
-GEMM at the 18 shapes M, N, K in {256, 2048, 16384} with N <= M; flash attention at
-B*L = 16384 (Wormhole) / 15360 (Blackhole) tokens in the paper, here one eighth of that
+GEMM at the 18 shapes M, N, K in {256, 2048, 16384} with N <= M; flash attention, causal and
+not, at B*L = 16384 (Wormhole) / 15360 (Blackhole) tokens in the paper, here one eighth of that
 (see FA_SCALE), 8 heads, D in {64, 128}; flash decode with
 H = 32, B in {8, 16, 24} (Wormhole) / {10, 20, 30} (Blackhole), L in {1024, 2048, 4096},
 D in {64, 128}; on wormhole_n150 and blackhole_p150_13x10. `quick` is a subset that
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 WH = "wormhole_n150"
 BH = "blackhole_p150_13x10"
 ARCHS = (WH, BH)
-KERNELS = ("gemm", "flash_attention", "flash_decode")
+KERNELS = ("gemm", "flash_attention", "flash_attention_causal", "flash_decode")
 GEMM_DIMS = (256, 2048, 16384)
 PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
 FA_SCALE = 8
@@ -55,6 +55,7 @@ class EvalCase:
 SHAPE_ORDER = {
     "gemm": ("M", "N", "K"),
     "flash_attention": ("B", "H", "S", "D"),
+    "flash_attention_causal": ("B", "H", "S", "D"),
     "flash_decode": ("B", "H", "S", "D"),
 }
 
@@ -78,12 +79,17 @@ def gemm_cases(arch: str) -> list[EvalCase]:
     ]
 
 
-def attention_cases(arch: str) -> list[EvalCase]:
+def attention_cases(arch: str, kernel: str = "flash_attention") -> list[EvalCase]:
     tokens = FA_TOKENS[arch]
     return [
-        case("flash_attention", arch, {"B": b, "H": FA_HEADS, "S": tokens // b, "D": d})
+        case(kernel, arch, {"B": b, "H": FA_HEADS, "S": tokens // b, "D": d})
         for b, d in itertools.product(FA_BATCHES[arch], HEAD_DIMS)
     ]
+
+
+def causal_cases(arch: str) -> list[EvalCase]:
+    """The flash attention cases with the causal kernel."""
+    return attention_cases(arch, "flash_attention_causal")
 
 
 def decode_cases(arch: str) -> list[EvalCase]:
@@ -97,7 +103,12 @@ def paper_cases(
     kernels: tuple[str, ...] = KERNELS, archs: tuple[str, ...] = ARCHS
 ) -> list[EvalCase]:
     """Every case of the paper's evaluation, in a stable order."""
-    makers = {"gemm": gemm_cases, "flash_attention": attention_cases, "flash_decode": decode_cases}
+    makers = {
+        "gemm": gemm_cases,
+        "flash_attention": attention_cases,
+        "flash_attention_causal": causal_cases,
+        "flash_decode": decode_cases,
+    }
     return [c for arch in archs for k in kernels for c in makers[k](arch)]
 
 

@@ -45,7 +45,7 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
             ("ttnn-matmul-oob", lambda: oob_policy(shape, arch.name, grid)),
             ("ttnn-matmul-tuned", lambda: tuned_policy(shape, arch.name)),
         ]
-    if case.kernel == "flash_attention":
+    if case.kernel in ("flash_attention", "flash_attention_causal"):
         return [("ttnn-sdpa", lambda: sdpa_policy(shape, grid))]
     if case.kernel == "flash_decode":
         return [("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid))]

@@ -17,6 +17,7 @@ phase reading its own block's tiles from the earlier phase's values.
 from __future__ import annotations
 
 import ast
+import dataclasses
 import inspect
 import operator
 import re
@@ -62,6 +63,7 @@ from loom.ir.tile import (
     TileProgram,
     Value,
     Window,
+    walk,
 )
 from loom.symbolic import Cond, Const, Expr, Sym, as_expr, ceildiv, cmp
 
@@ -204,6 +206,8 @@ class HelionImporter(SurfaceOps):
         self.name = name
         self.source_file = source_file
         self.tensors: dict[str, TensorArg] = {}
+        self.index_loads: dict[str, int] = {}
+        """Values holding a tile's element indices (`tile.index`) -> its block id."""
         self.stored: set[str] = set()
         self.index_tensors: dict[str, torch.dtype] = {}
         """Integer tensors, held as fp32: only argmax/argmin indices may be stored there."""
@@ -268,9 +272,12 @@ class HelionImporter(SurfaceOps):
             self._convert_graph(root, scope, inputs=())
         if len(roots) > 1:
             scope.ops = list(self._drop_scratch(tuple(scope.ops)))
+        body = _without_unused_index_loads(tuple(scope.ops))
+        loaded = {op.tensor for op in walk(body) if isinstance(op, Load)}
         args = tuple(
             TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
             for t in self.tensors.values()
+            if t.name in loaded or t.name in self.stored or t.name not in self._index_inputs()
         )
         notes = tuple(
             f"{name} ({dtype}) holds argmax/argmin indices as fp32 (exact below 2^24)"
@@ -280,7 +287,7 @@ class HelionImporter(SurfaceOps):
             name=self.name,
             args=args,
             grid=grid,
-            body=tuple(scope.ops),
+            body=body,
             source_file=self.source_file,
             notes=notes,
         )
@@ -360,6 +367,10 @@ class HelionImporter(SurfaceOps):
             return ast.parse(textwrap.dedent(inspect.getsource(self.bound.kernel.fn)))
         except (OSError, TypeError, SyntaxError):
             return None
+
+    def _index_inputs(self) -> set[str]:
+        """Index vectors Loom adds as inputs (`tile.index`, argmax's candidates)."""
+        return {name for name in self.tensors if name.endswith("_index")}
 
     # ----- symbols ---------------------------------------------------------------
     def _scan_gathers(self) -> None:
@@ -455,10 +466,12 @@ class HelionImporter(SurfaceOps):
         return f"tile_b{bid}"
 
     def _enclosing_extent(self, bid: int) -> int:
-        """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`)."""
+        """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`,
+        `hl.tile(0, t.end)`)."""
+        bounds = (tile_ops.tile_begin, tile_ops.tile_end)
         for graph in self.device_ir.graphs:
             for node in graph.graph.nodes:
-                if node.op == "call_function" and node.target is tile_ops.tile_begin:
+                if node.op == "call_function" and node.target in bounds:
                     outer = self.env.block_sizes[self.env.get_block_id(node.args[0].meta["val"])]
                     if isinstance(outer.size, int):
                         return outer.size
@@ -749,11 +762,13 @@ class HelionImporter(SurfaceOps):
 
     def _convert(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
-        if node.meta["val"].dtype in _INDEX_DTYPES and operand.name in self.index_values:
+        dtype = node.meta["val"].dtype
+        if operand.name in self.index_loads and dtype == torch.float32:
+            return operand  # index vectors are fp32 already
+        if dtype in _INDEX_DTYPES and operand.name in self.index_values:
             return operand  # indices stay exact fp32 integers
-        if node.meta["val"].dtype not in _DTYPES:
-            what = f".to({node.meta['val'].dtype})"
-            self._unsupported(node, what, _INTEGER_HINT)
+        if dtype not in _DTYPES:
+            self._unsupported(node, f".to({dtype})", _INTEGER_HINT)
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 
@@ -813,14 +828,30 @@ class HelionImporter(SurfaceOps):
         bid = self._block_of(node.args[0])
         sym = self.block_exprs.get(bid) if bid is not None else None
         info = self.env.block_sizes[bid] if bid is not None else None
-        if bid is None or not isinstance(sym, Sym) or info is None:
+        if bid is None or not isinstance(sym, Sym) or info is None or bid not in self.block_begin:
             self._unsupported(node, "tile.index of a tile without a static extent")
-        if not isinstance(info.size, int):
-            self._unsupported(node, "tile.index of a tile without a static extent")
+        # a loop over another tile's range (`hl.tile(t.begin, t.end)`) indexes the
+        # enclosing axis: its vector spans that axis
+        extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
         name = f"{sym.name}_index"
-        self.tensors.setdefault(name, TensorArg(name, (int(info.size),), "fp32", "input"))
+        self.tensors.setdefault(name, TensorArg(name, (int(extent),), "fp32", "input"))
         window = (Window(self.block_begin[bid], sym),)
         result = self._renamed(Value("", (sym,), "fp32"), f"{name}_tile")
+        self.index_loads[result.name] = bid
+        return self._emit(scope, Load(result, name, window, _line(node)))
+
+    def _index_column(self, bid: int, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`tile.index.unsqueeze(1)`: the indices as a column (one per row of a tile, the
+        layout of a row reduction), read from a column vector `<tile>_col_index` in DRAM:
+        a row-vector index cannot be turned into a column on the device."""
+        sym = self.block_exprs[bid]
+        info = self.env.block_sizes[bid]
+        assert isinstance(sym, Sym)
+        extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
+        name = f"{sym.name}_col_index"
+        self.tensors.setdefault(name, TensorArg(name, (int(extent), 1), "fp32", "input"))
+        window = (Window(self.block_begin[bid], sym), Window(Const(0), Const(1)))
+        result = self._renamed(Value("", (sym, Const(1)), "fp32"), f"{name}_tile")
         return self._emit(scope, Load(result, name, window, _line(node)))
 
     def _span_index(self, scope: _Scope, n: int, line: int) -> Value:
@@ -1016,3 +1047,23 @@ class HelionImporter(SurfaceOps):
         body = _Scope()
         self._convert_graph(info, body, inputs)
         scope.ops.append(If(cond, tuple(body.ops), _line(node)))
+
+
+def _without_unused_index_loads(ops: tuple[Op, ...]) -> tuple[Op, ...]:
+    """Drop the `tile.index` loads nothing reads (the row vector of a `tile.index` taken
+    as a column, `tile.index.unsqueeze(1)`, which reads its own column vector)."""
+    used = {v.name for op in walk(ops) for v in op.operands()}
+    used |= {c.next.name for op in walk(ops) if isinstance(op, ForLoop) for c in op.carried}
+
+    def keep(block: tuple[Op, ...]) -> tuple[Op, ...]:
+        out: list[Op] = []
+        for op in block:
+            if isinstance(op, Load) and op.tensor.endswith("_index"):
+                if op.result.name not in used:
+                    continue
+            elif isinstance(op, ForLoop | If):
+                op = dataclasses.replace(op, body=keep(op.body))
+            out.append(op)
+        return tuple(out)
+
+    return keep(ops)

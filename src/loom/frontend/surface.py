@@ -110,6 +110,8 @@ class SurfaceOps:
     _renamed: Callable[[Value, str], Value]
     _span_index: Callable[[_Scope, int, int], Value]
     index_values: set[str]
+    index_loads: dict[str, int]
+    _index_column: Callable[..., Value | None]
 
     def surface_handlers(self) -> dict[object, Callable[[torch.fx.Node, _Scope], object]]:
         table: dict[object, Callable[[torch.fx.Node, _Scope], object]] = {}
@@ -307,6 +309,9 @@ class SurfaceOps:
         dim = node.args[1]
         assert isinstance(dim, int)
         axis = dim % (x.rank + 1)
+        bid = self.index_loads.get(x.name)
+        if bid is not None and x.rank == 1 and axis == 1:
+            return self._index_column(bid, node, scope)
         return self._emit(scope, ExpandDims(self._new_value(node), x, axis, self._line(node)))
 
     # ----- creation ---------------------------------------------------------------------

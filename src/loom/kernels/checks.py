@@ -25,9 +25,8 @@ def file_references(
 ) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
     tensors = dict(fk.tensors)
     ins = [a.name for a in program.args if a.role == "input"]
-    for arg in program.args:  # index vectors Loom added for `tile.index`
-        if arg.name.endswith("_index") and arg.name not in tensors:
-            tensors[arg.name] = torch.arange(max(arg.shape), dtype=torch.float32)
+    for name, vector in index_vectors(program).items():
+        tensors.setdefault(name, vector)
     missing = [n for n in ins if n not in tensors]
     if missing:
         tensors.update(host_prelude(fk, missing))
@@ -53,6 +52,16 @@ def file_references(
             "the kernel's order."
         )
     return inputs, dict(zip(names, outputs, strict=False))
+
+
+def index_vectors(program: TileProgram) -> dict[str, torch.Tensor]:
+    """The index vectors Loom added as inputs for `tile.index` (0..extent-1 in fp32, as
+    a row or, `<tile>_col_index`, as a column), by name."""
+    return {
+        a.name: torch.arange(max(a.shape), dtype=torch.float32).reshape(a.shape)
+        for a in program.args
+        if a.role == "input" and a.name.endswith("_index")
+    }
 
 
 def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:

@@ -2,4 +2,4 @@
 
 from __future__ import annotations
 
-SHIPPED = ("gemm", "flash_attention", "flash_decode")
+SHIPPED = ("gemm", "flash_attention", "flash_attention_causal", "flash_decode")

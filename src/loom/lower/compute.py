@@ -30,7 +30,7 @@ from loom.lower.context import LowerContext
 from loom.lower.exprs import ExprBuilder
 from loom.lower.loops import core_cond, loop_var
 from loom.lower.waits import Step, produce, wrap
-from loom.symbolic import Const, Expr
+from loom.symbolic import Const, Expr, cmp
 
 MergeHook = Callable[[tuple[Gather, ...], If, dict[str, Expr]], list[Step]]
 
@@ -141,11 +141,24 @@ class ComputeBuilder:
             return wrap(self.level(op.body, body_env, skip) + self.yields(op, skip), owned, cb_of)
 
         steps: list[Step] = []
-        full = count - 1 if dead else count
+        if not isinstance(count, Const):
+            # a per-core trip count (causal attention: it grows with the query tile)
+            inner = body(frozenset())
+            reads = frozenset().union(*(s.reads for s in inner))
+            if not dead:
+                steps.append(Step(Loop(var, count, tuple(s.stmt for s in inner)), reads))
+                return steps
+            steps.append(Step(Loop(var, count - 1, tuple(s.stmt for s in inner)), reads))
+            last = body(dead)  # the peeled last iteration, on the cores that run one
+            last_reads = frozenset().union(*(s.reads for s in last))
+            guard = cmp(">", count, Const(0))
+            steps.append(Step(IfCore(guard, tuple(s.stmt for s in last)), last_reads))
+            return steps
+        full = count.value - 1 if dead else count.value
         if full > 0:
             inner = body(frozenset())
             reads = frozenset().union(*(s.reads for s in inner))
             steps.append(Step(Loop(var, Const(full), tuple(s.stmt for s in inner)), reads))
-        if dead and count > 0:
+        if dead and count.value > 0:
             steps.extend(body(dead))  # the peeled last iteration
         return steps

@@ -11,15 +11,30 @@ from loom.lower.context import LowerContext
 from loom.symbolic import Cond, Const, Expr, Sym
 
 
-def loop_var(op: ForLoop, env: Mapping[str, Expr]) -> tuple[Sym, int]:
-    """The Program loop variable standing for `op`'s tile index, and its trip count."""
+def loop_var(op: ForLoop, env: Mapping[str, Expr]) -> tuple[Sym, Expr]:
+    """The Program loop variable standing for `op`'s tile index, and its trip count: a
+    constant, or (a loop bounded by a grid tile, `hl.tile(0, tile_m.end)`) an expression
+    of the core's coordinates and waves that each core evaluates for itself."""
     count = op.trip_count.subs(env)
-    if not isinstance(count, Const):
+    if isinstance(count, Const):
+        return Sym(op.index.name, 0, max(count.value - 1, 0), 1, "index"), count
+    extra = count.free_names() - {CORE_X.name, CORE_Y.name} - _wave_names(env)
+    if extra:
         raise ScheduleError(
             f"the trip count of the loop over {op.tile.name} ({op.trip_count}) is not fixed "
-            "by the schedule's block sizes."
+            f"by the schedule's block sizes (it depends on {sorted(extra)})."
         )
-    return Sym(op.index.name, 0, max(count.value - 1, 0), 1, "index"), count.value
+    block = op.tile.subs(env)
+    tiles = -(-op.tile.upper // block.value) if isinstance(block, Const) else op.index.upper + 1
+    return Sym(op.index.name, 0, max(tiles - 1, 0), 1, "index"), count
+
+
+def _wave_names(env: Mapping[str, Expr]) -> set[str]:
+    """Names of the wave loop counters the grid indices are written in."""
+    names: set[str] = set()
+    for value in env.values():
+        names |= {n for n in value.free_names() if n.endswith("_wave")}
+    return names
 
 
 def core_cond(cond: Cond, env: Mapping[str, Expr]) -> Cond:

@@ -33,7 +33,7 @@ from loom.lower.context import LowerContext
 from loom.lower.dram import tile_window
 from loom.lower.loops import core_cond, loop_var
 from loom.lower.mesh import all_cores, group_origin_cond, multicast_pipes, origin_row_cond
-from loom.symbolic import Const, Expr
+from loom.symbolic import Expr
 
 WriterMerge = Callable[[tuple[Gather, ...], If, dict[str, Expr]], tuple[Stmt, ...]]
 
@@ -109,7 +109,7 @@ class Movement:
             case ForLoop():
                 var, count = loop_var(op, env)
                 body = self._stream(op.body, {**env, op.index.name: var}, engine, merge)
-                return (Loop(var, Const(count), body),) if body else ()
+                return (Loop(var, count, body),) if body else ()
             case If(cond=cond, body=body_ops):
                 body = self._stream(body_ops, env, engine, merge)
                 return (IfCore(core_cond(cond, env), body),) if body else ()

@@ -23,6 +23,9 @@ def analyze_accesses(program: TileProgram) -> tuple[AccessInfo, ...]:
             infos.append(AccessInfo(position, op.operand.name, "gather", grid, (), (), 0))
             continue
         names = frozenset().union(*(w.offset.free_names() for w in op.window))
+        # a loop whose trip count moves with a grid tile (causal attention) runs a
+        # different number of accesses on each tile: no sharing across that axis
+        names |= frozenset().union(*(lp.trip_count.free_names() for lp in loops))
         grid = tuple(a.tile.name for a in program.grid if a.index.name in names)
         loop_deps = tuple(lp.tile.name for lp in loops if lp.index.name in names)
         tensor = program.arg(op.tensor)

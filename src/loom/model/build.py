@@ -145,6 +145,25 @@ class ProblemBuilder:
             terms.append(alloc.tiles * tile_bytes * depth)
         return add(*terms)
 
+    def _divides(self, op: ForLoop) -> list[Constraint]:
+        """The loop's tile divides its extent. An extent that moves with a grid tile
+        (`hl.tile(0, tile_m.end)`: (id + 1) tile_m, causal attention) is affine in the
+        grid indices: it divides every value when it divides those at index 0 and 1."""
+        span = op.end - op.begin
+        indices = {a.index.name for a in self.program.grid} & span.free_names()
+        spans = [span]
+        if indices:
+            at = [span.subs({n: Const(v) for n in indices}) for v in (0, 1)]
+            spans = [e for e in at if e != Const(0)]
+        return [
+            Constraint(
+                f"divides_{op.tile.name}" + (f"_{k}" if k else ""),
+                cmp("==", mod(e, op.tile), 0),
+                f"{op.tile.name} divides the loop extent {e}",
+            )
+            for k, e in enumerate(spans)
+        ]
+
     def _constraints(self, l1: Expr) -> list[Constraint]:
         out: list[Constraint] = []
         for axis in self.program.grid:
@@ -160,14 +179,7 @@ class ProblemBuilder:
                 )
         for op in walk(self.program.body):
             if isinstance(op, ForLoop) and not isinstance(op.end - op.begin, Const):
-                span = op.end - op.begin
-                out.append(
-                    Constraint(
-                        f"divides_{op.tile.name}",
-                        cmp("==", mod(span, op.tile), 0),
-                        f"{op.tile.name} divides the loop extent {span}",
-                    )
-                )
+                out.extend(self._divides(op))
         for sym in self._batch_tiles():
             out.append(
                 Constraint(

@@ -79,6 +79,20 @@ class HegBuilder:
     def buffered_value(self, value: Value) -> bool:
         return self.b.buffer_of(value.name) is not None
 
+    def mean_trip(self, loop: ForLoop) -> Expr:
+        """Trip count of `loop` on the busiest core. A loop bounded by a grid tile
+        (`hl.tile(0, tile_m.end)`, causal attention) runs more iterations on later tiles:
+        the last core along that axis has the largest index in every wave, and over its
+        waves it runs the trip count of its mean index, (f - 1) + f (W - 1) / 2 for f
+        cores and W waves along the axis (the skipped key tiles cost nothing)."""
+        middle: dict[str, Expr] = {}
+        for a in self.program.grid:
+            if a.index.name in loop.trip_count.free_names():
+                f = self.c.spatial.get(a.tile.name, 1)
+                waves = self.c.waves.get(a.tile.name, Const(1))
+                middle[a.index.name] = Const(f - 1) + ceildiv(f * (waves - 1), 2)
+        return loop.trip_count.subs(middle) if middle else loop.trip_count
+
     # ----- graph ---------------------------------------------------------------------
     def build(self) -> HegNode:
         """launch ; for(waves, pipe_grid) — the launch is a constant: it never changes
@@ -108,7 +122,7 @@ class HegBuilder:
                 stores.append(self.store_spec(op, owners_only))
             elif isinstance(op, ForLoop):
                 flush()
-                trip = ceildiv(op.end - op.begin, op.tile)
+                trip = self.mean_trip(op)
                 pipe = self.block(op.body, Scope.of((op,)), owners_only, repeats * trip)
                 pending.extend(self.carry_terms(op))
                 items.append(For(f"for {op.tile.name}", trip, pipe))
@@ -205,7 +219,7 @@ class HegBuilder:
             state = self.b.buffer_of(c.arg.name)
             if state is not None and c.next.name not in state.values:
                 tiles = self.tiles(c.next)
-                trip = ceildiv(loop.end - loop.begin, loop.tile)
+                trip = self.mean_trip(loop)
                 size = self.tile_bytes(c.next.dtype)
                 per = self.arch.compute.pack_cycles(size) + self.arch.compute.unpack_cycles(size)
                 terms.append(

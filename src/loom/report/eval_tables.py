@@ -19,6 +19,7 @@ from loom.eval.rows import ResultRow
 TTNN = {
     "gemm": "ttnn-matmul-oob",
     "flash_attention": "ttnn-sdpa",
+    "flash_attention_causal": "ttnn-sdpa",
     "flash_decode": "ttnn-sdpa-decode",
 }
 CaseKey = tuple[str, str, str]
@@ -68,7 +69,7 @@ def table2(rows: Iterable[ResultRow]) -> str:
     archs = sorted({a for _, a, _ in picked})
     kernels = [k for k in TTNN if any(kk == k for kk, _, _ in picked)]
     lines = ["Table 2: geometric-mean speed-up (simulated cycles; number of shapes)", ""]
-    head = f"{'kernel':16} {'method':30}" + "".join(f" {a:>22}" for a in archs)
+    head = f"{'kernel':22} {'method':30}" + "".join(f" {a:>22}" for a in archs)
     lines += [head, "-" * len(head)]
     for kernel in kernels:
         ttnn = TTNN[kernel]
@@ -82,7 +83,7 @@ def table2(rows: Iterable[ResultRow]) -> str:
             comparisons += [("loom", "ttnn-matmul-tuned"), ("ttnn-matmul-tuned", ttnn)]
         for a, b in comparisons:
             cells = "".join(f" {_cell(speedups(picked, kernel, arch, a, b)):>22}" for arch in archs)
-            lines.append(f"{kernel:16} {a + ' / ' + b:30}{cells}")
+            lines.append(f"{kernel:22} {a + ' / ' + b:30}{cells}")
     return "\n".join(lines) + "\n"
 
 
