@@ -429,12 +429,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from loom.report import compile_artifacts, summary
 
     kernel, result = _compile(args)
-    artifacts = compile_artifacts(result)
+    artifacts = compile_artifacts(result) if args.dump_dir else {}
     _write_dump(args.dump_dir, artifacts)
     if args.json:
         print(result.schedule.to_json(), end="")
     else:
         print(summary(result), end="")
+        _print_reused(kernel)
         if args.dump_dir:
             print(f"artifacts   {len(artifacts)} files in {args.dump_dir}")
         if args.explain:
@@ -442,6 +443,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if args.html:
         _write_html(args, kernel, result)
     return 0
+
+
+def _print_reused(kernel: Any) -> None:
+    """Say so when the compile result came from the cache (the compile time shown is the
+    original one)."""
+    if getattr(kernel, "reused", False):
+        print("cache       compile result reused from the cache (--no-cache compiles again)")
 
 
 def _print_explain(kernel, result) -> None:  # type: ignore[no-untyped-def]
@@ -499,7 +507,8 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     if not args.kernel:
         raise UsageError("name a kernel (or pass --schedule schedule.json); see `loom --help`.")
     spec, result = _compile(args)
-    return spec, result.arch, result.lowered, compile_artifacts(result), result, result.log
+    artifacts = compile_artifacts(result) if args.dump_dir else {}
+    return spec, result.arch, result.lowered, artifacts, result, result.log
 
 
 def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -585,6 +594,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
+        _print_reused(spec)
     data = _verify(spec, lowered, log, arch, quiet=args.json)
     if args.json:
         print(json.dumps(data, indent=2, sort_keys=True))
@@ -598,6 +608,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
+        _print_reused(spec)
     data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
         print(json.dumps(data, indent=2))
@@ -619,6 +630,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
+        _print_reused(spec)
     verified, outcome = _verify_outcome(spec, lowered, log, arch, quiet=args.json)
     data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
