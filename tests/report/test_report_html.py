@@ -85,12 +85,34 @@ def test_report_page_is_self_contained_and_deterministic(report: ReportData) -> 
 
 def test_compact_view_is_a_fragment(report: ReportData) -> None:
     html = render_compact(report)
-    assert "<html" not in html and "<svg" in html
+    assert "<html" not in html and "<svg" in html and "<script" not in html
     assert report.candidate in html and report.bottleneck.split(" [")[0] in html
+    assert html.count('<g class="core ') == 64
+    assert "simulated / modeled" in html and "Not simulated yet" not in html
+    assert f"tile_k = {dict(report.block_sizes)['tile_k']}" in html
+
+
+def test_compact_view_escapes_and_says_when_not_simulated(report: ReportData) -> None:
+    odd = dataclasses.replace(report, candidate="<script>alert(1)</script>", sim=None)
+    html = render_compact(odd)
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "Not simulated yet" in html and "simulated / modeled" not in html
 
 
 def test_explain_names_candidate_binding_and_simulation(report: ReportData) -> None:
-    text = " ".join(explain_sentences(report))
-    assert report.candidate in text
+    sentences = explain_sentences(report)
+    text = " ".join(sentences)
+    assert report.candidate in text and "wormhole_n150" in text
     assert all(b in text for b in report.binding)
-    assert "simulator measured" in text
+    assert "simulator measured" in text and "The bottleneck is" in text
+    solved, pruned, infeasible = report.search
+    assert solved > 0 and f"{solved} were solved, {pruned} cut off by a lower bound" in text
+    assert f"{infeasible} had no legal block sizes" in text
+    assert all(f"{a} across {n} cores" in text for a, n in report.axis_cores)
+    assert f"{report.l1_bytes:,} of {report.l1_capacity:,} usable bytes" in text
+    assert all(s.endswith(".") for s in sentences)
+
+
+def test_explain_without_a_ranking_says_no_search_counts(report: ReportData) -> None:
+    text = " ".join(explain_sentences(dataclasses.replace(report, search=(0, 0, 0))))
+    assert "were solved" not in text and report.candidate in text

@@ -65,7 +65,7 @@ def render_report(data: ReportData) -> str:
 
 
 def render_compact(data: ReportData) -> str:
-    """A fragment (no <html> wrapper) for notebooks: mesh, block sizes, bottleneck,
-    modeled vs simulated time."""
+    """A fragment (no <html> wrapper, no script) for notebooks: mesh, block sizes,
+    pipelining, copies, L1, modeled vs simulated time, bottleneck and binding constraints."""
     template = _environment().get_template("compact.html.j2")
-    return template.render(d=data, sentences=explain_sentences(data)[:3])
+    return template.render(d=data)
