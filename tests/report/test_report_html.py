@@ -12,17 +12,22 @@ from loom.pipeline import CompileOptions, StageLog, Traced, compile_traced, simu
 from loom.report.explain_text import explain_sentences
 from loom.report.heg_view import binding_path
 from loom.report.html import render_compact, render_report
-from loom.report.model import KernelSource, ReportData, ReportInputs, build_report
+from loom.report.model import KernelSource, ReportData, ReportInputs, build_report, verify_rows
 
 SHAPE = {"M": 256, "N": 512, "K": 128}
 
 
 @pytest.fixture(scope="module")
-def report(tile_programs, wormhole) -> ReportData:  # type: ignore[no-untyped-def]
+def compiled(tile_programs, wormhole):  # type: ignore[no-untyped-def]
     program = tile_programs["gemm"]
     traced = Traced("gemm", SHAPE, program, 2 * 256 * 512 * 128)
     result = compile_traced(traced, CompileOptions(arch=wormhole, shape=SHAPE, jobs=1))
-    sim = simulate_lowered(result.lowered, wormhole, StageLog(), trace=True)
+    return traced, result, simulate_lowered(result.lowered, wormhole, StageLog(), trace=True)
+
+
+@pytest.fixture(scope="module")
+def report(compiled, wormhole) -> ReportData:  # type: ignore[no-untyped-def]
+    traced, result, sim = compiled
     source = Path(__file__).parents[2] / "src" / "loom" / "kernels" / "gemm.py"
     return build_report(
         ReportInputs(
@@ -116,3 +121,42 @@ def test_explain_names_candidate_binding_and_simulation(report: ReportData) -> N
 def test_explain_without_a_ranking_says_no_search_counts(report: ReportData) -> None:
     text = " ".join(explain_sentences(dataclasses.replace(report, search=(0, 0, 0))))
     assert "were solved" not in text and report.candidate in text
+
+
+def test_verify_table_has_every_output(report: ReportData) -> None:
+    from loom.backends.ttlang import VerifyResult
+    from loom.backends.ttlang import OutputCheck
+
+    checks = (
+        OutputCheck("out", True, 1e-3, 2e-3, 1e-2),
+        OutputCheck("lse", False, 5e-1, 3e-1, 1e-2),
+    )
+    result = VerifyResult(False, 5e-1, 3e-1, 1e-2, 0.1, "FAIL", "", outputs=checks)
+    rows = verify_rows(result, ("out", "lse"))
+    assert [(r.output, r.passed, r.tolerance) for r in rows] == [
+        ("out", True, 1e-2),
+        ("lse", False, 1e-2),
+    ]
+    page = render_report(dataclasses.replace(report, verify=rows))
+    table = page.split('id="verify"')[1]
+    assert "<code>out</code>" in table and "<code>lse</code>" in table
+    assert "3.000e-01" in table and table.count("1.000e-02") == 2
+    assert "does NOT match torch" in " ".join(explain_sentences(dataclasses.replace(report, verify=rows)))
+
+
+def test_heg_simulated_figures_are_per_pipe_and_add_up(compiled, report: ReportData) -> None:  # type: ignore[no-untyped-def]
+    from loom.report.heg_view import HegItem
+
+    _, _, sim = compiled
+    assert report.heg is not None
+
+    def nodes(n: HegItem) -> list[HegItem]:
+        return [n, *(m for c in n.children for m in nodes(c))]
+
+    figures = {n.name: n for n in nodes(report.heg) if n.simulated is not None}
+    assert "load@loop:tile_k" in figures and "compute@loop:tile_k#0" in figures
+    assert figures["load@loop:tile_k"].engine == "reader+writer"  # a and b multicast
+    assert figures["compute@loop:tile_k#0"].engine == "compute"
+    # every busy cycle of every engine lands on exactly one node
+    total = sum(e.mean for e in sim.engine_busy) * sim.kernel_cycles
+    assert sum(n.simulated for n in figures.values()) == pytest.approx(total, rel=1e-6)

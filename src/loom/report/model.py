@@ -307,8 +307,15 @@ def roofline(
 
 
 def verify_rows(verify: VerifyResult | None, outputs: tuple[str, ...]) -> tuple[VerifyRow, ...]:
+    """One row per output tensor that was compared with its reference (a single row for
+    the one tensor compared when the check was not split by output)."""
     if verify is None:
         return ()
+    if verify.outputs:
+        return tuple(
+            VerifyRow(c.name, c.max_abs_error, c.max_rel_error, c.tolerance, c.passed)
+            for c in verify.outputs
+        )
     return (
         VerifyRow(
             outputs[0] if outputs else "out",
