@@ -208,6 +208,13 @@ def _sweep_args(parser: argparse.ArgumentParser, out: str) -> None:
     parser.add_argument(
         "--no-neighbours", action="store_true", help="skip GEMM's 27-neighbour block sizes"
     )
+    parser.add_argument(
+        "--html",
+        dest="pages",
+        action="store_true",
+        help="also write a report page per case and an index (OUT/pages/index.html); "
+        "compiles each case through the cache and simulates its pick once more, traced",
+    )
 
 
 def _eval_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type-arg]
@@ -772,7 +779,44 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             )
             return 130
     _eval_report(out, [r for r in rows if r.case_key in wanted])
+    if args.pages:
+        _eval_pages(out / "pages", cases, [r for r in rows if r.case_key in wanted], args)
     return 0
+
+
+def _eval_pages(folder: Path, cases: list, rows: list, args: argparse.Namespace) -> None:  # type: ignore[type-arg]
+    """One report page per case (Loom's pick, compiled as the evaluation compiles it, its
+    simulation traced) and an index linking them with the baselines' simulated times."""
+    from loom.arch import load_arch
+    from loom.clicompile import compile_cached, report_data
+    from loom.pipeline import CompileOptions, simulate_lowered
+    from loom.report.eval_pages import case_page, page_name, render_eval_index, simulated_top_k
+    from loom.report.html import render_report
+
+    pages = []
+    for case in sorted(cases):
+        arch = load_arch(case.arch)
+        mine = [r for r in rows if r.case_key == case.key]
+
+        def options(shape: dict[str, int], arch=arch) -> CompileOptions:  # type: ignore[no-untyped-def]
+            fidelity = args.math_fidelity or arch.matmul.default_fidelity
+            return CompileOptions(arch=arch, shape=shape, math_fidelity=fidelity, jobs=1,
+                                  top_k=args.top_k)  # fmt: skip
+
+        try:
+            kernel, result = compile_cached(
+                case.kernel, case.shape_text, options, _trace_cache(args), None
+            )
+        except LoomError as err:
+            print(f"page        {case.kernel} {case.arch} {case.shape_text}: not written ({err})")
+            continue
+        sim = simulate_lowered(result.lowered, arch, result.log, trace=True)
+        data = report_data(kernel, result, sim, None, "", simulated_top_k(mine))
+        _write_atomic(folder / page_name(case.kernel, case.arch, case.shape_text),
+                      render_report(data))  # fmt: skip
+        pages.append(case_page(data, case.shape_text, mine))
+    _write_atomic(folder / "index.html", render_eval_index(tuple(pages)))
+    print(f"pages       {len(pages)} case reports, index in {folder / 'index.html'}")
 
 
 def _eval_report(out: Path, rows: list) -> None:  # type: ignore[type-arg]
