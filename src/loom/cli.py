@@ -175,7 +175,9 @@ def _report_args(parser: argparse.ArgumentParser) -> None:
 
 def _speed_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--no-cache", action="store_true", help="trace the kernel again (ignore the Tile IR cache)"
+        "--no-cache",
+        action="store_true",
+        help="trace and solve again (ignore the cached Tile IR and compile result)",
     )
     parser.add_argument(
         "--quiet", "-q", action="store_true", help="no progress on the terminal"
