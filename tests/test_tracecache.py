@@ -72,7 +72,7 @@ def test_compile_key_follows_every_input_but_the_job_count(wormhole) -> None:  #
     assert len({compile_key("trace", o) for o in changed} | {key}) == len(changed) + 1
 
 
-def test_warm_compile_reuses_the_result_and_no_cache_solves(tmp_path: Path, tile_programs, wormhole) -> None:  # type: ignore[no-untyped-def]
+def test_warm_compile_reuses_the_result(tmp_path: Path, tile_programs, wormhole) -> None:  # type: ignore[no-untyped-def]
     from loom.clicompile import compile_cached
     from loom.pipeline import CompileOptions, CompileResult
 

@@ -141,7 +141,8 @@ def compile_cached(
         kept = StageLog(seconds, dict(stored.log.artifacts), listener)
         return lazy, dataclasses.replace(stored, log=kept)
     result = compile_traced(lazy.traced, options, log)
-    cache.store(key, dataclasses.replace(result, log=StageLog(dict(log.seconds), dict(log.artifacts))))
+    stored_log = StageLog(dict(log.seconds), dict(log.artifacts))  # no listener: picklable
+    cache.store(key, dataclasses.replace(result, log=stored_log))
     return lazy, result
 
 

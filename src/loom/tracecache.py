@@ -18,9 +18,10 @@ which never changes a result), the source of the whole `loom` package and the in
 OR-Tools version. Any change to an input is a different key, so a stale result is never
 reused; `--no-cache` bypasses both kinds of entry.
 
-Entries are pickles (:class:`loom.pipeline.Traced` or `CompileResult`), written to a temporary file in the
-cache folder and renamed into place, so concurrent runs never see half an entry; an
-unreadable entry counts as a miss. The cache folder is chosen by the caller (the CLI).
+Entries are pickles (:class:`loom.pipeline.Traced` or `CompileResult`), written to a
+temporary file in the cache folder and renamed into place, so concurrent runs never see
+half an entry; an unreadable entry, or one of the wrong kind, counts as a miss. The
+cache folder is chosen by the caller (the CLI).
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ full-page screenshot."""
 from __future__ import annotations
 
 import base64
+import contextlib
 import fcntl
 import json
 import os
@@ -52,7 +53,7 @@ class Browser:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             close_fds=False,  # fds 3 and 4 made in child_fds are inherited; ours are not
-            preexec_fn=child_fds,  # noqa: PLW1509
+            preexec_fn=child_fds,
         )
         os.close(to_child_r)
         os.close(from_child_w)
@@ -68,15 +69,11 @@ class Browser:
         self.close()
 
     def close(self) -> None:
-        try:
+        with contextlib.suppress(DevToolsError, OSError):
             self.call("Browser.close", session=False)
-        except (DevToolsError, OSError):
-            pass
         for fd in (self._write, self._read):
-            try:
+            with contextlib.suppress(OSError):
                 os.close(fd)
-            except OSError:
-                pass
         try:
             self._proc.wait(timeout=30)
         except subprocess.TimeoutExpired:

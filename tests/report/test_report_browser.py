@@ -16,10 +16,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from chromium_devtools import Browser  # tests/report/chromium_devtools.py
 
 from loom.cli import main
-
-from chromium_devtools import Browser  # tests/report/chromium_devtools.py
 
 
 def _chromium() -> str:
