@@ -1,14 +1,14 @@
-"""CP-SAT with its default parameters versus Loom's SMALL_MODEL_PARAMETERS, on the very
-problems a compile solves: CPU seconds per solve and whether both prove the same
-optimum with the same assignment.
+"""CP-SAT's default parameters, Loom's previous ones (no LP relaxation, no probing) and
+SMALL_MODEL_PARAMETERS, on the very problems a compile solves: CPU milliseconds per solve
+(median over the problems) and whether the tuned set proves the same optimum with the
+same assignment as the previous one.
 
-For each (kernel, shape) the compile's candidates are built in the solver's order
-(cheapest lower bound first) and the first `--problems` distinct ones are solved without
-a cutoff, once per parameter set, in this process (one worker, fixed seed). CPU time
-(process time) is reported besides wall time: it is less sensitive to other load on the
-machine. The tuned set must agree on every status, objective and assignment.
+For each (kernel, shape) the compile's solved candidates come first, then the rest in
+candidate order; the first `--problems` distinct ones are solved without a cutoff,
+`--repeats` times per parameter set (the least CPU time kept: the least disturbed by
+other load on the machine), in this process, one worker, fixed seed.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/solver_params.py [--problems 40]
+    PYTHONPATH=src .venv/bin/python benchmarks/solver_params.py [--problems 40] [--repeats 3]
 """
 
 from __future__ import annotations
@@ -34,29 +34,40 @@ CASES = (
 )
 
 
-def _solve(problems, tuned: bool):  # type: ignore[no-untyped-def]
-    cpu, wall, answers = [], [], []
+PREVIOUS = {"linearization_level": 0, "cp_model_probing_level": 0}
+"""Loom's parameters before SMALL_MODEL_PARAMETERS."""
+
+
+def _solve(problems, params: dict[str, object], repeats: int):  # type: ignore[no-untyped-def]
+    """Per problem: the least CPU seconds of `repeats` solves (the least disturbed by other
+    load), and the answer."""
+    cpu, answers = [], []
     for problem in problems:
         built = build_model(problem)
-        solver = new_solver(tuned=tuned)
-        c0, w0 = time.process_time(), time.perf_counter()
-        status = solver.Solve(built.model)
-        cpu.append(time.process_time() - c0)
-        wall.append(time.perf_counter() - w0)
+        best = float("inf")
+        for _ in range(repeats):
+            solver = new_solver(tuned=False)
+            for name, value in params.items():
+                setattr(solver.parameters, name, value)
+            start = time.process_time()
+            status = solver.Solve(built.model)
+            best = min(best, time.process_time() - start)
+        cpu.append(best)
         values = {n: solver.Value(built.encoder.value[n].var) for n in problem.domains}
         answers.append((solver.StatusName(status), solver.Value(built.objective.var), values))
-    return cpu, wall, answers
+    return cpu, answers
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--problems", type=int, default=40)
+    parser.add_argument("--repeats", type=int, default=3, help="solves per problem (min kept)")
     parser.add_argument("--arch", default="wormhole_n150")
     args = parser.parse_args()
     arch = load_arch(args.arch)
     print(f"tuned parameters: {SMALL_MODEL_PARAMETERS}")
-    print(f"{'case':<46} {'n':>3} {'default cpu ms':>15} {'tuned cpu ms':>13} "
-          f"{'ratio':>6}  same optima")  # fmt: skip
+    print(f"{'case':<40} {'n':>3} {'CPU ms per solve: default':>26} {'previous':>9} "
+          f"{'tuned':>6}  same optimum / same assignment as previous")  # fmt: skip
     for kernel, shape in CASES:
         spec = resolve_kernel(kernel)
         result = compile_kernel(spec, CompileOptions(arch=arch, shape=shape, jobs=1))
@@ -75,12 +86,18 @@ def main() -> None:
             problems.append(problem)
             if len(problems) == args.problems:
                 break
-        default_cpu, _, default = _solve(problems, tuned=False)
-        tuned_cpu, _, tuned = _solve(problems, tuned=True)
+        params = ({}, PREVIOUS, SMALL_MODEL_PARAMETERS)
+        runs = [_solve(problems, p, args.repeats) for p in params]
         label = f"{kernel} {','.join(f'{k}={v}' for k, v in shape.items())}"
-        d, t = statistics.median(default_cpu), statistics.median(tuned_cpu)
-        print(f"{label:<46} {len(problems):>3} {1e3 * d:>15.1f} {1e3 * t:>13.1f} "
-              f"{d / t:>5.2f}x  {'yes' if default == tuned else 'NO'}")  # fmt: skip
+        ms = [1e3 * statistics.median(cpu) for cpu, _ in runs]
+        before, after = runs[1][1], runs[2][1]
+        optimum = sum(a[:2] == b[:2] for a, b in zip(before, after, strict=True))
+        assignment = sum(a == b for a, b in zip(before, after, strict=True))
+        print(f"{label:<40} {len(problems):>3} {ms[0]:>26.1f} {ms[1]:>9.1f} {ms[2]:>6.1f}  "
+              f"{optimum}/{len(problems)} / {assignment}/{len(problems)}")  # fmt: skip
+        for a, b in zip(before, after, strict=True):
+            if a != b:
+                print(f"    previous {a}\n    tuned    {b}")
 
 
 if __name__ == "__main__":
