@@ -29,7 +29,7 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
     out = [
         f"Loom compiled {d.kernel} ({shape}, {d.dtype}, {d.math_fidelity}) for "
         f"{d.arch_text}.",
-        f"It chose candidate {d.candidate}: {d.cores} cores (view {d.view}; {spread}), out "
+        f"Loom chose candidate {d.candidate}: {d.cores} cores (view {d.view}; {spread}), out "
         f"of {total} legal candidates ({kept} after dominance pruning, {feasible} with legal "
         f"block sizes{searched}).",
         f"Block sizes {_sizes(d.block_sizes)}; the grid runs in "
