@@ -1,11 +1,14 @@
-"""Whole-process time of `loom compile`, cold (tracing with Helion) versus warm (the
-traced Tile IR read from the cache), and which imports dominate the warm path.
+"""Whole-process time of `loom compile`: cold (tracing with Helion, then solving), warm
+with the traced Tile IR cached but solving again ("warm, solve"), and warm with the
+compile result cached too ("warm"), and which imports dominate the warm path.
 
 Each run is a fresh `python -m loom.cli compile KERNEL --shape ... --quiet` process;
-cold runs use an empty cache folder each time, warm runs one folder filled beforehand.
-Prints the median wall time and the median CPU time (user + system of the child: less
-sensitive to other load on the machine), then the largest imports of one warm run
-(`python -X importtime`) and whether Helion or torch were imported at all.
+cold runs use an empty cache folder each time, warm runs one folder filled beforehand
+("warm, solve" deletes the folder's compile-result entries before each run, so only
+the trace is reused). Prints the median wall time and the median CPU time (user +
+system of the child: less sensitive to other load on the machine), then the largest
+imports of one warm run (`python -X importtime`) and whether Helion, torch or OR-Tools
+were imported at all.
 
     PYTHONPATH=src .venv/bin/python benchmarks/cli_startup.py [--cold 3] [--warm 5]
         [--shape M=4096,N=4096,K=4096]
@@ -75,10 +78,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         warm_env = {**env, "LOOM_CACHE_DIR": folder}
         _run(command, warm_env)  # fill the cache
+        solve = []
+        for _ in range(args.warm):
+            for entry in Path(folder).glob("compile-*.pickle"):
+                entry.unlink()
+            solve.append(_run(command, warm_env)[:2])
         warm = [_run(command, warm_env)[:2] for _ in range(args.warm)]
         _, _, imports = _run([sys.executable, "-X", "importtime", *command[1:]], warm_env)
 
-    for label, runs in (("cold", cold), ("warm", warm)):
+    for label, runs in (("cold", cold), ("warm, solve", solve), ("warm", warm)):
         walls = [w for w, _ in runs]
         cpus = [c for _, c in runs]
         print(
@@ -89,8 +97,12 @@ def main() -> None:
     ratio = statistics.median(w for w, _ in cold) / statistics.median(w for w, _ in warm)
     print(f"cold / warm wall = {ratio:.1f}x")
     names = {line.split("|")[-1].strip() for line in imports.splitlines() if "|" in line}
-    heavy = [m for m in ("helion", "torch", "matplotlib", "jinja2", "rich") if m in names]
-    print(f"warm run imports of helion/torch/matplotlib/jinja2/rich: {heavy or 'none'}")
+    heavy = [
+        m for m in ("helion", "torch", "ortools", "pandas", "matplotlib", "jinja2", "rich")
+        if m in names
+    ]  # fmt: skip
+    print(f"warm run imports of helion/torch/ortools/pandas/matplotlib/jinja2/rich: "
+          f"{heavy or 'none'}")  # fmt: skip
     print("largest imports of one warm run (cumulative):")
     for micros, name in _top_imports(imports, 8):
         print(f"  {micros / 1e6:6.2f} s  {name}")

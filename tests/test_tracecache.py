@@ -50,3 +50,46 @@ def test_concurrent_writers_leave_one_whole_entry(tmp_path: Path, tile_programs)
         list(pool.map(lambda _: cache.store("k", traced), range(16)))
     assert cache.load("k") == traced
     assert [p.name for p in tmp_path.iterdir()] == ["k.pickle"]
+
+
+def test_compile_key_follows_every_input_but_the_job_count(wormhole) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    from loom.pipeline import CompileOptions
+    from loom.tracecache import compile_key
+
+    base = CompileOptions(arch=wormhole, shape={"M": 256, "N": 512, "K": 128})
+    key = compile_key("trace", base)
+    assert key == compile_key("trace", dataclasses.replace(base, jobs=7))
+    assert key != compile_key("other trace", base)
+    changed = (
+        dataclasses.replace(base, shape={"M": 512, "N": 512, "K": 128}),
+        dataclasses.replace(base, top_k=3),
+        dataclasses.replace(base, solver="enumerate"),
+        dataclasses.replace(base, math_fidelity="LoFi"),
+        dataclasses.replace(base, arch=dataclasses.replace(wormhole, clock_ghz=1.1)),
+    )
+    assert len({compile_key("trace", o) for o in changed} | {key}) == len(changed) + 1
+
+
+def test_warm_compile_reuses_the_result(tmp_path: Path, tile_programs, wormhole) -> None:  # type: ignore[no-untyped-def]
+    from loom.clicompile import compile_cached
+    from loom.pipeline import CompileOptions, CompileResult
+
+    shape = {"M": 256, "N": 512, "K": 128}
+    cache = TraceCache(tmp_path)
+    key = cache_key(kernel_file("gemm"), "M=256,N=512,K=128;;;")
+    cache.store(key, Traced("gemm", shape, tile_programs["gemm"], 2 * 256 * 512 * 128))
+
+    def options(s: dict[str, int]) -> CompileOptions:
+        return CompileOptions(arch=wormhole, shape=s, jobs=1)
+
+    first_kernel, first = compile_cached("gemm", "M=256,N=512,K=128", options, cache, None)
+    again_kernel, again = compile_cached("gemm", "M=256,N=512,K=128", options, cache, None)
+    assert not first_kernel.reused and again_kernel.reused
+    assert again.schedule == first.schedule and again.lowered.source == first.lowered.source
+    assert again.ranking.solutions == first.ranking.solutions
+    entries = sorted(p.name for p in tmp_path.iterdir())
+    assert len(entries) == 2 and entries[1].startswith("compile-")
+    assert isinstance(cache.load(entries[1].removesuffix(".pickle"), CompileResult), CompileResult)
+    assert cache.load(entries[1].removesuffix(".pickle")) is None  # not a Traced

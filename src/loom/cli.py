@@ -178,7 +178,9 @@ def _report_args(parser: argparse.ArgumentParser) -> None:
 
 def _speed_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
-        "--no-cache", action="store_true", help="trace the kernel again (ignore the Tile IR cache)"
+        "--no-cache",
+        action="store_true",
+        help="trace and solve again (ignore the cached Tile IR and compile result)",
     )
     parser.add_argument(
         "--quiet", "-q", action="store_true", help="no progress on the terminal"
@@ -210,6 +212,13 @@ def _sweep_args(parser: argparse.ArgumentParser, out: str) -> None:
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
         "--no-neighbours", action="store_true", help="skip GEMM's 27-neighbour block sizes"
+    )
+    parser.add_argument(
+        "--html",
+        dest="pages",
+        action="store_true",
+        help="also write a report page per case and an index (OUT/pages/index.html); "
+        "compiles each case through the cache and simulates its pick once more, traced",
     )
 
 
@@ -434,12 +443,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     from loom.report import compile_artifacts, summary
 
     kernel, result = _compile(args)
-    artifacts = compile_artifacts(result)
+    artifacts = compile_artifacts(result) if args.dump_dir else {}
     _write_dump(args.dump_dir, artifacts)
     if args.json:
         print(result.schedule.to_json(), end="")
     else:
         print(summary(result), end="")
+        _print_reused(kernel)
         if args.dump_dir:
             print(f"artifacts   {len(artifacts)} files in {args.dump_dir}")
         if args.explain:
@@ -447,6 +457,13 @@ def _cmd_compile(args: argparse.Namespace) -> int:
     if args.html:
         _write_html(args, kernel, result)
     return 0
+
+
+def _print_reused(kernel: Any) -> None:
+    """Say so when the compile result came from the cache (the compile time shown is the
+    original one)."""
+    if getattr(kernel, "reused", False):
+        print("cache       compile result reused from the cache (--no-cache compiles again)")
 
 
 def _print_explain(kernel, result) -> None:  # type: ignore[no-untyped-def]
@@ -504,7 +521,8 @@ def _lowered(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     if not args.kernel:
         raise UsageError("name a kernel (or pass --schedule schedule.json); see `loom --help`.")
     spec, result = _compile(args)
-    return spec, result.arch, result.lowered, compile_artifacts(result), result, result.log
+    artifacts = compile_artifacts(result) if args.dump_dir else {}
+    return spec, result.arch, result.lowered, artifacts, result, result.log
 
 
 def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -590,6 +608,7 @@ def _cmd_verify(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
+        _print_reused(spec)
     data = _verify(spec, lowered, log, arch, quiet=args.json)
     if args.json:
         print(json.dumps(data, indent=2, sort_keys=True))
@@ -603,6 +622,7 @@ def _cmd_simulate(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
+        _print_reused(spec)
     data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
         print(json.dumps(data, indent=2))
@@ -624,6 +644,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     _write_dump(args.dump_dir, artifacts)
     if result is not None and not args.json:
         print(summary(result), end="")
+        _print_reused(spec)
     verified, outcome = _verify_outcome(spec, lowered, log, arch, quiet=args.json)
     data, sim = _simulate_result(args, spec, arch, lowered, log)
     if args.json:
@@ -765,7 +786,44 @@ def _cmd_eval(args: argparse.Namespace) -> int:
             )
             return 130
     _eval_report(out, [r for r in rows if r.case_key in wanted])
+    if args.pages:
+        _eval_pages(out / "pages", cases, [r for r in rows if r.case_key in wanted], args)
     return 0
+
+
+def _eval_pages(folder: Path, cases: list, rows: list, args: argparse.Namespace) -> None:  # type: ignore[type-arg]
+    """One report page per case (Loom's pick, compiled as the evaluation compiles it, its
+    simulation traced) and an index linking them with the baselines' simulated times."""
+    from loom.arch import load_arch
+    from loom.clicompile import compile_cached, report_data
+    from loom.pipeline import CompileOptions, simulate_lowered
+    from loom.report.eval_pages import case_page, page_name, render_eval_index, simulated_top_k
+    from loom.report.html import render_report
+
+    pages = []
+    for case in sorted(cases):
+        arch = load_arch(case.arch)
+        mine = [r for r in rows if r.case_key == case.key]
+
+        def options(shape: dict[str, int], arch=arch) -> CompileOptions:  # type: ignore[no-untyped-def]
+            fidelity = args.math_fidelity or arch.matmul.default_fidelity
+            return CompileOptions(arch=arch, shape=shape, math_fidelity=fidelity, jobs=1,
+                                  top_k=args.top_k)  # fmt: skip
+
+        try:
+            kernel, result = compile_cached(
+                case.kernel, case.shape_text, options, _trace_cache(args), None
+            )
+        except LoomError as err:
+            print(f"page        {case.kernel} {case.arch} {case.shape_text}: not written ({err})")
+            continue
+        sim = simulate_lowered(result.lowered, arch, result.log, trace=True)
+        data = report_data(kernel, result, sim, None, "", simulated_top_k(mine))
+        _write_atomic(folder / page_name(case.kernel, case.arch, case.shape_text),
+                      render_report(data))  # fmt: skip
+        pages.append(case_page(data, case.shape_text, mine))
+    _write_atomic(folder / "index.html", render_eval_index(tuple(pages)))
+    print(f"pages       {len(pages)} case reports, index in {folder / 'index.html'}")
 
 
 def _eval_report(out: Path, rows: list) -> None:  # type: ignore[type-arg]

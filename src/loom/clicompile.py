@@ -4,6 +4,7 @@ kernel must be traced or run, never on a warm compile."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +20,7 @@ from loom.pipeline import (
     trace_kernel,
 )
 from loom.report.model import KernelSource, ReportData, ReportInputs, build_report
-from loom.tracecache import KernelFile, TraceCache, cache_key, kernel_file
+from loom.tracecache import KernelFile, TraceCache, cache_key, compile_key, kernel_file
 
 if TYPE_CHECKING:
     from loom.arch import Arch
@@ -38,6 +39,9 @@ class LazyKernel:
     listener: StageListener | None = None
     selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None)
     """--kernel NAME, --arg values and --reference, as given."""
+    trace_key: str = ""
+    reused: bool = False
+    """The compile result came from the cache (nothing was solved in this run)."""
     _spec: KernelSpec | None = field(default=None, repr=False)
 
     def spec(self) -> KernelSpec:
@@ -107,6 +111,7 @@ def trace_cached(
         if cache is not None:
             cache.store(key, traced)
     lazy.traced = traced
+    lazy.trace_key = key
     return lazy
 
 
@@ -119,11 +124,26 @@ def compile_cached(
     formats: str = "",
     selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None),
 ) -> tuple[LazyKernel, CompileResult]:
-    """Compile `kernel`, reusing its traced Tile IR from `cache` when there is one."""
+    """Compile `kernel`, reusing its traced Tile IR from `cache` when there is one, and
+    the whole compile result when this very compile was done before (see tracecache)."""
     log = StageLog(listener=listener)
     lazy = trace_cached(kernel, shape_text, cache, log, formats, selection)
     assert lazy.traced is not None
-    return lazy, compile_traced(lazy.traced, make_options(lazy.traced.shape), log)
+    options = make_options(lazy.traced.shape)
+    if cache is None:
+        return lazy, compile_traced(lazy.traced, options, log)
+    key = compile_key(lazy.trace_key, options)
+    with log.stage("cache", "reading the cached compile result"):
+        stored = cache.load(key, CompileResult)
+    if stored is not None:
+        lazy.reused = True
+        seconds = {**stored.log.seconds, **log.seconds}
+        kept = StageLog(seconds, dict(stored.log.artifacts), listener)
+        return lazy, dataclasses.replace(stored, log=kept)
+    result = compile_traced(lazy.traced, options, log)
+    stored_log = StageLog(dict(log.seconds), dict(log.artifacts))  # no listener: picklable
+    cache.store(key, dataclasses.replace(result, log=stored_log))
+    return lazy, result
 
 
 def kernel_source(lazy: LazyKernel) -> KernelSource:

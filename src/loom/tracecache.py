@@ -1,4 +1,5 @@
-"""On-disk cache of traced kernels (Tile IR), so a warm compile skips Helion and torch.
+"""On-disk cache of traced kernels (Tile IR) and of their compiled results, so a warm
+compile skips Helion and torch, and an identical warm compile skips the solver too.
 
 Tracing a kernel means importing Helion and torch (seconds) for a result that depends
 only on the kernel's source, the shape, and the versions of Helion, torch and Loom's own
@@ -9,9 +10,18 @@ packages that produce Tile IR (`loom.frontend`, `loom.ir`, `loom.symbolic`), so 
 the frontend invalidates old entries. A kernel file that imports other local files is
 keyed by its own text only.
 
-Entries are pickles of :class:`loom.pipeline.Traced`, written to a temporary file in the
-cache folder and renamed into place, so concurrent runs never see half an entry; an
-unreadable entry counts as a miss. The cache folder is chosen by the caller (the CLI).
+A compile result (:class:`loom.pipeline.CompileResult`: candidates, every solution,
+schedule, lowering) is keyed by the trace's key plus every other input of the compile:
+the compile options (architecture description, shape, math fidelity, data formats,
+top-k, solver, its deterministic time limit, refine; not the number of parallel solves,
+which never changes a result), the source of the whole `loom` package and the installed
+OR-Tools version. Any change to an input is a different key, so a stale result is never
+reused; `--no-cache` bypasses both kinds of entry.
+
+Entries are pickles (:class:`loom.pipeline.Traced` or `CompileResult`), written to a
+temporary file in the cache folder and renamed into place, so concurrent runs never see
+half an entry; an unreadable entry, or one of the wrong kind, counts as a miss. The
+cache folder is chosen by the caller (the CLI).
 """
 
 from __future__ import annotations
@@ -22,15 +32,20 @@ import importlib.util
 import os
 import pickle
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
 
 from loom.errors import FrontendError
 from loom.kernels.names import SHIPPED
 from loom.pipeline import Traced
 
+if TYPE_CHECKING:
+    from loom.pipeline import CompileOptions
+
 _FORMAT = 1
+T = TypeVar("T")
 _TRACED_PACKAGES = ("frontend", "ir", "symbolic")
 
 
@@ -89,6 +104,34 @@ def cache_key(kernel: KernelFile, shape_text: str, formats: str = "") -> str:
     return digest.hexdigest()
 
 
+@lru_cache(maxsize=1)
+def _loom_source() -> str:
+    """Digest of every Python file of the `loom` package and the solver's version: what a
+    compile result depends on besides its inputs."""
+    root = Path(__file__).resolve().parent
+    digest = hashlib.sha256()
+    for file in sorted(root.rglob("*.py")):
+        digest.update(file.relative_to(root).as_posix().encode())
+        digest.update(file.read_bytes())
+    try:
+        digest.update(importlib.metadata.version("ortools").encode())
+    except importlib.metadata.PackageNotFoundError:
+        digest.update(b"ortools=?")
+    return digest.hexdigest()
+
+
+def compile_key(trace_key: str, options: CompileOptions) -> str:
+    """Hex digest naming the compile result of the kernel traced under `trace_key`,
+    compiled with `options` (the number of parallel solves left out: results do not
+    depend on it)."""
+    digest = hashlib.sha256()
+    parts = ("compile", str(_FORMAT), trace_key, _loom_source(), repr(replace(options, jobs=0)))
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return "compile-" + digest.hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class TraceCache:
     folder: Path
@@ -96,7 +139,8 @@ class TraceCache:
     def entry(self, key: str) -> Path:
         return self.folder / f"{key}.pickle"
 
-    def load(self, key: str) -> Traced | None:
+    def load(self, key: str, kind: type[T] = Traced) -> T | None:  # type: ignore[assignment]
+        """The entry under `key` if it holds a `kind`, else None (absent or damaged)."""
         path = self.entry(key)
         try:
             with path.open("rb") as f:
@@ -105,9 +149,9 @@ class TraceCache:
             return None
         except Exception:  # a truncated or foreign file: a miss
             return None
-        return value if isinstance(value, Traced) else None
+        return value if isinstance(value, kind) else None
 
-    def store(self, key: str, traced: Traced) -> None:
+    def store(self, key: str, value: object) -> None:
         """Write atomically; a cache that cannot be written is silently skipped."""
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -116,7 +160,7 @@ class TraceCache:
             return
         try:
             with os.fdopen(fd, "wb") as f:
-                pickle.dump(traced, f, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
             os.replace(tmp, self.entry(key))
         except OSError:
             pass

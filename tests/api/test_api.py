@@ -12,6 +12,7 @@ import pytest
 import torch
 
 import loom
+from loom.report.explain_text import explain_sentences
 
 GEMM = {"M": 256, "N": 512, "K": 128}
 
@@ -105,7 +106,8 @@ def test_explain_speaks_in_source_terms(ck: loom.CompiledKernel) -> None:
     s = ck.schedule
     assert s.candidate in text and f"tile_k = {s.block_sizes['tile_k']}" in text
     assert f"{s.modeled_cycles:,} cycles" in text and "wormhole_n150" in text
-    assert "dominated by" in text and "L1 bytes" in text
+    assert "The bottleneck is" in text and "usable bytes" in text
+    assert text == "\n".join(explain_sentences(ck.report_data())) + "\n"
     assert all(line.endswith(".") for line in text.splitlines())
 
 
@@ -160,7 +162,7 @@ def test_save_writes_the_stage_artifacts(ck: loom.CompiledKernel, tmp_path) -> N
 def test_repr_html_shows_the_compact_report(ck: loom.CompiledKernel) -> None:
     ck.simulate(trace=False)
     html = ck._repr_html_()
-    assert html.count('<td title="core (y=') == 64
+    assert html.count('<g class="core ') == 64
     assert ck.schedule.candidate in html
     assert f"tile_k = {ck.schedule.block_sizes['tile_k']}" in html
     assert "simulated / modeled" in html and "<script" not in html

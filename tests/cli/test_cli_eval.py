@@ -32,3 +32,19 @@ def test_eval_argument_errors(
     assert err.startswith("error: ")
     assert re.search(message, err)
     assert not out.exists()
+
+
+@pytest.mark.slow
+def test_sweep_html_writes_a_page_per_case_and_an_index(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "res"
+    argv = ["sweep", "gemm", "--shapes", "M=256,N=256,K=256", "--jobs", "1", "--no-neighbours"]
+    assert main([*argv, "--html", "--out", str(out)]) == 0
+    assert "pages       1 case reports" in capsys.readouterr().out
+    pages = sorted(p.name for p in (out / "pages").iterdir())
+    assert pages == ["gemm__wormhole_n150__M_256_N_256_K_256.html", "index.html"]
+    index = (out / "pages" / "index.html").read_text()
+    assert f'href="{pages[0]}"' in index and "ttnn-matmul-oob" in index
+    page = (out / "pages" / pages[0]).read_text()
+    assert page.count('<g class="core ') == 64 and 'id="simulation"' in page

@@ -47,17 +47,38 @@ def test_warm_compile_imports_neither_helion_nor_torch(tmp_path: Path) -> None:
         assert main(["compile", *GEMM, "--quiet"]) == 0  # traces and fills the cache
     finally:
         os.environ["LOOM_CACHE_DIR"] = old
-    assert len(list(tmp_path.glob("*.pickle"))) == 1
+    assert len(list(tmp_path.glob("*.pickle"))) == 2  # the trace and the compile result
+    assert len(list(tmp_path.glob("compile-*.pickle"))) == 1
     probe = (
         "import sys; from loom.cli import main; code = main(sys.argv[1:]); "
-        "print(code, 'helion' in sys.modules, 'torch' in sys.modules)"
+        "print(code, *(m in sys.modules for m in ('helion', 'torch', 'ortools')))"
     )
     done = subprocess.run(
         [sys.executable, "-c", probe, "compile", *GEMM],
         env=env, capture_output=True, text=True, check=False, timeout=300,
     )  # fmt: skip
-    assert done.stdout.splitlines()[-1] == "0 False False", done.stderr[-2000:]
-    assert "gemm__" in done.stdout
+    assert done.stdout.splitlines()[-1] == "0 False False False", done.stderr[-2000:]
+    assert "gemm__" in done.stdout and "compile result reused" in done.stdout
+
+
+def test_no_cache_compiles_again(capsys, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    os.environ["LOOM_CACHE_DIR"], old = str(tmp_path), os.environ["LOOM_CACHE_DIR"]
+    try:
+        assert main(["compile", *GEMM]) == 0
+        first = capsys.readouterr().out
+        assert main(["compile", *GEMM]) == 0
+        again = capsys.readouterr().out
+        assert main(["compile", *GEMM, "--no-cache"]) == 0
+        fresh = capsys.readouterr().out
+    finally:
+        os.environ["LOOM_CACHE_DIR"] = old
+    assert "compile result reused" not in first and "compile result reused" in again
+    assert "compile result reused" not in fresh
+    # the same schedule either way (the compile-time line aside)
+    def schedule(text: str) -> list[str]:
+        return [line for line in text.splitlines() if not line.startswith(("compile", "cache"))]
+
+    assert schedule(first) == schedule(again) == schedule(fresh)
 
 
 def test_progress_lines_for_slow_stages_only() -> None:

@@ -109,7 +109,7 @@ def test_wheel_installs_and_runs(tmp_path: Path) -> None:
     assert {
         "loom/py.typed",
         "loom/arch/data/wormhole_n150.yaml",
-        "loom/report/templates/notebook_compact.html.j2",
+        "loom/report/templates/compact.html.j2",
         "loom/kernels/gemm.py",
     } <= names
     assert not [n for n in names if n.startswith("tests/")]

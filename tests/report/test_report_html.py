@@ -8,34 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from loom.pipeline import CompileOptions, StageLog, Traced, compile_traced, simulate_lowered
 from loom.report.explain_text import explain_sentences
 from loom.report.heg_view import binding_path
 from loom.report.html import render_compact, render_report
-from loom.report.model import KernelSource, ReportData, ReportInputs, build_report
-
-SHAPE = {"M": 256, "N": 512, "K": 128}
-
-
-@pytest.fixture(scope="module")
-def report(tile_programs, wormhole) -> ReportData:  # type: ignore[no-untyped-def]
-    program = tile_programs["gemm"]
-    traced = Traced("gemm", SHAPE, program, 2 * 256 * 512 * 128)
-    result = compile_traced(traced, CompileOptions(arch=wormhole, shape=SHAPE, jobs=1))
-    sim = simulate_lowered(result.lowered, wormhole, StageLog(), trace=True)
-    source = Path(__file__).parents[2] / "src" / "loom" / "kernels" / "gemm.py"
-    return build_report(
-        ReportInputs(
-            lowered=result.lowered,
-            arch=wormhole,
-            source=KernelSource("src/loom/kernels/gemm.py", source.read_text()),
-            flops=traced.flops,
-            problem=result.problem,
-            ranking=result.ranking,
-            sim=sim,
-            trace_file="report.trace.json",
-        )
-    )
+from loom.report.model import ReportData, verify_rows
 
 
 def test_report_data_is_frozen(report: ReportData) -> None:
@@ -85,12 +61,73 @@ def test_report_page_is_self_contained_and_deterministic(report: ReportData) -> 
 
 def test_compact_view_is_a_fragment(report: ReportData) -> None:
     html = render_compact(report)
-    assert "<html" not in html and "<svg" in html
+    assert "<html" not in html and "<svg" in html and "<script" not in html
     assert report.candidate in html and report.bottleneck.split(" [")[0] in html
+    assert html.count('<g class="core ') == 64
+    assert "simulated / modeled" in html and "Not simulated yet" not in html
+    assert f"tile_k = {dict(report.block_sizes)['tile_k']}" in html
+
+
+def test_compact_view_escapes_and_says_when_not_simulated(report: ReportData) -> None:
+    odd = dataclasses.replace(report, candidate="<script>alert(1)</script>", sim=None)
+    html = render_compact(odd)
+    assert "<script>" not in html and "&lt;script&gt;" in html
+    assert "Not simulated yet" in html and "simulated / modeled" not in html
 
 
 def test_explain_names_candidate_binding_and_simulation(report: ReportData) -> None:
-    text = " ".join(explain_sentences(report))
-    assert report.candidate in text
+    sentences = explain_sentences(report)
+    text = " ".join(sentences)
+    assert report.candidate in text and "wormhole_n150" in text
     assert all(b in text for b in report.binding)
-    assert "simulator measured" in text
+    assert "simulator measured" in text and "The bottleneck is" in text
+    solved, pruned, infeasible = report.search
+    assert solved > 0 and f"{solved} were solved, {pruned} cut off by a lower bound" in text
+    assert f"{infeasible} had no legal block sizes" in text
+    assert all(f"{a} across {n} cores" in text for a, n in report.axis_cores)
+    assert f"{report.l1_bytes:,} of {report.l1_capacity:,} usable bytes" in text
+    assert all(s.endswith(".") for s in sentences)
+
+
+def test_explain_without_a_ranking_says_no_search_counts(report: ReportData) -> None:
+    text = " ".join(explain_sentences(dataclasses.replace(report, search=(0, 0, 0))))
+    assert "were solved" not in text and report.candidate in text
+
+
+def test_verify_table_has_every_output(report: ReportData) -> None:
+    from loom.backends.ttlang import OutputCheck, VerifyResult
+
+    checks = (
+        OutputCheck("out", True, 1e-3, 2e-3, 1e-2),
+        OutputCheck("lse", False, 5e-1, 3e-1, 1e-2),
+    )
+    result = VerifyResult(False, 5e-1, 3e-1, 1e-2, 0.1, "FAIL", "", outputs=checks)
+    rows = verify_rows(result, ("out", "lse"))
+    assert [(r.output, r.passed, r.tolerance) for r in rows] == [
+        ("out", True, 1e-2),
+        ("lse", False, 1e-2),
+    ]
+    page = render_report(dataclasses.replace(report, verify=rows))
+    table = page.split('id="verify"')[1]
+    assert "<code>out</code>" in table and "<code>lse</code>" in table
+    assert "3.000e-01" in table and table.count("1.000e-02") == 2
+    sentences = explain_sentences(dataclasses.replace(report, verify=rows))
+    assert any("output lse does NOT match torch" in s for s in sentences)
+
+
+def test_heg_simulated_figures_are_per_pipe_and_add_up(compiled, report: ReportData) -> None:  # type: ignore[no-untyped-def]
+    from loom.report.heg_view import HegItem
+
+    _, _, sim = compiled
+    assert report.heg is not None
+
+    def nodes(n: HegItem) -> list[HegItem]:
+        return [n, *(m for c in n.children for m in nodes(c))]
+
+    figures = {n.name: n for n in nodes(report.heg) if n.simulated is not None}
+    assert "load@loop:tile_k" in figures and "compute@loop:tile_k#0" in figures
+    assert figures["load@loop:tile_k"].engine == "reader+writer"  # a and b multicast
+    assert figures["compute@loop:tile_k#0"].engine == "compute"
+    # every busy cycle of every engine lands on exactly one node
+    total = sum(e.mean for e in sim.engine_busy) * sim.kernel_cycles
+    assert sum(n.simulated for n in figures.values()) == pytest.approx(total, rel=1e-6)

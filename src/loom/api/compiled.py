@@ -22,7 +22,9 @@ if TYPE_CHECKING:
     from loom.ir.program import Program
     from loom.ir.schedule import Schedule
     from loom.ir.tile import TileProgram
+    from loom.kernels.registry import KernelSpec
     from loom.pipeline import CompileResult
+    from loom.report.model import KernelSource, ReportData
 
 
 class CompiledKernel:
@@ -120,10 +122,27 @@ class CompiledKernel:
         return dict(self._result.log.seconds)
 
     def explain(self) -> str:
-        """Why this schedule, in sentences."""
-        from loom.report.why import explain
+        """Why this schedule, in sentences (those of `loom explain`), one per line."""
+        from loom.report.explain_text import explain_sentences
 
-        return explain(self.schedule, self.arch, self._result.ranking.solutions)
+        return "\n".join(explain_sentences(self.report_data())) + "\n"
+
+    def report_data(self) -> ReportData:
+        """What the HTML report shows about this compile (and the last simulation)."""
+        from loom.report.model import ReportInputs, build_report
+
+        spec, r = self._bound.spec, self._result
+        return build_report(
+            ReportInputs(
+                lowered=r.lowered,
+                arch=r.arch,
+                source=_kernel_source(spec),
+                flops=spec.flops(self.schedule.shape) if spec.flops else 0,
+                problem=r.problem,
+                ranking=r.ranking,
+                sim=self._last_sim.raw if self._last_sim is not None else None,
+            )
+        )
 
     def summary(self) -> str:
         """The CLI's `loom compile` text."""
@@ -261,12 +280,9 @@ class CompiledKernel:
         return target
 
     def _repr_html_(self) -> str:
-        from loom.report.notebook import compact_view, render_compact
+        from loom.report.html import render_compact
 
-        spec = self._bound.spec
-        flops = spec.flops(self.schedule.shape) if spec.flops else 0
-        sim = self._last_sim.raw if self._last_sim is not None else None
-        return render_compact(compact_view(self.schedule, self.arch, sim, flops))
+        return render_compact(self.report_data())
 
     def __repr__(self) -> str:
         s = self.schedule
@@ -275,6 +291,23 @@ class CompiledKernel:
             f"<CompiledKernel {s.kernel} [{shape}] on {s.arch}: {s.candidate}, "
             f"{s.mapping.num_cores} cores, {s.modeled_cycles:,} modeled cycles>"
         )
+
+
+def _kernel_source(spec: KernelSpec) -> KernelSource:
+    """The kernel's Python source file (shown annotated in the report), or nothing when
+    it cannot be found."""
+    import inspect
+
+    from loom.report.model import KernelSource
+
+    fn = getattr(spec.kernel, "fn", spec.kernel)
+    try:
+        path = inspect.getsourcefile(fn)
+        if path:
+            return KernelSource(path, Path(path).read_text(encoding="utf-8"))
+    except (OSError, TypeError, UnicodeDecodeError):
+        pass
+    return KernelSource("", "")
 
 
 def _assignment(result: CompileResult) -> dict[str, int]:

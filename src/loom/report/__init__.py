@@ -25,11 +25,12 @@ from loom.report.summary import (
     simulation_dict,
     simulation_summary,
 )
-from loom.solve import model_text
 
 
 def compile_artifacts(result: CompileResult) -> dict[str, str]:
     """Every stage's artifact, named in pipeline order (for --dump-dir)."""
+    from loom.solve.cpsat import model_text  # imports OR-Tools
+
     best = result.problem.candidate
     cs = result.candidates
     artifacts = dict(result.log.artifacts)

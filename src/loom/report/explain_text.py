@@ -1,4 +1,8 @@
-"""Why Loom chose what it chose, in sentences, from the same ReportData as the page."""
+"""Why Loom chose what it chose, in sentences, from the same ReportData as the page.
+
+The one explanation: `loom explain`, `compile --explain`, the report's first section
+and `CompiledKernel.explain()` all print these sentences.
+"""
 
 from __future__ import annotations
 
@@ -13,10 +17,21 @@ def _sizes(pairs: tuple[tuple[str, int], ...]) -> str:
 def explain_sentences(d: ReportData) -> tuple[str, ...]:
     """One sentence per decision, most important first."""
     total, kept, feasible = d.counts
+    solved, pruned, infeasible = d.search
+    shape = ", ".join(f"{k}={v}" for k, v in d.shape)
+    searched = (
+        f"; {solved} were solved, {pruned} cut off by a lower bound on their time and "
+        f"{infeasible} had no legal block sizes"
+        if any(d.search)
+        else ""
+    )
+    spread = ", ".join(f"{a} across {n} cores" for a, n in d.axis_cores) or "one core"
     out = [
-        f"Loom chose candidate {d.candidate} for {d.kernel} on {d.arch}: {d.cores} cores "
-        f"(view {d.view}), out of {total} legal candidates ({kept} after dominance pruning, "
-        f"{feasible} with legal block sizes).",
+        f"Loom compiled {d.kernel} ({shape}, {d.dtype}, {d.math_fidelity}) for "
+        f"{d.arch_text}.",
+        f"Loom chose candidate {d.candidate}: {d.cores} cores (view {d.view}; {spread}), out "
+        f"of {total} legal candidates ({kept} after dominance pruning, {feasible} with legal "
+        f"block sizes{searched}).",
         f"Block sizes {_sizes(d.block_sizes)}; the grid runs in "
         + ", ".join(f"{w} wave(s) of {a}" for a, w in d.waves)
         + ".",
@@ -33,14 +48,19 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
     if d.binding:
         out += [f"Not larger because {b}." for b in d.binding]
     else:
-        out.append("No constraint binds: every block size is at its largest legal value.")
-    used = sum(r.bytes for r in d.l1)
-    if d.l1:
-        biggest = max(d.l1, key=lambda r: r.bytes)
-        out.append(
-            f"L1 per core: {used:,} of {d.l1_capacity:,} bytes in {len(d.l1)} buffers; the "
-            f"largest is {biggest.buffer} ({biggest.bytes:,} bytes, depth {biggest.depth})."
+        out.append("No constraint stops a larger block: larger ones are legal but modeled slower.")
+    if d.l1_capacity:
+        line = (
+            f"L1 per core: {d.l1_bytes:,} of {d.l1_capacity:,} usable bytes "
+            f"({100 * d.l1_bytes / d.l1_capacity:.0f}%)"
         )
+        if d.l1:
+            biggest = max(d.l1, key=lambda r: r.bytes)
+            line += (
+                f" in {len(d.l1)} buffers; the largest is {biggest.buffer} "
+                f"({biggest.bytes:,} bytes, depth {biggest.depth})"
+            )
+        out.append(line + ".")
     if d.neighbours:
         out.append(
             f"Among {len(d.neighbours)} legal block-size neighbours (each size one legal step "

@@ -3,10 +3,17 @@
 Every node carries its modeled cycles for the whole kernel (its latency times the trip
 counts of the loops around it) and whether it lies on the *binding path*: from the
 root, the dominant branch of every pipe under the chosen knobs, down to the largest
-primitive term — the same walk as :func:`loom.solve.explain.bottleneck`. Load and store
-stages and compute leaves also carry what the simulator measured for the engine that
-runs them (mean busy cycles of the reader, compute and writer engines over the cores),
-so modeled and simulated time sit side by side.
+primitive term — the same walk as :func:`loom.solve.explain.bottleneck`.
+
+With a traced simulation, the load and store stages and the compute of every pipe also
+carry what the simulator measured for that pipe alone, so modeled and simulated time sit
+side by side per node: each busy interval of the trace names the loops around its
+statement, the innermost loop that is a pipe of the graph (`tile_k_id` -> `loop:tile_k`;
+else the outermost pipe, the grid) gives the pipe, and the statement gives the stage
+(`write` and gather sends/receives store; `compute` computes; DRAM reads and multicast
+sends/receives load). The figure is the busy cycles summed over all cores and engines,
+divided by the number of cores: a per-core mean like the modeled cycles. A pipe whose
+body has several compute leaves carries its compute time on the body.
 """
 
 from __future__ import annotations
@@ -42,9 +49,10 @@ class HegItem:
     terms: tuple[TermItem, ...]
     children: tuple[HegItem, ...]
     simulated: float | None
-    """Mean busy cycles (over the cores) of the engine that runs this node, from the
-    simulator; given to the node of each engine that the model charges most."""
+    """Simulated busy cycles of this node's statements (mean over the cores), or None."""
     engine: str
+    """The engines whose statements make up `simulated` ('reader+writer'), or the engine
+    kind that runs the node when not simulated."""
 
 
 KNOB_TEXT = {
@@ -65,30 +73,94 @@ def heg_view(problem: Problem, schedule: Schedule, sim: SimResult | None) -> Heg
         env[p.b_store.name] = knobs["b_store"]
     total = max(problem.objective.eval(env), 1)
     tree = _walk(problem.heg, env, schedule, 1, total, True, {}, "compute")
-    if sim is None:
+    if sim is None or not sim.trace_events or not sim.us:
         return tree
-    busy = {e.engine: e.mean * sim.kernel_cycles for e in sim.engine_busy}
-    # Each engine's simulated busy time goes to the one node of its kind that the model
-    # charges most: the simulator does not know the graph's nodes, only its engines.
-    heaviest: dict[str, HegItem] = {}
-    for node in _nodes(tree):
-        if node.engine and node.cycles > (
-            heaviest[node.engine].cycles if node.engine in heaviest else -1
-        ):
-            heaviest[node.engine] = node
-    return _attach(tree, {id(n): busy.get(e) for e, n in heaviest.items()})
+    names = [p.name for p in pipes(problem.heg)]
+    busy = pipe_busy(sim.trace_events, names, sim.cycles / sim.us)
+    return _attach(tree, busy, "")
+
+
+def pipe_busy(
+    events: tuple[dict[str, object], ...], pipe_names: list[str], cycles_per_us: float
+) -> dict[tuple[str, str], tuple[float, str]]:
+    """(pipe, stage) -> (busy cycles per core, engines) from a simulation's trace."""
+    engines: dict[tuple[int, int], str] = {}
+    cores: set[int] = set()
+    known = set(pipe_names)
+    root = pipe_names[0] if pipe_names else ""
+    sums: dict[tuple[str, str], float] = {}
+    who: dict[tuple[str, str], set[str]] = {}
+    for ev in events:
+        if ev.get("ph") == "M" and ev.get("name") == "thread_name":
+            engines[(int(ev["pid"]), int(ev["tid"]))] = str(ev["args"]["name"])  # type: ignore[call-overload,index]
+    for ev in events:
+        key = (int(ev.get("pid", 0)), int(ev.get("tid", 0)))  # type: ignore[call-overload]
+        if ev.get("ph") != "X" or key not in engines:
+            continue
+        cores.add(key[0])
+        args = ev.get("args")
+        loops = str(args.get("loops", "")) if isinstance(args, dict) else ""
+        pipe = next(
+            (f"loop:{v.removesuffix('_id')}" for v in reversed(loops.split(">"))
+             if f"loop:{v.removesuffix('_id')}" in known),
+            root,
+        )  # fmt: skip
+        slot = (pipe, _stage(str(ev["name"])))
+        sums[slot] = sums.get(slot, 0.0) + float(ev["dur"]) * cycles_per_us  # type: ignore[arg-type]
+        who.setdefault(slot, set()).add(engines[key])
+    n = max(len(cores), 1)
+    return {k: (v / n, "+".join(sorted(who[k]))) for k, v in sums.items()}
+
+
+def _stage(what: str) -> str:
+    """The pipe stage a traced statement belongs to, from the simulator's label."""
+    verb, _, rest = what.partition(" ")
+    if verb == "compute":
+        return "compute"
+    if verb == "write" or (verb in ("send", "receive") and rest.startswith("gather")):
+        return "store"
+    return "load"
 
 
 def _nodes(item: HegItem) -> list[HegItem]:
     return [item, *(n for c in item.children for n in _nodes(c))]
 
 
-def _attach(item: HegItem, simulated: dict[int, float | None]) -> HegItem:
+def _attach(
+    item: HegItem, busy: dict[tuple[str, str], tuple[float, str]], pipe: str
+) -> HegItem:
+    """`item` and its subtree with the simulated figures of `busy` (see `pipe_busy`)."""
+    if item.kind == "pipe":
+        load, body, store = item.children
+        leaves = [c for c in body.children if c.kind == "compute"] if body.kind == "seq" else []
+        compute = busy.get((item.name, "compute"))
+        if body.kind != "seq":
+            body = _with(_attach(body, busy, item.name), compute)
+        elif len(leaves) == 1:
+            body = dataclasses.replace(
+                body,
+                children=tuple(
+                    _with(c, compute) if c is leaves[0] else _attach(c, busy, item.name)
+                    for c in body.children
+                ),
+            )
+        else:
+            body = _with(_attach(body, busy, item.name), compute)
+        children = (
+            _with(load, busy.get((item.name, "load"))),
+            body,
+            _with(store, busy.get((item.name, "store"))),
+        )
+        return dataclasses.replace(item, children=children)
     return dataclasses.replace(
-        item,
-        simulated=simulated.get(id(item)),
-        children=tuple(_attach(c, simulated) for c in item.children),
+        item, children=tuple(_attach(c, busy, pipe) for c in item.children)
     )
+
+
+def _with(item: HegItem, figure: tuple[float, str] | None) -> HegItem:
+    if figure is None:
+        return item
+    return dataclasses.replace(item, simulated=figure[0], engine=figure[1])
 
 
 def _walk(

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 @lru_cache(maxsize=1)
-def _environment() -> Environment:
+def environment() -> Environment:
     from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
 
     env = Environment(
@@ -55,7 +55,7 @@ def _charts(data: ReportData) -> dict[str, str]:
 
 def render_report(data: ReportData) -> str:
     """The full page: source, mesh, latency graph, candidates, simulation, verification."""
-    template = _environment().get_template("report.html.j2")
+    template = environment().get_template("report.html.j2")
     return template.render(
         d=data,
         charts=_charts(data),
@@ -65,7 +65,7 @@ def render_report(data: ReportData) -> str:
 
 
 def render_compact(data: ReportData) -> str:
-    """A fragment (no <html> wrapper) for notebooks: mesh, block sizes, bottleneck,
-    modeled vs simulated time."""
-    template = _environment().get_template("compact.html.j2")
-    return template.render(d=data, sentences=explain_sentences(data)[:3])
+    """A fragment (no <html> wrapper, no script) for notebooks: mesh, block sizes,
+    pipelining, copies, L1, modeled vs simulated time, bottleneck and binding constraints."""
+    template = environment().get_template("compact.html.j2")
+    return template.render(d=data)

@@ -153,6 +153,13 @@ class ReportData:
     neighbour_rank: int
     counts: tuple[int, int, int]
     """Legal candidates, after dominance pruning, feasible."""
+    search: tuple[int, int, int]
+    """Candidates solved by the solver, cut off by a lower bound, without legal block
+    sizes (zeros when the ranking is not known)."""
+    axis_cores: tuple[tuple[str, int], ...]
+    """Cores each spread grid axis runs across."""
+    l1_bytes: int
+    """L1 bytes per core of the pick, as the model counts them."""
     compile_seconds: float
     source: tuple[SourceLine, ...]
     source_path: str
@@ -300,8 +307,15 @@ def roofline(
 
 
 def verify_rows(verify: VerifyResult | None, outputs: tuple[str, ...]) -> tuple[VerifyRow, ...]:
+    """One row per output tensor that was compared with its reference (a single row for
+    the one tensor compared when the check was not split by output)."""
     if verify is None:
         return ()
+    if verify.outputs:
+        return tuple(
+            VerifyRow(c.name, c.max_abs_error, c.max_rel_error, c.tolerance, c.passed)
+            for c in verify.outputs
+        )
     return (
         VerifyRow(
             outputs[0] if outputs else "out",
@@ -371,6 +385,13 @@ def build_report(inputs: ReportInputs) -> ReportData:
         neighbours=neighbour_rows(s),
         neighbour_rank=int(s.neighbourhood.get("rank_of_solution", 0)),
         counts=(s.candidates_total, s.candidates_after_pruning, s.candidates_feasible),
+        search=_search(inputs.ranking),
+        axis_cores=tuple(
+            (a, s.mapping.spatial_factor(a))
+            for a in s.block_sizes
+            if s.mapping.spatial_factor(a) > 1
+        ),
+        l1_bytes=s.l1_bytes,
         compile_seconds=s.compile_seconds,
         source=source_lines(inputs.source.text, s.block_sizes),
         source_path=inputs.source.path,
@@ -382,6 +403,14 @@ def build_report(inputs: ReportInputs) -> ReportData:
             inputs.verify, tuple(t.name for t in lw.lowered.tensors if t.role == "output")
         ),
     )
+
+
+def _search(ranking: Ranking | None) -> tuple[int, int, int]:
+    if ranking is None:
+        return (0, 0, 0)
+    status = [x.status for x in ranking.solutions]
+    pruned, infeasible = status.count("pruned"), status.count("infeasible")
+    return (len(status) - pruned - infeasible, pruned, infeasible)
 
 
 def _copy_text(

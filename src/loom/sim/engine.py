@@ -35,7 +35,7 @@ class Request:
 class Process:
     """One engine of one core running its stream."""
 
-    __slots__ = ("busy", "core", "engine", "finished", "gen", "intervals", "waiting")
+    __slots__ = ("busy", "core", "engine", "finished", "gen", "intervals", "loops", "waiting")
 
     def __init__(self, core: tuple[int, int], engine: str, gen: ProcGen) -> None:
         self.core = core
@@ -45,7 +45,11 @@ class Process:
         self.finished: float | None = None
         self.waiting = ""
         """What the process is blocked on (for deadlock reports); empty when running."""
-        self.intervals: list[tuple[float, float, str]] | None = None
+        self.intervals: list[tuple[float, float, str, str]] | None = None
+        """(start, end, what, loops) of each busy interval when tracing; `loops` names the
+        loops around the statement, outermost first, joined by '>'."""
+        self.loops: list[str] = []
+        """The running stream's loop variables (shared with its frame)."""
 
     @property
     def label(self) -> str:
@@ -54,7 +58,7 @@ class Process:
     def record(self, start: float, end: float, what: str) -> None:
         self.busy += end - start
         if self.intervals is not None and end > start:
-            self.intervals.append((start, end, what))
+            self.intervals.append((start, end, what, ">".join(self.loops)))
 
 
 class Scheduler:

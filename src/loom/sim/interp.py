@@ -75,6 +75,8 @@ class Frame:
     cbs: dict[str, CircularBuffer]
     env: dict[str, int] = field(default_factory=dict)
     stack: list[Block] = field(default_factory=list)
+    loops: list[str] = field(default_factory=list)
+    """Variables of the loops being run, outermost first (traces name the scope)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -139,9 +141,10 @@ def _loop(f: Frame, s: Loop) -> Step:
     n = s.count.eval(f.env)
     if n <= 0:
         return None
-    env, name = f.env, s.var.name
+    env, name, loops = f.env, s.var.name, f.loops
     outer = env.get(name)
     env[name] = 0
+    loops.append(name)
 
     def next_iteration() -> bool:
         i = env[name] + 1
@@ -152,6 +155,7 @@ def _loop(f: Frame, s: Loop) -> Step:
             del env[name]
         else:
             env[name] = outer
+        loops.pop()
         return False
 
     f.stack.append(Block(s.body, next_iteration))

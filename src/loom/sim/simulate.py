@@ -96,6 +96,7 @@ def _spawn(program: Program, shared: Shared, trace: bool) -> list[Process]:
                 proc = Process((y, x), engine, run_stream(frame, stmts))
                 if trace:
                     proc.intervals = []
+                    proc.loops = frame.loops
                 sched.spawn(proc)
                 procs.append(proc)
     return procs

@@ -36,17 +36,18 @@ def trace_events(
         pid = pids.setdefault(proc.core, len(pids) + 1)
         tid = _ENGINE_TID.get(proc.engine, 9)
         events.append(_meta("thread_name", pid, tid, proc.engine))
-        for start, end, what in proc.intervals or ():
-            events.append(
-                {
-                    "name": what,
-                    "ph": "X",
-                    "pid": pid,
-                    "tid": tid,
-                    "ts": start * us,
-                    "dur": (end - start) * us,
-                }
-            )
+        for start, end, what, loops in proc.intervals or ():
+            event = {
+                "name": what,
+                "ph": "X",
+                "pid": pid,
+                "tid": tid,
+                "ts": start * us,
+                "dur": (end - start) * us,
+            }
+            if loops:
+                event["args"] = {"loops": loops}
+            events.append(event)
     for core, pid in pids.items():
         events.append(_meta("process_name", pid, 0, f"core ({core[0]},{core[1]})"))
         events.append(

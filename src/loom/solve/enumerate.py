@@ -12,7 +12,6 @@ import time
 
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
-from loom.solve.cpsat import explain_infeasible
 from loom.symbolic.pyexpr import compile_expr
 
 
@@ -38,6 +37,8 @@ def enumerate_problem(
                 best = (cycles, values)
     seconds = time.perf_counter() - start
     if best is None:
+        from loom.solve.cpsat import explain_infeasible
+
         return Solution(name, "infeasible", reason=explain_infeasible(problem), seconds=seconds)
     cycles, values = best
     if cutoff is not None and cycles > cutoff:

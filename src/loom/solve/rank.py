@@ -23,8 +23,6 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.solve.bounds import path_bound
-from loom.solve.cpsat import solve_problem
-from loom.solve.enumerate import enumerate_problem
 
 ROUND = 8
 """Candidates solved between two cutoff updates (independent of the number of jobs)."""
@@ -76,7 +74,11 @@ def rank(
     def solve(problem: Problem, limit: int | None) -> Solution:
         name = problem.candidate.name
         if options.solver == "enumerate":
+            from loom.solve.enumerate import enumerate_problem
+
             return enumerate_problem(problem, limit, bounds[name])
+        from loom.solve.cpsat import solve_problem  # imports OR-Tools: only when solving
+
         return solve_problem(problem, limit, options.deterministic_seconds, bounds[name])
 
     path_bounds: dict[tuple[object, ...], int] = {}

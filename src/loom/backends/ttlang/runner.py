@@ -348,7 +348,8 @@ def verify(
         f"(tolerance {tol:.3e}{_format_note(program)}), simulated in {wall:.2f} s"
     )
     note = _format_note(program).removeprefix("; ")
-    return VerifyResult(passed, abs_err, rel, tol, wall, message, str(path), note)
+    check = OutputCheck(out_t.name, passed, abs_err, rel, tol)
+    return VerifyResult(passed, abs_err, rel, tol, wall, message, str(path), note, (check,))
 
 
 def _format_note(program: Program) -> str:
