@@ -17,6 +17,7 @@ from loom.cuda import (
     Physical,
     TileFlow,
     TilePlan,
+    barrier_cycles,
     build_physical,
     build_task,
     build_tileflow,
@@ -225,12 +226,22 @@ def _integrate(c: CudaCompiled, cost_of: dict[int, float]) -> float:
     return total
 
 
+def _barrier_before(c: CudaCompiled, n: int) -> bool:
+    """Launch `n` follows a launch it depends on (RAW) or that read what it writes (WAR):
+    Physical's grid barrier stands at the boundary."""
+    assert c.physical is not None
+    seq = c.physical.task.flow.plan.launches()
+    return n > 0 and c.physical.needs_barrier(seq[n - 1][0].kernel, seq[n][0].kernel)
+
+
 def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
-    """Time the launch sequence on the discrete-event simulator (launch boundaries as
-    grid barriers, not costed; the first launch pays the program launch)."""
-    from loom.sim import SimOptions, simulate
+    """Time the launch sequence on the discrete-event simulator: each launch's kernel
+    cycles, plus the grid barrier before it when Physical places one there (the first
+    launch pays no program launch: the seed times device work only)."""
+    from loom.sim import SimOptions, from_arch, grid_barrier_cycles, simulate
 
     arch = c.options.arch
+    params = from_arch(arch)
     cache: dict[object, float] = {}
     cost_of: dict[int, float] = {}
     kernel_of: dict[int, str] = {}
@@ -239,7 +250,8 @@ def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
         if key not in cache:
             r = simulate(lp.program, arch, options=SimOptions(include_launch=False))
             cache[key] = r.kernel_cycles
-        cost_of[n] = cache[key]
+        barrier = grid_barrier_cycles(params, lp.program.grid) if _barrier_before(c, n) else 0.0
+        cost_of[n] = cache[key] + barrier
         kernel_of[n] = lp.kernel
     total = _integrate(c, cost_of)
     per_kernel = tuple(
@@ -253,8 +265,11 @@ def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
 def model_cuda(c: CudaCompiled, sample: int | None = 6) -> float:
     """The analytic model's cycles for the whole launch sequence."""
     assert c.physical is not None
+    arch = c.options.arch
     cost_of = {
-        n: launch_cost(c.physical, lp, c.options.arch).cycles for n, lp in launches(c, sample)
+        n: launch_cost(c.physical, lp, arch).cycles
+        + (barrier_cycles(arch, lp.program.grid) if _barrier_before(c, n) else 0.0)
+        for n, lp in launches(c, sample)
     }
     return _integrate(c, cost_of)
 

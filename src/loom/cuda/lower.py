@@ -31,9 +31,13 @@ from loom.ir.program import (
     IfCore,
     Loop,
     MatmulExpr,
+    Pipe,
+    PipeNet,
     Program,
     ReadDram,
+    Receive,
     Reserve,
+    Send,
     Stmt,
     Wait,
     WriteDram,
@@ -59,6 +63,8 @@ class LaunchProgram:
     """Tile rows x tile columns of the launch's range."""
     cut_tiles: int
     """Tiles that carry a mask."""
+    multicast: tuple[tuple[str, int], ...] = ()
+    """(delivery, cores per multicast group) for deliveries read once per group."""
 
 
 def lower_launch(
@@ -78,6 +84,9 @@ class _Lower:
         self.const_index: dict[str, int] = {}
         self.shapes: dict[str, tuple[int, int]] = {}
         """Block shapes (rows, cols in tiles) of the interchanged contraction's buffers."""
+        self.nets: list[PipeNet] = []
+        self.multicasts: dict[str, int] = {}
+        """Deliveries realized as multicasts (for the notes)."""
 
     # ----- layout ------------------------------------------------------------------------
     def program(self) -> LaunchProgram | None:
@@ -98,6 +107,8 @@ class _Lower:
             gx = max(d for d in range(1, gx + 1) if nc % d == 0)
             self.block = (nr // gy, nc // gx)
         self.grid = (gy, gx)
+        self.even = nr % gy == 0 and nc % gx == 0
+        """Every core runs every tile-loop trip (multicast groups stay in step)."""
         self.wy = Sym("wy", 0, max(0, -(-nr // gy) - 1), 1, "index")
         self.wx = Sym("wx", 0, max(0, -(-nc // gx) - 1), 1, "index")
         self.r: Expr = self.tr[0] + CORE_Y + gy * self.wy
@@ -133,7 +144,12 @@ class _Lower:
             reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
         const_names = self.frames()
         pre = tuple(
-            Reserve(c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),))
+            self.deliver(
+                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),
+                self.grid,
+                "reader",
+                "const",
+            )
             for c in const_names
         )
         if const_names:
@@ -145,13 +161,18 @@ class _Lower:
             grid=self.grid,
             tensors=self.tensors(),
             buffers=self.buffers(),
-            nets=(),
+            nets=tuple(self.nets),
             reader=pre + reader,
             compute=compute,
             writer=writer,
             notes=(
                 f"{k.key} with {_bindings(self.env)}: {k.target}[i][j] = "
                 f"{format_value(k.value)} on rows [{r0}, {r1}) x cols [{c0}, {c1})",
+                *(
+                    [f"multicast deliveries: {', '.join(dict.fromkeys(self.multicasts))}"]
+                    if self.multicasts
+                    else []
+                ),
             ),
         )
         reads = tuple(sorted({o.array for o in self.flow.operands}))
@@ -165,6 +186,7 @@ class _Lower:
             nr * nc,
             (nr, nc),
             self.cut_count(nr, nc),
+            tuple(sorted(self.multicasts.items())),
         )
 
     def cut_count(self, nr: int, nc: int) -> int:
@@ -262,7 +284,47 @@ class _Lower:
         decl = self.plan.array(o.array)
         row = self.tile_of(o.row, self.r if o.row.base == "r" else self.c, decl.rows // TILE)
         col = self.tile_of(o.col, self.c if o.col.base == "c" else self.r, decl.cols // TILE)
-        return Reserve(o.name, (ReadDram(o.name, o.array, row, col, 1, 1),))
+        read = ReadDram(o.name, o.array, row, col, 1, 1)
+        return self.deliver(read, self.shared_area(o), self.pk.task.lane(o.name), o.name)
+
+    def shared_area(self, o: Operand) -> tuple[int, int]:
+        """The aligned block of cores that needs the same tile of `o` in every trip: a
+        whole core column when its row index is fixed (it varies with CORE_X only), a
+        whole core row when its column index is, the whole grid when both are."""
+        gy, gx = self.grid
+        uses_y = "r" in (o.row.base, o.col.base)
+        uses_x = "c" in (o.row.base, o.col.base)
+        return (1 if uses_y else gy, 1 if uses_x else gx)
+
+    def deliver(self, read: ReadDram, area: tuple[int, int], lane: str, what: str) -> Stmt:
+        """A delivery read from DRAM by every core, or, when an aligned block of cores
+        needs the same block in the same trip, read once by the block's sending corner
+        and multicast to the rest (the corner from which the lane's NoC runs into the
+        block: top left on NoC0, bottom right on NoC1)."""
+        ay, ax = area
+        if ay * ax == 1 or not self.even:
+            return Reserve(read.buffer, (read,))
+        last = lane == "writer"
+        row, rest = _multicast_pipes(self.grid, area, last)
+        name = f"mc_{read.buffer}"
+        nets = [n for n in (self.net(name, row), self.net(f"{name}_rest", rest)) if n]
+        sends = tuple(Send(read.buffer, n) for n in nets)
+        recv: tuple[Stmt, ...] = tuple(Receive(read.buffer, n) for n in nets)
+        gy, gx = self.grid
+        sy, sx = (gy - 1, gx - 1) if last else (0, 0)
+        on_row = CORE_Y.eq(sy) if ay > 1 else BoolConst(True)
+        on_col = CORE_X.eq(sx) if ax > 1 else BoolConst(True)
+        if len(recv) == 2:  # the sender's row receives along it, the other rows across it
+            recv = (IfCore(on_row, recv[:1], recv[1:]),)
+        self.multicasts[what] = ay * ax
+        return Reserve(read.buffer, (IfCore(conj(on_row, on_col), (read, *sends), recv),))
+
+    def net(self, name: str, pipes: tuple[Pipe, ...]) -> str:
+        if not pipes:
+            return ""
+        if all(n.name != name for n in self.nets):
+            self.nets.append(PipeNet(name, "multicast", pipes))
+        return name
 
     def mask_reads(self) -> tuple[Stmt, ...]:
         return (
@@ -315,8 +377,10 @@ class _Lower:
         def panel(o: Operand) -> Stmt:
             own = self.r if o.row.base == "r" or o.col.base == "r" else self.c
             if o.row.base == "k":
-                return Reserve(o.name, (ReadDram(o.name, o.array, k0, own, strip, 1),))
-            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, 1, strip),))
+                read = ReadDram(o.name, o.array, k0, own, strip, 1)
+            else:
+                read = ReadDram(o.name, o.array, own, k0, 1, strip)
+            return self.deliver(read, self.shared_area(o), lanes.lane(o.name), o.name)
 
         deliveries = {o.name: panel(o) for o in (cn.lhs, cn.rhs)}
         rd_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "reader")
@@ -367,9 +431,11 @@ class _Lower:
         def panel(o: Operand) -> Stmt:
             rows, cols = shape[o.name]
             if o.row.base == "k":
-                return Reserve(o.name, (ReadDram(o.name, o.array, k0, self.c, rows, cols),))
-            own = self.r if o is cn.lhs else self.c
-            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, rows, cols),))
+                read = ReadDram(o.name, o.array, k0, self.c, rows, cols)
+            else:
+                own = self.r if o is cn.lhs else self.c
+                read = ReadDram(o.name, o.array, own, k0, rows, cols)
+            return self.deliver(read, self.shared_area(o), lanes.lane(o.name), o.name)
 
         def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
             return (Loop(kb, as_expr(cn.blocks), body),)
@@ -431,6 +497,30 @@ class _Lower:
         if self.flow.contraction is not None:
             bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))
         return tuple(bufs)
+
+
+def _multicast_pipes(
+    grid: tuple[int, int], area: tuple[int, int], last: bool
+) -> tuple[tuple[Pipe, ...], tuple[Pipe, ...]]:
+    """Pipes from each aligned `area` block's sending corner to the rest of the block:
+    one along the sender's row, one over the other rows (a rectangle less its corner is
+    two rectangles, and a core sources at most one pipe per net)."""
+    (gy, gx), (ay, ax) = grid, area
+    row: list[Pipe] = []
+    rest: list[Pipe] = []
+    for oy in range(0, gy, ay):
+        for ox in range(0, gx, ax):
+            if last:
+                sy, sx = oy + ay - 1, ox + ax - 1
+                row_x, rest_y = (ox, sx), (oy, sy)
+            else:
+                sy, sx = oy, ox
+                row_x, rest_y = (ox + 1, ox + ax), (oy + 1, oy + ay)
+            if ax > 1:
+                row.append(Pipe((sy, sx), (sy, sy + 1), row_x))
+            if ay > 1:
+                rest.append(Pipe((sy, sx), rest_y, (ox, ox + ax)))
+    return tuple(row), tuple(rest)
 
 
 def _bindings(env: Mapping[str, int]) -> str:
