@@ -74,3 +74,41 @@ def test_gaussian_first_launches_lower_and_simulate() -> None:
     t = simulate_cuda(c, sample=2)
     assert t.launches == 126 and 0 < t.simulated <= 8
     assert model_cuda(c, sample=2) > 0
+
+
+def test_shared_deliveries_are_multicast_and_verify() -> None:
+    """Constant frames go to the whole grid, syrk's panels along core rows and columns,
+    each read once per group; the result is unchanged on tt-lang-sim."""
+    from loom.cuda_flow import launches
+
+    c = _compile("syrk", {"N": "128", "M": "128"}, "bf16", {"tileplan": {"interchange": True}})
+    lp = launches(c)[0][1]
+    groups = dict(lp.multicast)
+    gy, gx = lp.program.grid
+    assert groups == {"a_r_k": gx, "a_c_k": gy}
+    assert {n.kind for n in lp.program.nets} == {"multicast"}
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated <= 2.0**-6
+    j = _compile("jacobi_2d", {"N": "128", "TSTEPS": "1"})
+    first = launches(j)[0][1]
+    assert dict(first.multicast)["const"] == first.program.grid[0] * first.program.grid[1]
+
+
+def test_grid_barriers_add_to_the_simulated_and_modelled_time() -> None:
+    """jacobi's two launches per step depend on each other (RAW on B, then on A), so
+    every boundary pays a grid barrier; one step has one boundary."""
+    from loom.cuda import barrier_cycles
+    from loom.sim import from_arch, grid_barrier_cycles
+
+    one = _compile("jacobi_2d", {"N": "128", "TSTEPS": "1"})
+    two = _compile("jacobi_2d", {"N": "128", "TSTEPS": "2"})
+    assert one.physical is not None and one.physical.needs_barrier(
+        "jacobi_kernel1", "jacobi_kernel2"
+    )
+    grid = (4, 4)
+    sim_b = grid_barrier_cycles(from_arch(ARCH), grid)
+    assert 2 * ARCH.fixed.semaphore_cycles < sim_b < 10 * ARCH.fixed.semaphore_cycles
+    t1, t2 = simulate_cuda(one).cycles, simulate_cuda(two).cycles
+    assert t2 == pytest.approx(2 * t1 + sim_b)  # identical steps, one more boundary inside
+    m1, m2 = model_cuda(one), model_cuda(two)
+    assert m2 == pytest.approx(2 * m1 + barrier_cycles(ARCH, grid))

@@ -165,7 +165,7 @@ class _Flow:
         if shared:
             self.derived.append(
                 f"multicast candidates (same tile for a whole core row/column): "
-                f"{', '.join(shared)} (delivered by unicast reads)"
+                f"{', '.join(shared)} (multicast when the core grid divides the tile range)"
             )
         ops = tuple(self.operands.values())
         return FlowKernel(
