@@ -31,10 +31,9 @@ from loom.cuda import (
     parse_file,
     run_reference,
 )
+from loom.cuda.checkpoint import STAGES, Checkpoint, applied_digest, source_digest
 from loom.cuda.ir import CudaProgram
 from loom.errors import LoomError
-
-STAGES = ("tileplan", "tileflow", "task", "physical")
 
 
 @dataclass(frozen=True)
@@ -80,6 +79,55 @@ def compile_cuda(path: str, options: CudaOptions) -> CudaCompiled:
     phys = build_physical(task, options.arch, options.precision, ann)
     texts.append(("physical", format_physical(phys)))
     return CudaCompiled(src, options, tuple(texts), phys, plan, flow)
+
+
+def checkpoints(path: str, c: CudaCompiled) -> dict[str, str]:
+    """`<stage>.json` for every printed stage: the files `resume_cuda` continues from."""
+    opts = c.options
+    out = {}
+    for stage, text in c.texts:
+        ck = Checkpoint(
+            stage=stage,  # type: ignore[arg-type]
+            source=path,
+            source_sha256=source_digest(path),
+            arch=opts.arch.name,
+            precision=opts.precision,  # type: ignore[arg-type]
+            defines=opts.defines,
+            annotations=opts.annotations,
+            applied_sha256=applied_digest(opts.annotations, stage),
+            checkpoint=text,
+        )
+        out[f"{stage}.json"] = ck.to_json()
+    return out
+
+
+def resume_options(ck: Checkpoint, arch: Arch, stop_after: str | None) -> CudaOptions:
+    """Options that rebuild a checkpoint and continue after it (to `stop_after`, or to
+    the end); `resume_cuda` checks the rebuilt stage against the file."""
+    if arch.name != ck.arch:
+        raise LoomError(
+            f"the checkpoint was compiled for {ck.arch}, not {arch.name}; pass --arch {ck.arch} "
+            "or compile the source again for the other architecture."
+        )
+    if stop_after is not None and STAGES.index(stop_after) <= STAGES.index(ck.stage):
+        raise LoomError(
+            f"--stop-after {stop_after} does not come after the checkpoint's stage "
+            f"({ck.stage}); choose a later stage or drop --stop-after."
+        )
+    return CudaOptions(arch, ck.precision, ck.defines, ck.annotations, stop_after)
+
+
+def check_resumed(ck: Checkpoint, c: CudaCompiled) -> None:
+    """The rebuilt stage must print exactly as the file's (else it was edited, or the
+    compiler changed since)."""
+    text = dict(c.texts).get(ck.stage)
+    if text != ck.checkpoint:
+        raise LoomError(
+            f"the {ck.stage} checkpoint of {ck.source} does not match what its recorded "
+            "source, defines and applied annotations produce (its printed stage was edited, "
+            "or Loom changed since it was written); edit the later stages' annotations only, "
+            "or compile the source again."
+        )
 
 
 def launches(c: CudaCompiled, sample: int | None = None) -> list[tuple[int, LaunchProgram]]:
@@ -285,12 +333,20 @@ SEED_ACCURACY = {
 
 
 def cuda_command(
-    command: str, path: str, options: CudaOptions, folder: str | None = None
+    command: str,
+    path: str,
+    options: CudaOptions,
+    folder: str | None = None,
+    resumed: Checkpoint | None = None,
 ) -> tuple[int, str, dict[str, str]]:
-    """Run one CLI command on a .cu file: (exit code, text to print, artifacts)."""
+    """Run one CLI command on a .cu file: (exit code, text to print, artifacts). With
+    `resumed`, the compilation continues from that checkpoint (checked to match)."""
     c = compile_cuda(path, options)
+    if resumed is not None:
+        check_resumed(resumed, c)
     lines = [text for _, text in c.texts]
     artifacts = {f"{i + 1:02d}-{stage}.txt": text for i, (stage, text) in enumerate(c.texts)}
+    artifacts.update(checkpoints(path, c))
     if c.physical is None:
         return 0, "".join(lines), artifacts
     from loom.backends.ttlang.emit import emit
