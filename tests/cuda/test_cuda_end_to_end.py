@@ -112,3 +112,42 @@ def test_grid_barriers_add_to_the_simulated_and_modelled_time() -> None:
     assert t2 == pytest.approx(2 * t1 + sim_b)  # identical steps, one more boundary inside
     m1, m2 = model_cuda(one), model_cuda(two)
     assert m2 == pytest.approx(2 * m1 + barrier_cycles(ARCH, grid))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_hoisted_reciprocal_is_computed_once_per_core_and_verifies(precision: str) -> None:
+    """tileflow.reciprocal=hoisted: gaussian's 1/a[t][t] leaves the tile loop (one
+    Compute before it), the per-tile division becomes a multiplication."""
+    from loom.cuda_flow import launches
+    from loom.ir.program import Compute, UnaryExpr, walk_stmts
+
+    c = _compile("gaussian", {"N": "64"}, precision, {"tileflow": {"reciprocal": "hoisted"}})
+    assert c.flow is not None and dict(c.flow.kernel("Fan1").hoisted)
+    lp = next(lp for _, lp in launches(c) if lp.kernel == "Fan1")
+    computes = [s for s in walk_stmts(lp.program.compute) if isinstance(s, Compute)]
+    assert any(isinstance(s.expr, UnaryExpr) and s.expr.op == "recip" for s in computes)
+    assert "div" not in repr([s.expr for s in computes])
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated <= 2.0**-6
+    assert r.rel_frobenius < (1e-6 if precision == "fp32" else 2e-2)
+
+
+def test_hoisting_a_tile_dependent_divisor_is_rejected(tmp_path: Path) -> None:
+    from loom.errors import AnnotationError
+
+    src = tmp_path / "div.cu"
+    src.write_text(
+        Path("examples/cuda/jacobi_2d.cu")
+        .read_text()
+        .replace("B[i * N + j] = 0.2f *", "B[i * N + j] = A[i * N + j] / A[(i - 1) * N + j] +")
+    )
+    with pytest.raises(AnnotationError, match="varies with the output tile"):
+        compile_cuda(
+            str(src),
+            CudaOptions(
+                ARCH,
+                "fp32",
+                (("N", "64"), ("TSTEPS", "1")),
+                parse_annotations({"tileflow": {"reciprocal": "hoisted"}}, "test"),
+            ),
+        )

@@ -5,7 +5,8 @@ default realization. The file is validated once and every problem is reported to
 legality against a particular kernel is checked by the checkpoint that applies the field.
 
     tileplan: {predicates: boundary, strip_mine: 1, interchange: false, fuse: []}
-    tileflow: {stencil_operator: separate, guard_copy: compute}
+    tileflow: {stencil_operator: separate, guard_copy: compute, reciprocal: compute,
+               halo: tile}
     task:     {dm_lanes: 1, streaming: column}
     physical: {cb_depth: 1}
 """
@@ -41,8 +42,9 @@ class TileFlowPolicy(_Strict):
     """Within-tile shifts as one operator per neighbour, or one summed operator per axis."""
     guard_copy: Literal["compute", "dm"] = "compute"
     """A guarded copy's interior tiles through the compute engine or moved by DM alone."""
-    reciprocal: Literal["compute"] = "compute"
-    """Only compute-side division is realizable in Loom's Program (no DM arithmetic)."""
+    reciprocal: Literal["compute", "hoisted"] = "compute"
+    """A division by a launch-invariant value (gaussian's a[t][t]) per tile, or its
+    reciprocal evaluated once per core before the tile loop and multiplied per tile."""
     halo: Literal["tile"] = "tile"
     """Halos are whole neighbour tiles shifted in compute (no transposed-basis row copy)."""
 

@@ -29,7 +29,7 @@ from loom.cuda.lower import LaunchProgram
 from loom.cuda.physical import Physical
 from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE
-from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
+from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,6 +116,8 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         send = 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
         camp = read + sends * (send + (gy + gx) * arch.noc.hop_cycles)
     preamble = len(flow.consts) * max(read, camp)
+    if flow.hoisted:  # invariant operands delivered once, the values computed once
+        preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)
     cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
     noc = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
@@ -212,6 +214,8 @@ def _compute(e: CExpr, arch: Arch, tb: int) -> float:
                 return walk(a) + walk(b) + arch.matmul.cycles("HiFi4")
             case BinaryExpr(op=op, lhs=a, rhs=b):
                 return walk(a) + walk(b) + arch.compute.eltwise(op)
+            case UnaryExpr(op=op, operand=a):
+                return walk(a) + arch.compute.eltwise(op)
         return 0.0
 
     return arch.compute.op_overhead_cycles + walk(e) + arch.compute.pack_cycles(tb)

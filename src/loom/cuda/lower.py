@@ -152,6 +152,9 @@ class _Lower:
             )
             for c in const_names
         )
+        if self.flow.hoisted:
+            pre_r, pre_w, compute = self.hoist(compute)
+            pre, writer = pre + pre_r, pre_w + writer
         if const_names:
             compute = (Wait(const_names, compute),)
         self.check_l1()
@@ -227,6 +230,21 @@ class _Lower:
                     f"[{c0}, {c1}) ({', '.join(f'{n}={v}' for n, v in self.env.items())}); "
                     "tighten the guard."
                 )
+
+    def hoist(self, compute: tuple[Stmt, ...]) -> tuple[tuple[Stmt, ...], ...]:
+        """Launch-invariant values (tileflow.reciprocal=hoisted): their operands are
+        delivered once, the values computed once per core before the tile loop and held
+        (like the constant frames) until the launch ends."""
+        consts = set(self.const_index)
+        names = {b for _, e in self.flow.hoisted for b in block_refs(e)} - consts
+        ops = [o for o in self.flow.operands if o.name in names]
+        lanes = self.pk.task
+        reader = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
+        writer = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
+        held = tuple(h for h, _ in self.flow.hoisted)
+        values = tuple(Reserve(h, (Compute(h, e),)) for h, e in self.flow.hoisted)
+        once = (Wait(tuple(o.name for o in ops), values),) if ops else values
+        return reader, writer, (*once, Wait(held, compute))
 
     def frames(self) -> tuple[str, ...]:
         """Constant buffers held for the whole launch (not the per-tile masks)."""
@@ -492,6 +510,7 @@ class _Lower:
             for o in self.flow.operands
         ]
         bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
+        bufs += [Buffer(h, 1, 1, dt, 1, "compute") for h, _ in self.flow.hoisted]
         bufs += [Buffer("mask", 1, 1, dt, depth, "load"), Buffer("nmask", 1, 1, dt, depth, "load")]
         bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
         if self.flow.contraction is not None:

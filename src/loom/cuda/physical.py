@@ -97,7 +97,7 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int) -> int:
     tiles = sum(o.rows * o.cols * depth for o in k.flow.operands)
-    tiles += len(k.flow.consts) + 3 * depth  # constants once; mask, nmask, out
+    tiles += len(k.flow.consts) + len(k.flow.hoisted) + 3 * depth  # once; mask, nmask, out
     if k.flow.contraction:
         tiles += 2
     return tiles * tile_bytes

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from loom.cuda.annotations import Annotations
 from loom.cuda.ir import Affine, Bin, Load, Num, Param, Sum, Value
-from loom.cuda.tileplan import TILE, TileKernel, TilePlan
-from loom.errors import CudaSubsetError
-from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
+from loom.cuda.tileplan import TILE, TileKernel, TilePlan, format_value
+from loom.errors import AnnotationError, CudaSubsetError
+from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,6 +92,9 @@ class FlowKernel:
     dm_copy: bool
     """Unmasked tiles are a pure copy of `expr`'s one operand, moved by DM."""
     derived: tuple[str, ...]
+    hoisted: tuple[tuple[str, CExpr], ...] = ()
+    """(buffer, value) evaluated once per core before the tile loop, from launch-invariant
+    operands and constants, and held for the whole launch."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +136,7 @@ class _Flow:
         self.operands: dict[tuple[str, TileIndex, TileIndex], Operand] = {}
         self.consts: dict[tuple[str, Affine, int], ConstTile] = {}
         self.derived: list[str] = []
+        self.hoisted: dict[str, CExpr] = {}
 
     def build(self) -> FlowKernel:
         k = self.k
@@ -178,6 +182,7 @@ class _Flow:
             contraction,
             dm_copy,
             tuple(self.derived),
+            tuple(self.hoisted.items()),
         )
 
     # ----- operands ---------------------------------------------------------------------
@@ -211,6 +216,8 @@ class _Flow:
                 return FillExpr(self.scalars[n], 1, 1)
             case Bin(op="add") if self.ann.tileflow.stencil_operator == "fused":
                 return self.fused_sum(v)
+            case Bin(op="div", lhs=a, rhs=b) if self.ann.tileflow.reciprocal == "hoisted":
+                return self.hoisted_division(a, b)
             case Bin(op=op, lhs=a, rhs=b):
                 return BinaryExpr(op, self.value(a), self.value(b))
             case Load():
@@ -331,6 +338,25 @@ class _Flow:
             out = BinaryExpr("add", out, p)
         return out
 
+    def hoisted_division(self, a: Value, b: Value) -> CExpr:
+        """a / b with b launch-invariant: the reciprocal of b once per core, then a
+        multiplication per tile (the seed evaluates it at the pivot cell, on DM)."""
+        den = self.value(b)
+        invariant = {
+            o.name for o in self.operands.values() if o.row.base is None and o.col.base is None
+        }
+        invariant |= {c.name for c in self.consts.values()}
+        if not block_refs(den) <= invariant:
+            raise AnnotationError(
+                f"{self.plan.path}:{self.k.line}: tileflow.reciprocal=hoisted is illegal for "
+                f"`{self.k.kernel}`: its divisor {b} varies with the output tile; keep "
+                "reciprocal: compute."
+            )
+        name = f"recip{len(self.hoisted)}"
+        self.hoisted[name] = UnaryExpr("recip", den)
+        self.derived.append(f"reciprocal of {format_value(b)} hoisted out of the tile loop: {name}")
+        return BinaryExpr("mul", self.value(a), BlockRef(name))
+
     # ----- reductions -------------------------------------------------------------------
     def contraction(self, v: Value) -> tuple[Contraction, Value]:
         rd = self.k.reduction
@@ -378,6 +404,8 @@ def block_refs(e: CExpr) -> set[str]:
             return {b}
         case BinaryExpr(lhs=a, rhs=b) | MatmulExpr(lhs=a, rhs=b):
             return block_refs(a) | block_refs(b)
+        case UnaryExpr(operand=a):
+            return block_refs(a)
     return set()
 
 
@@ -436,6 +464,8 @@ def cexpr_text(e: CExpr) -> str:
         case BinaryExpr(op=op, lhs=a, rhs=b):
             sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}.get(op, op)
             return f"({cexpr_text(a)} {sym} {cexpr_text(b)})"
+        case UnaryExpr(op=op, operand=a):
+            return f"{op}({cexpr_text(a)})"
     return repr(e)
 
 
@@ -456,6 +486,7 @@ def format_tileflow(tf: TileFlow) -> str:
                 f"    acc = sum over {cn.blocks} blocks: {cn.lhs.name} @ {cn.rhs.name}"
                 f"{'^T' if cn.transpose else ''} (scale {cn.scale})"
             )
+        out.extend(f"    once per core: {n} = {cexpr_text(e)}" for n, e in k.hoisted)
         out.append(f"    value = {cexpr_text(k.expr)}")
         out.append(f"    guard: masked overlay keeping {k.old} on inactive lanes")
         out.extend(f"    derived: {d}" for d in k.derived)
