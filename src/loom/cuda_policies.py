@@ -47,6 +47,7 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
         axes.append(("tileplan", "predicates", ["boundary", "all"]))
     if any(c.kind.startswith(("hshift", "vshift")) for k in kernels for c in k.consts):
         axes.append(("tileflow", "stencil_operator", ["separate", "fused"]))
+        axes.append(("tileflow", "halo_conversion", ["receiver", "sender"]))
     if any(_divides(k.tile.value) for k in kernels):
         axes.append(("tileflow", "reciprocal", ["compute", "hoisted"]))
     if any(isinstance(k.tile.value, Load) for k in kernels):

@@ -6,7 +6,7 @@ legality against a particular kernel is checked by the checkpoint that applies t
 
     tileplan: {predicates: boundary, strip_mine: 1, interchange: false, fuse: []}
     tileflow: {stencil_operator: separate, guard_copy: compute, reciprocal: compute,
-               halo: tile}
+               halo: tile, halo_conversion: receiver}
     task:     {dm_lanes: 1, streaming: column}
     physical: {cb_depth: 1}
 """
@@ -47,6 +47,10 @@ class TileFlowPolicy(_Strict):
     reciprocal evaluated once per core before the tile loop and multiplied per tile."""
     halo: Literal["tile"] = "tile"
     """Halos are whole neighbour tiles shifted in compute (no transposed-basis row copy)."""
+    halo_conversion: Literal["receiver", "sender"] = "receiver"
+    """Who turns a neighbour tile into the edge patch: the core that needs it (after
+    reading the neighbour tile from DRAM), or the neighbour's own core, which converts
+    its tile once and sends the patch over the NoC."""
 
 
 class TaskPolicy(_Strict):

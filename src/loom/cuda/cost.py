@@ -82,6 +82,10 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
         return LaunchCost(max(cyc, floor), load, math, store)
     dm = {"reader": 0.0, "writer": write}
+    for _ in flow.conversions:  # the sender converts its own tile and sends the patch
+        comp += arch.matmul.cycles("HiFi4") + arch.compute.unpack_cycles(tb)
+        dm["writer"] += arch.fixed.semaphore_cycles + tb / arch.noc.link_effective_bytes_per_cycle
+        dm["reader"] += arch.fixed.semaphore_cycles
     n_reads = 0
     for o in flow.operands:
         if o.name in used:

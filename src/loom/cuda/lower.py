@@ -86,6 +86,11 @@ class _Lower:
         """Block shapes (rows, cols in tiles) of the interchanged contraction's buffers."""
         self.nets: list[PipeNet] = []
         self.multicasts: dict[str, int] = {}
+        self.conversions: list[str] = []
+        self.only_on: dict[str, Cond] = {}
+        """Constant frames read only by the cores where the condition holds (a sender's
+        edge operator): delivered to and held by those cores alone."""
+        """Halo patches converted by their senders (or, noted, by the receivers here)."""
         """Deliveries realized as multicasts (for the notes)."""
 
     # ----- layout ------------------------------------------------------------------------
@@ -150,13 +155,25 @@ class _Lower:
                 "reader",
                 "const",
             )
+            if c not in self.only_on
+            else IfCore(
+                self.only_on[c],
+                (
+                    Reserve(
+                        c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),)
+                    ),
+                ),
+            )
             for c in const_names
         )
         if self.flow.hoisted:
             pre_r, pre_w, compute = self.hoist(compute)
             pre, writer = pre + pre_r, pre_w + writer
-        if const_names:
-            compute = (Wait(const_names, compute),)
+        for name, cond in self.only_on.items():  # held only where it is read
+            compute = (IfCore(cond, (Wait((name,), compute),), compute),)
+        held = tuple(c for c in const_names if c not in self.only_on)
+        if held:
+            compute = (Wait(held, compute),)
         self.check_l1()
         program = Program(
             kernel=f"{self.plan.name}_{_ident(k.key)}",
@@ -174,6 +191,11 @@ class _Lower:
                 *(
                     [f"multicast deliveries: {', '.join(dict.fromkeys(self.multicasts))}"]
                     if self.multicasts
+                    else []
+                ),
+                *(
+                    [f"halo patches sent by their owners: {', '.join(self.conversions)}"]
+                    if self.conversions
                     else []
                 ),
             ),
@@ -364,12 +386,17 @@ class _Lower:
             BinaryExpr("mul", BlockRef("nmask"), BlockRef(f.old)),
         )
 
+        convs = f.conversions
+        held = {c.own for c in convs}
+        patches = tuple(c.patch for c in convs)
+
         def branch(ops: list[Operand], expr: CExpr, masked: bool) -> tuple[tuple[Stmt, ...], ...]:
             rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
             wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
             if masked:
                 rd = (*rd, *self.mask_reads())
-            names = tuple(o.name for o in ops) + (("mask", "nmask") if masked else ())
+            names = tuple(o.name for o in ops if o.name not in held) + patches
+            names += ("mask", "nmask") if masked else ()
             if not masked and f.dm_copy and len(ops) == 1:
                 src = ops[0].name
                 copy = WriteDram(src, target, self.r, self.c, 1, 1)
@@ -379,11 +406,73 @@ class _Lower:
 
         m = branch(masked_ops, masked_expr, True)
         if isinstance(self.cut, BoolConst) and self.cut.value:
-            return m
-        p = branch(plain_ops, f.expr, False)
-        if isinstance(self.cut, BoolConst):
-            return p
-        return tuple((IfCore(self.cut, a, b),) for a, b in zip(m, p, strict=True))
+            streams = m
+        else:
+            p = branch(plain_ops, f.expr, False)
+            if isinstance(self.cut, BoolConst):
+                streams = p
+            else:
+                streams = tuple((IfCore(self.cut, a, b),) for a, b in zip(m, p, strict=True))
+        return self.convert_halos(streams) if convs else streams
+
+    def convert_halos(self, streams: tuple[tuple[Stmt, ...], ...]) -> tuple[tuple[Stmt, ...], ...]:
+        """tileflow.halo_conversion=sender: each core converts its own tile into the edge
+        patch its neighbour needs and sends it on a unicast pipe; a core whose halo
+        tile no core of this trip owns (the first or last grid column or row), or every
+        core when the grid does not divide the tile range, reads the halo tile from DRAM
+        and converts it itself. Sends go on DM1 and receives on DM0, so neither lane
+        waits for its own neighbour chain."""
+        reader, compute, writer = streams
+        f, lanes = self.flow, self.pk.task
+        pre_c: list[Stmt] = []
+        post_r: list[Stmt] = []
+        late_w: list[Stmt] = []
+        pre_w: list[Stmt] = []
+        ops = {o.name: o for o in f.operands}
+        for hc in f.conversions:
+            halo = ops[hc.halo]
+            fallback_read = self.read(halo)
+            fallback = Wait(
+                (hc.halo,), (Reserve(hc.patch, (Compute(hc.patch, hc.convert(hc.halo)),)),)
+            )
+            size = self.grid[1] if hc.axis == "x" else self.grid[0]
+            if not self.even or size < 2:
+                (pre_w if lanes.lane(hc.halo) == "writer" else post_r).append(fallback_read)
+                pre_c.append(fallback)
+                self.conversions.append(f"{hc.patch} (receiver-side here)")
+                continue
+            coord = CORE_X if hc.axis == "x" else CORE_Y
+            receives = coord.ge(1) if hc.step < 0 else coord.le(size - 2)
+            sends = coord.le(size - 2) if hc.step < 0 else coord.ge(1)
+            net = self.net(f"halo_{hc.patch}", self.halo_pipes(hc.axis, hc.step))
+            out = f"{hc.patch}_send"
+            post_r.append(IfCore(receives, (Reserve(hc.patch, (Receive(hc.patch, net),)),)))
+            pre_w.append(IfCore(sends, (Wait((out,), (Send(out, net),)),)))
+            if lanes.lane(hc.halo) == "writer":
+                late_w.append(IfCore(receives, (), (fallback_read,)))
+            else:
+                post_r.append(IfCore(receives, (), (fallback_read,)))
+            pre_c.insert(0, IfCore(sends, (Reserve(out, (Compute(out, hc.convert(hc.own)),)),)))
+            pre_c.append(IfCore(receives, (), (fallback,)))  # patches to send go first
+            self.conversions.append(hc.patch)
+            if hc.edge not in block_refs(f.expr):
+                # the senders and the cores converting a DRAM halo, which are the first
+                # or last along the axis: exactly the senders (size >= 2)
+                self.only_on[hc.edge] = sends
+        own = tuple(dict.fromkeys(hc.own for hc in f.conversions))
+        body = (Wait(own, (*pre_c, *compute)),)
+        return (*reader, *post_r), body, (*pre_w, *late_w, *writer)
+
+    def halo_pipes(self, axis: str, step: int) -> tuple[Pipe, ...]:
+        """Unicast pipes from each core to the core whose halo tile it owns."""
+        gy, gx = self.grid
+        pipes = []
+        for y in range(gy):
+            for x in range(gx):
+                ty, tx = (y, x - step) if axis == "x" else (y - step, x)
+                if 0 <= ty < gy and 0 <= tx < gx:
+                    pipes.append(Pipe((y, x), (ty, ty + 1), (tx, tx + 1)))
+        return tuple(pipes)
 
     # ----- contractions ------------------------------------------------------------------
     def contraction_streams(self, cn: Contraction) -> tuple[tuple[Stmt, ...], ...]:
@@ -511,6 +600,10 @@ class _Lower:
         ]
         bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
         bufs += [Buffer(h, 1, 1, dt, 1, "compute") for h, _ in self.flow.hoisted]
+        for hc in self.flow.conversions:
+            bufs.append(Buffer(hc.patch, 1, 1, dt, depth, "load"))
+            if hc.patch in self.conversions:
+                bufs.append(Buffer(f"{hc.patch}_send", 1, 1, dt, depth, "store"))
         bufs += [Buffer("mask", 1, 1, dt, depth, "load"), Buffer("nmask", 1, 1, dt, depth, "load")]
         bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
         if self.flow.contraction is not None:

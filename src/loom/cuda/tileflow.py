@@ -79,6 +79,24 @@ class Contraction:
 
 
 @dataclass(frozen=True, slots=True)
+class HaloConversion:
+    """tileflow.halo_conversion=sender: the edge patch `patch` = `halo` tile x `edge`
+    operator is computed by the core that owns the halo tile, from its own tile `own`,
+    and sent to its neighbour `step` cores away along `axis` ("x" or "y")."""
+
+    patch: str
+    halo: str
+    own: str
+    edge: str
+    axis: str
+    step: int
+
+    def convert(self, tile: str) -> CExpr:
+        a, k = BlockRef(tile), BlockRef(self.edge)
+        return MatmulExpr(a, k) if self.axis == "x" else MatmulExpr(k, a)
+
+
+@dataclass(frozen=True, slots=True)
 class FlowKernel:
     key: str
     tile: TileKernel
@@ -95,6 +113,8 @@ class FlowKernel:
     hoisted: tuple[tuple[str, CExpr], ...] = ()
     """(buffer, value) evaluated once per core before the tile loop, from launch-invariant
     operands and constants, and held for the whole launch."""
+    conversions: tuple[HaloConversion, ...] = ()
+    """Edge patches converted by the sender (`expr` reads each `patch` buffer)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +166,9 @@ class _Flow:
         if k.reduction is not None:
             contraction, value = self.contraction(value)
         expr = self.value(value)
+        conversions: list[HaloConversion] = []
+        if self.ann.tileflow.halo_conversion == "sender":
+            expr = self.sender_side(expr, conversions)
         dm_copy = self.ann.tileflow.guard_copy == "dm" and isinstance(k.value, Load)
         if (
             self.ann.tileflow.guard_copy == "dm"
@@ -183,6 +206,7 @@ class _Flow:
             dm_copy,
             tuple(self.derived),
             tuple(self.hoisted.items()),
+            tuple(conversions),
         )
 
     # ----- operands ---------------------------------------------------------------------
@@ -337,6 +361,44 @@ class _Flow:
         for p in parts[1:]:
             out = BinaryExpr("add", out, p)
         return out
+
+    def sender_side(self, e: CExpr, out: list[HaloConversion]) -> CExpr:
+        """Replace each halo-tile x edge-operator term by the patch its owner sends."""
+        halos = {o.name: o for o in self.operands.values() if o.role == "halo"}
+        edges = {c.name for c in self.consts.values() if c.kind.endswith("shift_edge")}
+
+        def conv(halo: str, edge: str, axis: str) -> CExpr:
+            o = halos[halo]
+            own = self.operands[(o.array, TileIndex("r"), TileIndex("c"))].name
+            step = o.col.delta if axis == "x" else o.row.delta
+            hc = HaloConversion(f"{halo}_patch", halo, own, edge, axis, step)
+            if hc not in out:
+                out.append(hc)
+            return BlockRef(hc.patch)
+
+        def walk(x: CExpr) -> CExpr:
+            match x:
+                case MatmulExpr(lhs=BlockRef(buffer=h), rhs=BlockRef(buffer=k)) if (
+                    h in halos and k in edges
+                ):
+                    return conv(h, k, "x")
+                case MatmulExpr(lhs=BlockRef(buffer=k), rhs=BlockRef(buffer=h)) if (
+                    h in halos and k in edges
+                ):
+                    return conv(h, k, "y")
+                case BinaryExpr(op=op, lhs=a, rhs=b):
+                    return BinaryExpr(op, walk(a), walk(b))
+            return x
+
+        e = walk(e)
+        if out:
+            self.derived.append(
+                "halo patches converted by their owners and sent: "
+                + ", ".join(f"{c.patch} ({c.axis}{c.step:+d})" for c in out)
+            )
+        else:
+            self.derived.append("halo_conversion=sender has no effect: no halo patches")
+        return e
 
     def hoisted_division(self, a: Value, b: Value) -> CExpr:
         """a / b with b launch-invariant: the reciprocal of b once per core, then a
