@@ -48,6 +48,16 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
     if any(c.kind.startswith(("hshift", "vshift")) for k in kernels for c in k.consts):
         axes.append(("tileflow", "stencil_operator", ["separate", "fused"]))
         axes.append(("tileflow", "halo_conversion", ["receiver", "sender"]))
+    sinkable = compile_cuda(
+        path,
+        replace(
+            options,
+            stop_after="tileflow",
+            annotations=parse_annotations({"tileflow": {"guard_mask": "dm"}}, "(probe)"),
+        ),
+    )
+    if sinkable.flow is not None and any(k.sunk for k in sinkable.flow.kernels):
+        axes.append(("tileflow", "guard_mask", ["compute", "dm"]))
     if any(_divides(k.tile.value) for k in kernels):
         axes.append(("tileflow", "reciprocal", ["compute", "hoisted"]))
     if any(isinstance(k.tile.value, Load) for k in kernels):

@@ -182,3 +182,31 @@ def test_sender_side_halo_conversion_sends_patches_and_verifies(ann: dict) -> No
     r = verify_cuda(c)
     assert r.max_rel_error_emulated <= 2.0**-6 and r.rel_frobenius < 1e-6
     assert simulate_cuda(c).cycles > 0
+
+
+@pytest.mark.parametrize("predicates", ["boundary", "all"])
+def test_guard_sunk_into_dm_delivered_selectors_has_no_compute_mask(predicates: str) -> None:
+    """tileflow.guard_mask=dm: Fan2's guard moves into the masked selectors DM delivers
+    per tile; no Compute reads a mask, and the result is exact (old - 0 = old)."""
+    from loom.cuda.tileflow import block_refs
+    from loom.cuda_flow import launches
+    from loom.ir.program import Compute, walk_stmts
+
+    ann = {"tileflow": {"guard_mask": "dm"}, "tileplan": {"predicates": predicates}}
+    c = _compile("gaussian", {"N": "64"}, "fp32", ann)
+    assert c.flow is not None and c.flow.kernel("Fan2").sunk and not c.flow.kernel("Fan1").sunk
+    lp = next(lp for _, lp in launches(c) if lp.kernel == "Fan2")
+    refs = set().union(
+        *(block_refs(s.expr) for s in walk_stmts(lp.program.compute) if isinstance(s, Compute))
+    )
+    assert not refs & {"mask", "nmask"} and lp.cut_tiles == 0
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated == 0.0 and r.rel_frobenius < 1e-6
+
+
+def test_guard_mask_dm_leaves_other_guards_on_compute() -> None:
+    c = _compile(
+        "jacobi_2d", {"N": "64", "TSTEPS": "1"}, "fp32", {"tileflow": {"guard_mask": "dm"}}
+    )
+    assert c.flow is not None and not any(k.sunk for k in c.flow.kernels)
+    assert any("guard_mask=dm has no effect" in d for k in c.flow.kernels for d in k.derived)

@@ -5,7 +5,8 @@ default realization. The file is validated once and every problem is reported to
 legality against a particular kernel is checked by the checkpoint that applies the field.
 
     tileplan: {predicates: boundary, strip_mine: 1, interchange: false, fuse: []}
-    tileflow: {stencil_operator: separate, guard_copy: compute, reciprocal: compute,
+    tileflow: {stencil_operator: separate, guard_copy: compute, guard_mask: compute,
+               reciprocal: compute,
                halo: tile, halo_conversion: receiver}
     task:     {dm_lanes: 1, streaming: column}
     physical: {cb_depth: 1}
@@ -42,6 +43,10 @@ class TileFlowPolicy(_Strict):
     """Within-tile shifts as one operator per neighbour, or one summed operator per axis."""
     guard_copy: Literal["compute", "dm"] = "compute"
     """A guarded copy's interior tiles through the compute engine or moved by DM alone."""
+    guard_mask: Literal["compute", "dm"] = "compute"
+    """A guarded update old -/+ (column broadcast x row broadcast): masked overlay on
+    compute, or the guard sunk into the two broadcast selectors, which DM delivers per
+    tile already masked to the tile's active rows/columns (compute does no masking)."""
     reciprocal: Literal["compute", "hoisted"] = "compute"
     """A division by a launch-invariant value (gaussian's a[t][t]) per tile, or its
     reciprocal evaluated once per core before the tile loop and multiplied per tile."""

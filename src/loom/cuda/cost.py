@@ -91,6 +91,8 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         if o.name in used:
             dm[lanes[o.name]] += read
             n_reads += 1
+    for _ in flow.sunk:  # masked selectors delivered per tile instead of held
+        dm["reader"] += read
     masked = 2 * read
     mask_comp = (
         3 * arch.compute.eltwise("mul")

@@ -210,7 +210,7 @@ class _Lower:
             k.target,
             nr * nc,
             (nr, nc),
-            self.cut_count(nr, nc),
+            0 if self.flow.sunk else self.cut_count(nr, nc),
             tuple(sorted(self.multicasts.items())),
         )
 
@@ -269,8 +269,34 @@ class _Lower:
         return reader, writer, (*once, Wait(held, compute))
 
     def frames(self) -> tuple[str, ...]:
-        """Constant buffers held for the whole launch (not the per-tile masks)."""
-        return tuple(c for c in self.const_index if c not in ("mask", "nmask"))
+        """Constant buffers held for the whole launch (not the per-tile masks, nor the
+        selectors a sunk guard delivers per tile)."""
+        sunk = {n for n, _ in self.flow.sunk}
+        return tuple(c for c in self.const_index if c not in ("mask", "nmask") and c not in sunk)
+
+    def sunk_streams(self) -> tuple[tuple[Stmt, ...], ...]:
+        """tileflow.guard_mask=dm: every tile computes the plain value; DM delivers the
+        broadcast selectors masked to the tile's active rows/columns (a tile-granular
+        selective copy from the constant table, multicast along the core column or row
+        that shares the tile column or row), so no tile carries a compute mask."""
+        f, lanes = self.flow, self.pk.task
+        used = block_refs(f.expr)
+        ops = [o for o in f.operands if o.name in used]
+        sel = tuple(
+            self.deliver(
+                ReadDram(name, CONST, as_expr(0), self.sunk_col[name], 1, 1),
+                (self.grid[0], 1) if axis == "col" else (1, self.grid[1]),
+                "reader",
+                name,
+            )
+            for name, axis in f.sunk
+        )
+        rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader") + sel
+        wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
+        names = tuple(o.name for o in ops) + tuple(n for n, _ in f.sunk)
+        comp = (Wait(names, (Reserve("out", (Compute("out", f.expr),)),)),)
+        write = WriteDram("out", f.tile.target, self.r, self.c, 1, 1)
+        return rd, comp, (*wr, Wait(("out",), (write,)))
 
     def add_const(self, name: str, spec: ConstSpec) -> None:
         self.const_index[name] = len(self.consts)
@@ -298,6 +324,21 @@ class _Lower:
         kr = select(self.r.eq(self.tr[0]), 0, select(self.r.eq(self.tr[1]), 1, 2))
         kc = select(self.c.eq(self.tc[0]), 0, select(self.c.eq(self.tc[1]), 1, 2))
         self.mask_col: Expr = self.mask_base + 3 * kr + kc
+        self.sunk_col: dict[str, Expr] = {}
+        """Per-tile column of a sunk selector: its three variants (first, last, inner
+        tile of the range along its axis), each masked to that tile's active span."""
+        for name, axis in self.flow.sunk:
+            base = self.consts[self.const_index[name]]
+            self.sunk_col[name] = len(self.consts) + (kc if axis == "col" else kr)
+            for span in cols if axis == "col" else rows:
+                self.consts.append(
+                    ConstSpec(
+                        base.kind,
+                        base.arg,
+                        span if axis == "row" else (0, TILE),
+                        span if axis == "col" else (0, TILE),
+                    )
+                )
 
     def tile_loop(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
         nr, nc = self.tr[1] - self.tr[0] + 1, self.tc[1] - self.tc[0] + 1
@@ -375,6 +416,9 @@ class _Lower:
     # ----- element-wise kernels ----------------------------------------------------------
     def elementwise_streams(self) -> tuple[tuple[Stmt, ...], ...]:
         f, lanes = self.flow, self.pk.task
+        if f.sunk:
+            streams = self.sunk_streams()
+            return self.convert_halos(streams) if f.conversions else streams
         used = block_refs(f.expr)
         masked_ops = [o for o in f.operands if o.name in used or o.name == f.old]
         plain_ops = [o for o in f.operands if o.name in used]
@@ -600,6 +644,7 @@ class _Lower:
         ]
         bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
         bufs += [Buffer(h, 1, 1, dt, 1, "compute") for h, _ in self.flow.hoisted]
+        bufs += [Buffer(n, 1, 1, dt, depth, "load") for n, _ in self.flow.sunk]
         for hc in self.flow.conversions:
             bufs.append(Buffer(hc.patch, 1, 1, dt, depth, "load"))
             if hc.patch in self.conversions:

@@ -115,6 +115,9 @@ class FlowKernel:
     operands and constants, and held for the whole launch."""
     conversions: tuple[HaloConversion, ...] = ()
     """Edge patches converted by the sender (`expr` reads each `patch` buffer)."""
+    sunk: tuple[tuple[str, str], ...] = ()
+    """tileflow.guard_mask=dm: (selector constant, "row" | "col") that DM delivers per
+    tile masked to the guard; the kernel then has no masked overlay."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +172,7 @@ class _Flow:
         conversions: list[HaloConversion] = []
         if self.ann.tileflow.halo_conversion == "sender":
             expr = self.sender_side(expr, conversions)
+        sunk = self.sink_guard(expr, old.name) if self.ann.tileflow.guard_mask == "dm" else ()
         dm_copy = self.ann.tileflow.guard_copy == "dm" and isinstance(k.value, Load)
         if (
             self.ann.tileflow.guard_copy == "dm"
@@ -207,6 +211,7 @@ class _Flow:
             tuple(self.derived),
             tuple(self.hoisted.items()),
             tuple(conversions),
+            sunk,
         )
 
     # ----- operands ---------------------------------------------------------------------
@@ -361,6 +366,35 @@ class _Flow:
         for p in parts[1:]:
             out = BinaryExpr("add", out, p)
         return out
+
+    def sink_guard(self, e: CExpr, old: str) -> tuple[tuple[str, str], ...]:
+        """old -/+ (X @ col_select) * (row_select @ Y): on inactive lanes the product is
+        0 once the selectors are masked (column selector to the active columns, row
+        selector to the active rows), so old is kept exactly without an overlay."""
+        kinds = {c.name: c.kind for c in self.consts.values()}
+        match e:
+            case BinaryExpr(
+                op="sub" | "add", lhs=BlockRef(buffer=o), rhs=BinaryExpr(op="mul") as t
+            ) if o == old:
+                sel: list[tuple[str, str]] = []
+                for f in (t.lhs, t.rhs):
+                    match f:
+                        case MatmulExpr(rhs=BlockRef(buffer=k)) if kinds.get(k) == "col_select":
+                            sel.append((k, "col"))
+                        case MatmulExpr(lhs=BlockRef(buffer=k)) if kinds.get(k) == "row_select":
+                            sel.append((k, "row"))
+                if len(sel) == 2 and sel[0][1] != sel[1][1]:
+                    self.derived.append(
+                        "guard sunk into the broadcast selectors "
+                        + ", ".join(k for k, _ in sel)
+                        + ", delivered masked per tile by DM (no compute mask)"
+                    )
+                    return tuple(sel)
+        self.derived.append(
+            "guard_mask=dm has no effect: the value is not old -/+ (column broadcast x row "
+            "broadcast); the masked overlay stays on compute"
+        )
+        return ()
 
     def sender_side(self, e: CExpr, out: list[HaloConversion]) -> CExpr:
         """Replace each halo-tile x edge-operator term by the patch its owner sends."""
