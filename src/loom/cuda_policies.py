@@ -48,6 +48,8 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
     if any(c.kind.startswith(("hshift", "vshift")) for k in kernels for c in k.consts):
         axes.append(("tileflow", "stencil_operator", ["separate", "fused"]))
         axes.append(("tileflow", "halo_conversion", ["receiver", "sender"]))
+    if any(c.kind.startswith("hshift") for k in kernels for c in k.consts):
+        axes.append(("tileflow", "halo", ["tile", "transposed"]))
     sinkable = compile_cuda(
         path,
         replace(

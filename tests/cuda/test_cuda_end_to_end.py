@@ -210,3 +210,23 @@ def test_guard_mask_dm_leaves_other_guards_on_compute() -> None:
     )
     assert c.flow is not None and not any(k.sunk for k in c.flow.kernels)
     assert any("guard_mask=dm has no effect" in d for k in c.flow.kernels for d in k.derived)
+
+
+def test_transposed_basis_halo_is_exact_and_rejects_the_fused_operator() -> None:
+    from loom.errors import AnnotationError
+
+    c = _compile(
+        "jacobi_2d", {"N": "64", "TSTEPS": "2"}, "fp32", {"tileflow": {"halo": "transposed"}}
+    )
+    assert c.flow is not None and any(
+        k.kind == "identity" for k in c.flow.kernel("jacobi_kernel1").consts
+    )
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated == 0.0 and r.rel_frobenius < 1e-6
+    with pytest.raises(AnnotationError, match="halo=transposed with stencil_operator=fused"):
+        _compile(
+            "jacobi_2d",
+            {"N": "64", "TSTEPS": "1"},
+            "fp32",
+            {"tileflow": {"halo": "transposed", "stencil_operator": "fused"}},
+        )

@@ -50,8 +50,11 @@ class TileFlowPolicy(_Strict):
     reciprocal: Literal["compute", "hoisted"] = "compute"
     """A division by a launch-invariant value (gaussian's a[t][t]) per tile, or its
     reciprocal evaluated once per core before the tile loop and multiplied per tile."""
-    halo: Literal["tile"] = "tile"
-    """Halos are whole neighbour tiles shifted in compute (no transposed-basis row copy)."""
+    halo: Literal["tile", "transposed"] = "tile"
+    """A column shift (jacobi's west/east operands) applied as a column patch, or in the
+    transposed basis: as a row shift and row patch of the transposed tiles, then
+    transposed back (one transpose more per tile in Loom, whose patches are compute
+    matmuls; in the seed it replaced strided DM column copies by row copies)."""
     halo_conversion: Literal["receiver", "sender"] = "receiver"
     """Who turns a neighbour tile into the edge patch: the core that needs it (after
     reading the neighbour tile from DRAM), or the neighbour's own core, which converts

@@ -51,6 +51,10 @@ class ConstSpec:
                 for d in range(-TILE + 1, TILE):
                     if a >> (d + TILE) & 1:
                         t += ConstSpec(one, d).tile()
+            case "identity":
+                t = np.eye(TILE)
+            case _ if self.kind.endswith("_t"):  # the transposed operator
+                t = ConstSpec(self.kind[:-2], a, self.rows, self.cols).tile().T.copy()
             case "mask" | "nmask":
                 t[self.rows[0] : self.rows[1], self.cols[0] : self.cols[1]] = 1.0
                 if self.kind == "nmask":

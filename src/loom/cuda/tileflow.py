@@ -305,6 +305,21 @@ class _Flow:
         if abs(di) >= TILE or abs(dj) >= TILE:
             raise self.bad(f"a shift of ({di}, {dj}) elements, a tile or more")
         own = BlockRef(self.operand(array, TileIndex("r"), TileIndex("c")).name)
+        if dj and self.ann.tileflow.halo == "transposed":
+            s = 1 if dj > 0 else -1
+            edge = self.operand(array, TileIndex("r"), TileIndex("c", s), "halo")
+            d = Affine.num(dj)
+            # X @ S = (S^T @ X^T)^T: a row shift and a row patch of the transposed
+            # tiles, transposed back by a matmul with the identity
+            rows = BinaryExpr(
+                "add",
+                MatmulExpr(self.const("hshift_in_t", d), own, transpose_rhs=True),
+                MatmulExpr(self.const("hshift_edge_t", d), BlockRef(edge.name), transpose_rhs=True),
+            )
+            note = "column shifts applied in the transposed basis (row patches)"
+            if note not in self.derived:
+                self.derived.append(note)
+            return MatmulExpr(self.const("identity", Affine.num(0)), rows, transpose_rhs=True)
         if dj:
             s = 1 if dj > 0 else -1
             edge = self.operand(array, TileIndex("r"), TileIndex("c", s), "halo")
@@ -326,6 +341,12 @@ class _Flow:
     def fused_sum(self, v: Value) -> CExpr:
         """An add chain with in-tile shifts of one array along one axis: one matmul by
         the summed shift operator, plus the edge patches."""
+        if self.ann.tileflow.halo == "transposed":
+            raise AnnotationError(
+                f"{self.plan.path}:{self.k.line}: tileflow.halo=transposed with "
+                f"stencil_operator=fused is illegal for `{self.k.kernel}`: the fused operator "
+                "sums the column shifts in the original basis; choose one of the two."
+            )
         terms = _add_terms(v)
         groups: dict[tuple[str, str], list[int]] = {}
         rest: list[Value] = []
