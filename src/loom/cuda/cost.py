@@ -81,6 +81,9 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         cyc = (per_core if not blocked else 1) * per_tile
         floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
         return LaunchCost(max(cyc, floor), load, math, store)
+    # a multicast delivery: the sender's read, the receivers' semaphores, the write
+    mcast = read + 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
+    mcast += (gy + gx) * arch.noc.hop_cycles
     dm = {"reader": 0.0, "writer": write}
     for _ in flow.conversions:  # the sender converts its own tile and sends the patch
         comp += arch.matmul.cycles("HiFi4") + arch.compute.unpack_cycles(tb)
@@ -89,10 +92,10 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     n_reads = 0
     for o in flow.operands:
         if o.name in used:
-            dm[lanes[o.name]] += read
+            dm[lanes[o.name]] += mcast if o.name in group else read
             n_reads += 1
-    for _ in flow.sunk:  # masked selectors delivered per tile instead of held
-        dm["reader"] += read
+    for name, _ in flow.sunk:  # masked selectors delivered per tile instead of held
+        dm["reader"] += mcast if name in group else read
     masked = 2 * read
     mask_comp = (
         3 * arch.compute.eltwise("mul")
@@ -121,7 +124,8 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         sends = (gy > 1) + (gx > 1)
         send = 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
         camp = read + sends * (send + (gy + gx) * arch.noc.hop_cycles)
-    preamble = len(flow.consts) * max(read, camp)
+    held = len(flow.consts) - len(flow.sunk)  # a sunk guard's selectors come per tile
+    preamble = held * max(read, camp)
     if flow.hoisted:  # invariant operands delivered once, the values computed once
         preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)
     cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
