@@ -85,10 +85,15 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     mcast = read + 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
     mcast += (gy + gx) * arch.noc.hop_cycles
     dm = {"reader": 0.0, "writer": write}
-    for _ in flow.conversions:  # the sender converts its own tile and sends the patch
+    # sender-side halo conversion, on the busiest (corner) core: per pair of opposite
+    # patches it converts and sends one (DM1, whose NoC runs north/west, so an east or
+    # south patch goes round the torus), receives the other, and converts one DRAM halo
+    wrap = (arch.noc.grid_x + arch.noc.grid_y) / 2 * arch.noc.hop_cycles
+    for _ in flow.conversions:
         comp += arch.matmul.cycles("HiFi4") + arch.compute.unpack_cycles(tb)
-        dm["writer"] += arch.fixed.semaphore_cycles + tb / arch.noc.link_effective_bytes_per_cycle
-        dm["reader"] += arch.fixed.semaphore_cycles
+        send = arch.fixed.semaphore_cycles + wrap + tb / arch.noc.link_effective_bytes_per_cycle
+        dm["writer"] += send / 2
+        dm["reader"] += (read + arch.fixed.semaphore_cycles) / 2
     n_reads = 0
     for o in flow.operands:
         if o.name in used:

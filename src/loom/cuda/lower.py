@@ -87,7 +87,7 @@ class _Lower:
         self.nets: list[PipeNet] = []
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
-        self.only_on: dict[str, Cond] = {}
+        self.only_on: dict[str, tuple[int, int, int, int]] = {}
         """Constant frames read only by the cores where the condition holds (a sender's
         edge operator): delivered to and held by those cores alone."""
         """Halo patches converted by their senders (or, noted, by the receivers here)."""
@@ -156,21 +156,17 @@ class _Lower:
                 "const",
             )
             if c not in self.only_on
-            else IfCore(
+            else self.deliver_rect(
+                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),
                 self.only_on[c],
-                (
-                    Reserve(
-                        c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),)
-                    ),
-                ),
             )
             for c in const_names
         )
         if self.flow.hoisted:
             pre_r, pre_w, compute = self.hoist(compute)
             pre, writer = pre + pre_r, pre_w + writer
-        for name, cond in self.only_on.items():  # held only where it is read
-            compute = (IfCore(cond, (Wait((name,), compute),), compute),)
+        for name, rect in self.only_on.items():  # held only where it is read
+            compute = (IfCore(_in_rect(rect), (Wait((name,), compute),), compute),)
         held = tuple(c for c in const_names if c not in self.only_on)
         if held:
             compute = (Wait(held, compute),)
@@ -400,6 +396,22 @@ class _Lower:
         self.multicasts[what] = ay * ax
         return Reserve(read.buffer, (IfCore(conj(on_row, on_col), (read, *sends), recv),))
 
+    def deliver_rect(self, read: ReadDram, rect: tuple[int, int, int, int]) -> Stmt:
+        """A constant read by the cores of `rect` = (y0, y1, x0, x1) alone: read by its
+        top-left core and multicast on NoC0 to the rest (its row, then the rows below)."""
+        y0, y1, x0, x1 = rect
+        row = (Pipe((y0, x0), (y0, y0 + 1), (x0 + 1, x1)),) if x1 - x0 > 1 else ()
+        rest = (Pipe((y0, x0), (y0 + 1, y1), (x0, x1)),) if y1 - y0 > 1 else ()
+        name = f"mc_{read.buffer}"
+        nets = [n for n in (self.net(name, row), self.net(f"{name}_rest", rest)) if n]
+        recv: tuple[Stmt, ...] = tuple(Receive(read.buffer, n) for n in nets)
+        if len(recv) == 2:
+            recv = (IfCore(CORE_Y.eq(y0), recv[:1], recv[1:]),)
+        sender = conj(CORE_Y.eq(y0), CORE_X.eq(x0))
+        sends = tuple(Send(read.buffer, n) for n in nets)
+        body = Reserve(read.buffer, (IfCore(sender, (read, *sends), recv),))
+        return IfCore(_in_rect(rect), (body,))
+
     def net(self, name: str, pipes: tuple[Pipe, ...]) -> str:
         if not pipes:
             return ""
@@ -502,7 +514,9 @@ class _Lower:
             if hc.edge not in block_refs(f.expr):
                 # the senders and the cores converting a DRAM halo, which are the first
                 # or last along the axis: exactly the senders (size >= 2)
-                self.only_on[hc.edge] = sends
+                gy, gx = self.grid
+                lo, hi = (0, size - 1) if hc.step < 0 else (1, size)
+                self.only_on[hc.edge] = (0, gy, lo, hi) if hc.axis == "x" else (lo, hi, 0, gx)
         own = tuple(dict.fromkeys(hc.own for hc in f.conversions))
         body = (Wait(own, (*pre_c, *compute)),)
         return (*reader, *post_r), body, (*pre_w, *late_w, *writer)
@@ -654,6 +668,11 @@ class _Lower:
         if self.flow.contraction is not None:
             bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))
         return tuple(bufs)
+
+
+def _in_rect(rect: tuple[int, int, int, int]) -> Cond:
+    y0, y1, x0, x1 = rect
+    return conj(CORE_Y.ge(y0), CORE_Y.le(y1 - 1), CORE_X.ge(x0), CORE_X.le(x1 - 1))
 
 
 def _multicast_pipes(
