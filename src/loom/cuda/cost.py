@@ -130,6 +130,8 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         send = 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
         camp = read + sends * (send + (gy + gx) * arch.noc.hop_cycles)
     held = len(flow.consts) - len(flow.sunk)  # a sunk guard's selectors come per tile
+    if lp.const_senders:  # the sending cores multicast their constants in parallel
+        held = max(lp.const_senders)
     preamble = held * max(read, camp)
     if flow.hoisted:  # invariant operands delivered once, the values computed once
         preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)

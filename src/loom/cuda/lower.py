@@ -65,6 +65,9 @@ class LaunchProgram:
     """Tiles that carry a mask."""
     multicast: tuple[tuple[str, int], ...] = ()
     """(delivery, cores per multicast group) for deliveries read once per group."""
+    const_senders: tuple[int, ...] = ()
+    """Held constants each sending core reads and multicasts (they work in parallel);
+    empty when every core reads its own."""
 
 
 def lower_launch(
@@ -208,6 +211,7 @@ class _Lower:
             (nr, nc),
             0 if self.flow.sunk else self.cut_count(nr, nc),
             tuple(sorted(self.multicasts.items())),
+            self.const_senders(const_names),
         )
 
     def cut_count(self, nr: int, nc: int) -> int:
@@ -395,6 +399,15 @@ class _Lower:
             recv = (IfCore(on_row, recv[:1], recv[1:]),)
         self.multicasts[what] = ay * ax
         return Reserve(read.buffer, (IfCore(conj(on_row, on_col), (read, *sends), recv),))
+
+    def const_senders(self, names: tuple[str, ...]) -> tuple[int, ...]:
+        if self.grid[0] * self.grid[1] == 1:
+            return ()
+        count: dict[tuple[int, int], int] = {}
+        for c in names:
+            origin = self.only_on[c][0::2] if c in self.only_on else (0, 0)
+            count[origin] = count.get(origin, 0) + 1
+        return tuple(v for _, v in sorted(count.items()))
 
     def deliver_rect(self, read: ReadDram, rect: tuple[int, int, int, int]) -> Stmt:
         """A constant read by the cores of `rect` = (y0, y1, x0, x1) alone: read by its
