@@ -178,12 +178,60 @@ def main() -> None:
             "1.49x/1.29x (other policy)",
         )
         effect(
-            "gaussian: masks only on cut tiles (vs masks to DM)",
+            "gaussian: masks only on cut tiles (vs on every tile)",
             "gaussian",
             prec,
             {"tileplan": {"predicates": "all"}},
             {"tileplan": {"predicates": "boundary"}},
-            "3.19x/1.93x (other policy)",
+            "n/a",
+        )
+        effect(
+            "gaussian: masks to DM (guard sunk into DM-delivered selectors)",
+            "gaussian",
+            prec,
+            {},
+            {"tileflow": {"guard_mask": "dm"}},
+            "3.19x" if prec == "bf16" else "1.93x",
+        )
+        effect(
+            "gaussian: masks to DM, every tile predicated",
+            "gaussian",
+            prec,
+            {"tileplan": {"predicates": "all"}},
+            {"tileflow": {"guard_mask": "dm"}},
+            "3.19x" if prec == "bf16" else "1.93x",
+        )
+        effect(
+            "gaussian: reciprocal of a[t][t] once per core (after masks to DM)",
+            "gaussian",
+            prec,
+            {"tileflow": {"guard_mask": "dm"}},
+            {"tileflow": {"reciprocal": "hoisted"}},
+            "1.07x at fp32 (DM-side)" if prec == "fp32" else "n/a",
+        )
+        effect(
+            "jacobi: transposed-basis halo (vs column patch)",
+            "jacobi_2d",
+            prec,
+            {},
+            {"tileflow": {"halo": "transposed"}},
+            "1.49x" if prec == "bf16" else "1.29x",
+        )
+        effect(
+            "jacobi: sender-side halo conversion (vs receiver-side)",
+            "jacobi_2d",
+            prec,
+            {},
+            {"tileflow": {"halo_conversion": "sender"}},
+            "5 -> 2 transposes per tile (no time given)",
+        )
+        effect(
+            "jacobi: sender-side halo conversion, fused stencil, two lanes",
+            "jacobi_2d",
+            prec,
+            {"tileflow": {"stencil_operator": "fused"}, "task": {"dm_lanes": 2}},
+            {"tileflow": {"halo_conversion": "sender"}},
+            "n/a",
         )
     print("\nsyrk reduction deliveries per core (the seed: 20,000 -> 2,000 -> 20):")
     for ann in (

@@ -29,7 +29,9 @@ def _arch_arg(parser: argparse.ArgumentParser) -> None:
 def _kernel_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "kernel",
-        help="gemm | flash_attention | flash_attention_causal | flash_decode | path/to/kernel.py",
+        nargs="?",
+        help="gemm | flash_attention | flash_attention_causal | flash_decode | "
+        "path/to/kernel.py | path/to/file.cu",
     )
     _arch_arg(parser)
     parser.add_argument("--shape", help="e.g. M=4096,N=4096,K=4096 or B=1,H=8,S=2048,D=64")
@@ -197,6 +199,10 @@ def _cuda_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--precision", choices=["bf16", "fp32"], default="fp32",
                         help=".cu only: element type of the arrays")
+    parser.add_argument(
+        "--resume", metavar="CHECKPOINT",
+        help=".cu only: continue from a checkpoint written by --stop-after with --dump-dir",
+    )
 
 
 def _sweep_args(parser: argparse.ArgumentParser, out: str) -> None:
@@ -858,6 +864,8 @@ def _cmd_cuda(args: argparse.Namespace) -> int:
     from loom.cuda import load_annotations
     from loom.cuda_flow import CudaOptions, cuda_command
 
+    if getattr(args, "resume", None):
+        return _cmd_cuda_resume(args)
     defines = []
     for item in args.define:
         name, sep, value = item.partition("=")
@@ -883,6 +891,31 @@ def _cmd_cuda(args: argparse.Namespace) -> int:
     return code
 
 
+def _cmd_cuda_resume(args: argparse.Namespace) -> int:
+    """Continue a .cu compilation from a checkpoint file (its source, defines, precision
+    and annotations come from the file; edit the later stages' annotations there)."""
+    from loom.arch import load_arch
+    from loom.cuda.checkpoint import load_checkpoint
+    from loom.cuda_flow import cuda_command, resume_options
+
+    ck = load_checkpoint(args.resume)
+    if args.kernel and args.kernel != ck.source:
+        raise UsageError(
+            f"--resume {args.resume!r} continues {ck.source!r}, not {args.kernel!r}; drop the "
+            "kernel argument or pass the checkpoint of that file."
+        )
+    if args.define or args.annotations:
+        raise UsageError(
+            "--resume takes its defines and annotations from the checkpoint; drop --define "
+            "and --annotations and edit the checkpoint's later-stage annotations instead."
+        )
+    options = resume_options(ck, load_arch(args.arch or ck.arch), args.stop_after)
+    code, text, artifacts = cuda_command(args.command, ck.source, options, resumed=ck)
+    _write_dump(getattr(args, "dump_dir", None), artifacts)
+    print(text, end="")
+    return code
+
+
 def _stdout_closed() -> int:
     """The reader of stdout went away (`loom ... | head`): stop quietly, like `cat`."""
     try:
@@ -897,8 +930,10 @@ def _dispatch(args: argparse.Namespace) -> int:
     """Run one command inside the error boundary: every failure becomes one paragraph."""
     try:
         _check_outputs(args)
-        if str(getattr(args, "kernel", "") or "").endswith(".cu"):
+        if getattr(args, "resume", None) or str(getattr(args, "kernel", "") or "").endswith(".cu"):
             code = _cmd_cuda(args)
+        elif args.command in ("compile", "explain") and not args.kernel:
+            raise UsageError(f"`loom {args.command}` needs a kernel (a name, a .py or a .cu file).")
         elif args.command == "policies":
             raise UsageError(f"`loom policies` takes a .cu file; got {args.kernel!r}.")
         else:

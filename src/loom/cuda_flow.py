@@ -17,6 +17,7 @@ from loom.cuda import (
     Physical,
     TileFlow,
     TilePlan,
+    barrier_cycles,
     build_physical,
     build_task,
     build_tileflow,
@@ -30,10 +31,9 @@ from loom.cuda import (
     parse_file,
     run_reference,
 )
+from loom.cuda.checkpoint import STAGES, Checkpoint, applied_digest, source_digest
 from loom.cuda.ir import CudaProgram
 from loom.errors import LoomError
-
-STAGES = ("tileplan", "tileflow", "task", "physical")
 
 
 @dataclass(frozen=True)
@@ -79,6 +79,55 @@ def compile_cuda(path: str, options: CudaOptions) -> CudaCompiled:
     phys = build_physical(task, options.arch, options.precision, ann)
     texts.append(("physical", format_physical(phys)))
     return CudaCompiled(src, options, tuple(texts), phys, plan, flow)
+
+
+def checkpoints(path: str, c: CudaCompiled) -> dict[str, str]:
+    """`<stage>.json` for every printed stage: the files `resume_cuda` continues from."""
+    opts = c.options
+    out = {}
+    for stage, text in c.texts:
+        ck = Checkpoint(
+            stage=stage,  # type: ignore[arg-type]
+            source=path,
+            source_sha256=source_digest(path),
+            arch=opts.arch.name,
+            precision=opts.precision,  # type: ignore[arg-type]
+            defines=opts.defines,
+            annotations=opts.annotations,
+            applied_sha256=applied_digest(opts.annotations, stage),
+            checkpoint=text,
+        )
+        out[f"{stage}.json"] = ck.to_json()
+    return out
+
+
+def resume_options(ck: Checkpoint, arch: Arch, stop_after: str | None) -> CudaOptions:
+    """Options that rebuild a checkpoint and continue after it (to `stop_after`, or to
+    the end); `resume_cuda` checks the rebuilt stage against the file."""
+    if arch.name != ck.arch:
+        raise LoomError(
+            f"the checkpoint was compiled for {ck.arch}, not {arch.name}; pass --arch {ck.arch} "
+            "or compile the source again for the other architecture."
+        )
+    if stop_after is not None and STAGES.index(stop_after) <= STAGES.index(ck.stage):
+        raise LoomError(
+            f"--stop-after {stop_after} does not come after the checkpoint's stage "
+            f"({ck.stage}); choose a later stage or drop --stop-after."
+        )
+    return CudaOptions(arch, ck.precision, ck.defines, ck.annotations, stop_after)
+
+
+def check_resumed(ck: Checkpoint, c: CudaCompiled) -> None:
+    """The rebuilt stage must print exactly as the file's (else it was edited, or the
+    compiler changed since)."""
+    text = dict(c.texts).get(ck.stage)
+    if text != ck.checkpoint:
+        raise LoomError(
+            f"the {ck.stage} checkpoint of {ck.source} does not match what its recorded "
+            "source, defines and applied annotations produce (its printed stage was edited, "
+            "or Loom changed since it was written); edit the later stages' annotations only, "
+            "or compile the source again."
+        )
 
 
 def launches(c: CudaCompiled, sample: int | None = None) -> list[tuple[int, LaunchProgram]]:
@@ -225,12 +274,22 @@ def _integrate(c: CudaCompiled, cost_of: dict[int, float]) -> float:
     return total
 
 
+def _barrier_before(c: CudaCompiled, n: int) -> bool:
+    """Launch `n` follows a launch it depends on (RAW) or that read what it writes (WAR):
+    Physical's grid barrier stands at the boundary."""
+    assert c.physical is not None
+    seq = c.physical.task.flow.plan.launches()
+    return n > 0 and c.physical.needs_barrier(seq[n - 1][0].kernel, seq[n][0].kernel)
+
+
 def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
-    """Time the launch sequence on the discrete-event simulator (launch boundaries as
-    grid barriers, not costed; the first launch pays the program launch)."""
-    from loom.sim import SimOptions, simulate
+    """Time the launch sequence on the discrete-event simulator: each launch's kernel
+    cycles, plus the grid barrier before it when Physical places one there (the first
+    launch pays no program launch: the seed times device work only)."""
+    from loom.sim import SimOptions, from_arch, grid_barrier_cycles, simulate
 
     arch = c.options.arch
+    params = from_arch(arch)
     cache: dict[object, float] = {}
     cost_of: dict[int, float] = {}
     kernel_of: dict[int, str] = {}
@@ -239,7 +298,8 @@ def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
         if key not in cache:
             r = simulate(lp.program, arch, options=SimOptions(include_launch=False))
             cache[key] = r.kernel_cycles
-        cost_of[n] = cache[key]
+        barrier = grid_barrier_cycles(params, lp.program.grid) if _barrier_before(c, n) else 0.0
+        cost_of[n] = cache[key] + barrier
         kernel_of[n] = lp.kernel
     total = _integrate(c, cost_of)
     per_kernel = tuple(
@@ -253,8 +313,11 @@ def simulate_cuda(c: CudaCompiled, sample: int | None = 6) -> TimingReport:
 def model_cuda(c: CudaCompiled, sample: int | None = 6) -> float:
     """The analytic model's cycles for the whole launch sequence."""
     assert c.physical is not None
+    arch = c.options.arch
     cost_of = {
-        n: launch_cost(c.physical, lp, c.options.arch).cycles for n, lp in launches(c, sample)
+        n: launch_cost(c.physical, lp, arch).cycles
+        + (barrier_cycles(arch, lp.program.grid) if _barrier_before(c, n) else 0.0)
+        for n, lp in launches(c, sample)
     }
     return _integrate(c, cost_of)
 
@@ -270,12 +333,20 @@ SEED_ACCURACY = {
 
 
 def cuda_command(
-    command: str, path: str, options: CudaOptions, folder: str | None = None
+    command: str,
+    path: str,
+    options: CudaOptions,
+    folder: str | None = None,
+    resumed: Checkpoint | None = None,
 ) -> tuple[int, str, dict[str, str]]:
-    """Run one CLI command on a .cu file: (exit code, text to print, artifacts)."""
+    """Run one CLI command on a .cu file: (exit code, text to print, artifacts). With
+    `resumed`, the compilation continues from that checkpoint (checked to match)."""
     c = compile_cuda(path, options)
+    if resumed is not None:
+        check_resumed(resumed, c)
     lines = [text for _, text in c.texts]
     artifacts = {f"{i + 1:02d}-{stage}.txt": text for i, (stage, text) in enumerate(c.texts)}
+    artifacts.update(checkpoints(path, c))
     if c.physical is None:
         return 0, "".join(lines), artifacts
     from loom.backends.ttlang.emit import emit

@@ -47,6 +47,21 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
         axes.append(("tileplan", "predicates", ["boundary", "all"]))
     if any(c.kind.startswith(("hshift", "vshift")) for k in kernels for c in k.consts):
         axes.append(("tileflow", "stencil_operator", ["separate", "fused"]))
+        axes.append(("tileflow", "halo_conversion", ["receiver", "sender"]))
+    if any(c.kind.startswith("hshift") for k in kernels for c in k.consts):
+        axes.append(("tileflow", "halo", ["tile", "transposed"]))
+    sinkable = compile_cuda(
+        path,
+        replace(
+            options,
+            stop_after="tileflow",
+            annotations=parse_annotations({"tileflow": {"guard_mask": "dm"}}, "(probe)"),
+        ),
+    )
+    if sinkable.flow is not None and any(k.sunk for k in sinkable.flow.kernels):
+        axes.append(("tileflow", "guard_mask", ["compute", "dm"]))
+    if any(_divides(k.tile.value) for k in kernels):
+        axes.append(("tileflow", "reciprocal", ["compute", "hoisted"]))
     if any(isinstance(k.tile.value, Load) for k in kernels):
         axes.append(("tileflow", "guard_copy", ["compute", "dm"]))
     reductions = [k.tile.reduction for k in kernels if k.tile.reduction is not None]
@@ -61,6 +76,12 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
             data.setdefault(stage, {})[key] = v
         out.append(data)
     return out
+
+
+def _divides(v: object) -> bool:
+    from loom.cuda.ir import Bin
+
+    return isinstance(v, Bin) and (v.op == "div" or _divides(v.lhs) or _divides(v.rhs))
 
 
 def rank_policies(path: str, options: CudaOptions) -> Ranking:

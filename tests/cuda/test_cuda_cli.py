@@ -67,3 +67,54 @@ def test_bad_annotations_file_exits_with_the_reason(tmp_path, capsys) -> None:  
 def test_malformed_define_is_rejected(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["compile", "examples/cuda/syrk.cu", "--define", "N"]) == 2
     assert "--define 'N': write NAME=VALUE" in capsys.readouterr().err
+
+
+def _checkpoint(tmp_path, capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:  # type: ignore[no-untyped-def, type-arg]
+    import json
+
+    folder = tmp_path / "d"
+    args = ["compile", "examples/cuda/jacobi_2d.cu", "--define", "N=64", "--define", "TSTEPS=2"]
+    assert main([*args, "--stop-after", "tileflow", "--dump-dir", str(folder)]) == 0
+    capsys.readouterr()
+    path = folder / "tileflow.json"
+    return str(path), json.loads(path.read_text())
+
+
+def test_a_checkpoint_resumes_with_edited_later_policies(tmp_path, capsys) -> None:  # type: ignore[no-untyped-def]
+    import json
+
+    path, data = _checkpoint(tmp_path, capsys)
+    assert main(["compile", "--resume", path]) == 0
+    plain = capsys.readouterr().out
+    assert "physical @jacobi_2d" in plain and "tileplan @" in plain
+    data["annotations"]["task"]["dm_lanes"] = 2
+    with open(path, "w") as f:
+        json.dump(data, f)
+    assert main(["compile", "--resume", path, "--stop-after", "task"]) == 0
+    out = capsys.readouterr().out
+    assert "DM1 delivers" in out and "physical @" not in out
+
+
+@pytest.mark.parametrize(
+    ("edit", "reason"),
+    [
+        (lambda d: d["annotations"]["task"].update(streaming="row"), "streaming=row is illegal"),
+        (lambda d: d["annotations"]["task"].update(dm_lanes=3), "annotations.task.dm_lanes"),
+        (lambda d: d["annotations"]["tileplan"].update(predicates="all"), "already applied"),
+        (lambda d: d.update(checkpoint=d["checkpoint"].replace("halo", "tile")), "does not match"),
+        (lambda d: d.update(source_sha256="0" * 64), "changed since"),
+        (lambda d: d.update(stage="lowered"), "stage"),
+    ],
+)
+def test_an_edited_illegal_checkpoint_is_rejected_with_its_reason(  # type: ignore[no-untyped-def]
+    tmp_path, capsys, edit, reason
+) -> None:
+    import json
+
+    path, data = _checkpoint(tmp_path, capsys)
+    edit(data)
+    with open(path, "w") as f:
+        json.dump(data, f)
+    assert main(["compile", "--resume", path]) != 0
+    err = capsys.readouterr().err
+    assert reason in err and "Traceback" not in err

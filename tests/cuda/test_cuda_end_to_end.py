@@ -74,3 +74,159 @@ def test_gaussian_first_launches_lower_and_simulate() -> None:
     t = simulate_cuda(c, sample=2)
     assert t.launches == 126 and 0 < t.simulated <= 8
     assert model_cuda(c, sample=2) > 0
+
+
+def test_shared_deliveries_are_multicast_and_verify() -> None:
+    """Constant frames go to the whole grid, syrk's panels along core rows and columns,
+    each read once per group; the result is unchanged on tt-lang-sim."""
+    from loom.cuda_flow import launches
+
+    c = _compile("syrk", {"N": "128", "M": "128"}, "bf16", {"tileplan": {"interchange": True}})
+    lp = launches(c)[0][1]
+    groups = dict(lp.multicast)
+    gy, gx = lp.program.grid
+    assert groups == {"a_r_k": gx, "a_c_k": gy}
+    assert {n.kind for n in lp.program.nets} == {"multicast"}
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated <= 2.0**-6
+    j = _compile("jacobi_2d", {"N": "128", "TSTEPS": "1"})
+    first = launches(j)[0][1]
+    assert dict(first.multicast)["const"] == first.program.grid[0] * first.program.grid[1]
+
+
+def test_grid_barriers_add_to_the_simulated_and_modelled_time() -> None:
+    """jacobi's two launches per step depend on each other (RAW on B, then on A), so
+    every boundary pays a grid barrier; one step has one boundary."""
+    from loom.cuda import barrier_cycles
+    from loom.sim import from_arch, grid_barrier_cycles
+
+    one = _compile("jacobi_2d", {"N": "128", "TSTEPS": "1"})
+    two = _compile("jacobi_2d", {"N": "128", "TSTEPS": "2"})
+    assert one.physical is not None and one.physical.needs_barrier(
+        "jacobi_kernel1", "jacobi_kernel2"
+    )
+    grid = (4, 4)
+    sim_b = grid_barrier_cycles(from_arch(ARCH), grid)
+    assert 2 * ARCH.fixed.semaphore_cycles < sim_b < 10 * ARCH.fixed.semaphore_cycles
+    t1, t2 = simulate_cuda(one).cycles, simulate_cuda(two).cycles
+    assert t2 == pytest.approx(2 * t1 + sim_b)  # identical steps, one more boundary inside
+    m1, m2 = model_cuda(one), model_cuda(two)
+    assert m2 == pytest.approx(2 * m1 + barrier_cycles(ARCH, grid))
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_hoisted_reciprocal_is_computed_once_per_core_and_verifies(precision: str) -> None:
+    """tileflow.reciprocal=hoisted: gaussian's 1/a[t][t] leaves the tile loop (one
+    Compute before it), the per-tile division becomes a multiplication."""
+    from loom.cuda_flow import launches
+    from loom.ir.program import Compute, UnaryExpr, walk_stmts
+
+    c = _compile("gaussian", {"N": "64"}, precision, {"tileflow": {"reciprocal": "hoisted"}})
+    assert c.flow is not None and dict(c.flow.kernel("Fan1").hoisted)
+    lp = next(lp for _, lp in launches(c) if lp.kernel == "Fan1")
+    computes = [s for s in walk_stmts(lp.program.compute) if isinstance(s, Compute)]
+    assert any(isinstance(s.expr, UnaryExpr) and s.expr.op == "recip" for s in computes)
+    assert "div" not in repr([s.expr for s in computes])
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated <= 2.0**-6
+    assert r.rel_frobenius < (1e-6 if precision == "fp32" else 2e-2)
+
+
+def test_hoisting_a_tile_dependent_divisor_is_rejected(tmp_path: Path) -> None:
+    from loom.errors import AnnotationError
+
+    src = tmp_path / "div.cu"
+    src.write_text(
+        Path("examples/cuda/jacobi_2d.cu")
+        .read_text()
+        .replace("B[i * N + j] = 0.2f *", "B[i * N + j] = A[i * N + j] / A[(i - 1) * N + j] +")
+    )
+    with pytest.raises(AnnotationError, match="varies with the output tile"):
+        compile_cuda(
+            str(src),
+            CudaOptions(
+                ARCH,
+                "fp32",
+                (("N", "64"), ("TSTEPS", "1")),
+                parse_annotations({"tileflow": {"reciprocal": "hoisted"}}, "test"),
+            ),
+        )
+
+
+@pytest.mark.parametrize(
+    "ann",
+    [
+        {"tileflow": {"halo_conversion": "sender"}},
+        {
+            "tileflow": {"halo_conversion": "sender", "stencil_operator": "fused"},
+            "task": {"dm_lanes": 2},
+            "physical": {"cb_depth": 2},
+        },
+    ],
+)
+def test_sender_side_halo_conversion_sends_patches_and_verifies(ann: dict) -> None:  # type: ignore[type-arg]
+    """Each core converts its own tile into the patches its four neighbours need and
+    sends them on unicast pipes; the first/last cores of each axis read a DRAM halo."""
+    from loom.cuda_flow import launches
+    from loom.ir.program import ReadDram, Receive, Send, walk_stmts
+
+    c = _compile("jacobi_2d", {"N": "128", "TSTEPS": "2"}, "fp32", ann)
+    assert c.flow is not None and len(c.flow.kernel("jacobi_kernel1").conversions) == 4
+    lp = next(lp for _, lp in launches(c) if lp.kernel == "jacobi_kernel1")
+    halo_nets = [n for n in lp.program.nets if n.name.startswith("halo_")]
+    assert len(halo_nets) == 4 and all(not p.is_multicast for n in halo_nets for p in n.pipes)
+    stmts = [s for _, body in lp.program.streams for s in walk_stmts(body)]
+    assert sum(isinstance(s, Send) and s.net.startswith("halo_") for s in stmts) == 4
+    assert sum(isinstance(s, Receive) and s.net.startswith("halo_") for s in stmts) == 4
+    assert any(isinstance(s, ReadDram) and s.buffer == "a_r_cm1" for s in stmts)  # fallback
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated <= 2.0**-6 and r.rel_frobenius < 1e-6
+    assert simulate_cuda(c).cycles > 0
+
+
+@pytest.mark.parametrize("predicates", ["boundary", "all"])
+def test_guard_sunk_into_dm_delivered_selectors_has_no_compute_mask(predicates: str) -> None:
+    """tileflow.guard_mask=dm: Fan2's guard moves into the masked selectors DM delivers
+    per tile; no Compute reads a mask, and the result is exact (old - 0 = old)."""
+    from loom.cuda.tileflow import block_refs
+    from loom.cuda_flow import launches
+    from loom.ir.program import Compute, walk_stmts
+
+    ann = {"tileflow": {"guard_mask": "dm"}, "tileplan": {"predicates": predicates}}
+    c = _compile("gaussian", {"N": "64"}, "fp32", ann)
+    assert c.flow is not None and c.flow.kernel("Fan2").sunk and not c.flow.kernel("Fan1").sunk
+    lp = next(lp for _, lp in launches(c) if lp.kernel == "Fan2")
+    refs = set().union(
+        *(block_refs(s.expr) for s in walk_stmts(lp.program.compute) if isinstance(s, Compute))
+    )
+    assert not refs & {"mask", "nmask"} and lp.cut_tiles == 0
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated == 0.0 and r.rel_frobenius < 1e-6
+
+
+def test_guard_mask_dm_leaves_other_guards_on_compute() -> None:
+    c = _compile(
+        "jacobi_2d", {"N": "64", "TSTEPS": "1"}, "fp32", {"tileflow": {"guard_mask": "dm"}}
+    )
+    assert c.flow is not None and not any(k.sunk for k in c.flow.kernels)
+    assert any("guard_mask=dm has no effect" in d for k in c.flow.kernels for d in k.derived)
+
+
+def test_transposed_basis_halo_is_exact_and_rejects_the_fused_operator() -> None:
+    from loom.errors import AnnotationError
+
+    c = _compile(
+        "jacobi_2d", {"N": "64", "TSTEPS": "2"}, "fp32", {"tileflow": {"halo": "transposed"}}
+    )
+    assert c.flow is not None and any(
+        k.kind == "identity" for k in c.flow.kernel("jacobi_kernel1").consts
+    )
+    r = verify_cuda(c)
+    assert r.max_rel_error_emulated == 0.0 and r.rel_frobenius < 1e-6
+    with pytest.raises(AnnotationError, match="halo=transposed with stencil_operator=fused"):
+        _compile(
+            "jacobi_2d",
+            {"N": "64", "TSTEPS": "1"},
+            "fp32",
+            {"tileflow": {"halo": "transposed", "stencil_operator": "fused"}},
+        )

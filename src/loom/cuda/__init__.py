@@ -6,7 +6,7 @@ which the TT-Lang backend and the timing simulator share with the Helion path.
 """
 
 from loom.cuda.annotations import Annotations, load_annotations, parse_annotations
-from loom.cuda.cost import LaunchCost, launch_cost
+from loom.cuda.cost import LaunchCost, barrier_cycles, launch_cost
 from loom.cuda.lower import LaunchProgram, lower_launch
 from loom.cuda.parse import parse_file, parse_source
 from loom.cuda.physical import Physical, build_physical, format_physical
@@ -23,6 +23,7 @@ __all__ = [
     "Task",
     "TileFlow",
     "TilePlan",
+    "barrier_cycles",
     "build_physical",
     "build_task",
     "build_tileflow",

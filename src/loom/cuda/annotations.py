@@ -5,7 +5,9 @@ default realization. The file is validated once and every problem is reported to
 legality against a particular kernel is checked by the checkpoint that applies the field.
 
     tileplan: {predicates: boundary, strip_mine: 1, interchange: false, fuse: []}
-    tileflow: {stencil_operator: separate, guard_copy: compute}
+    tileflow: {stencil_operator: separate, guard_copy: compute, guard_mask: compute,
+               reciprocal: compute,
+               halo: tile, halo_conversion: receiver}
     task:     {dm_lanes: 1, streaming: column}
     physical: {cb_depth: 1}
 """
@@ -41,10 +43,22 @@ class TileFlowPolicy(_Strict):
     """Within-tile shifts as one operator per neighbour, or one summed operator per axis."""
     guard_copy: Literal["compute", "dm"] = "compute"
     """A guarded copy's interior tiles through the compute engine or moved by DM alone."""
-    reciprocal: Literal["compute"] = "compute"
-    """Only compute-side division is realizable in Loom's Program (no DM arithmetic)."""
-    halo: Literal["tile"] = "tile"
-    """Halos are whole neighbour tiles shifted in compute (no transposed-basis row copy)."""
+    guard_mask: Literal["compute", "dm"] = "compute"
+    """A guarded update old -/+ (column broadcast x row broadcast): masked overlay on
+    compute, or the guard sunk into the two broadcast selectors, which DM delivers per
+    tile already masked to the tile's active rows/columns (compute does no masking)."""
+    reciprocal: Literal["compute", "hoisted"] = "compute"
+    """A division by a launch-invariant value (gaussian's a[t][t]) per tile, or its
+    reciprocal evaluated once per core before the tile loop and multiplied per tile."""
+    halo: Literal["tile", "transposed"] = "tile"
+    """A column shift (jacobi's west/east operands) applied as a column patch, or in the
+    transposed basis: as a row shift and row patch of the transposed tiles, then
+    transposed back (one transpose more per tile in Loom, whose patches are compute
+    matmuls; in the seed it replaced strided DM column copies by row copies)."""
+    halo_conversion: Literal["receiver", "sender"] = "receiver"
+    """Who turns a neighbour tile into the edge patch: the core that needs it (after
+    reading the neighbour tile from DRAM), or the neighbour's own core, which converts
+    its tile once and sends the patch over the NoC."""
 
 
 class TaskPolicy(_Strict):

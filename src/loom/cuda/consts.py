@@ -26,10 +26,10 @@ class ConstSpec:
         a = self.arg
         idx = np.arange(TILE)
         match self.kind:
-            case "col_select":  # X @ E: every column is column a
-                t[a, :] = 1.0
-            case "row_select":  # F @ X: every row is row a
-                t[:, a] = 1.0
+            case "col_select":  # X @ E: every column is column a (only columns in `cols`)
+                t[a, self.cols[0] : self.cols[1]] = 1.0
+            case "row_select":  # F @ X: every row is row a (only rows in `rows`)
+                t[self.rows[0] : self.rows[1], a] = 1.0
             case "hshift_in":  # (X @ S)[i][j] = X[i][j + a]
                 src = idx + a
                 ok = (src >= 0) & (src < TILE)
@@ -51,6 +51,10 @@ class ConstSpec:
                 for d in range(-TILE + 1, TILE):
                     if a >> (d + TILE) & 1:
                         t += ConstSpec(one, d).tile()
+            case "identity":
+                t = np.eye(TILE)
+            case _ if self.kind.endswith("_t"):  # the transposed operator
+                t = ConstSpec(self.kind[:-2], a, self.rows, self.cols).tile().T.copy()
             case "mask" | "nmask":
                 t[self.rows[0] : self.rows[1], self.cols[0] : self.cols[1]] = 1.0
                 if self.kind == "nmask":

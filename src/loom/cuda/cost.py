@@ -29,7 +29,7 @@ from loom.cuda.lower import LaunchProgram
 from loom.cuda.physical import Physical
 from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE
-from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
+from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +50,8 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     comp = _compute(flow.expr, arch, tb)
     used = block_refs(flow.expr)
     lanes = dict(task.lanes)
+    group = dict(lp.multicast)
+    """Multicast deliveries: read from DRAM once per group of this many cores."""
     gy, gx = lp.program.grid
     per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
     cut_core = -(-lp.cut_tiles // (gy * gx)) if lp.cut_tiles else 0
@@ -75,16 +77,30 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         per_op = lp.tiles * cn.blocks * strip * tb / (by if blocked else 1)
         noc: dict[str, float] = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
         for n in blk:
-            noc[lanes[n]] += per_op
+            noc[lanes[n]] += per_op / group.get(n, 1)
         cyc = (per_core if not blocked else 1) * per_tile
         floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
         return LaunchCost(max(cyc, floor), load, math, store)
+    # a multicast delivery: the sender's read, the receivers' semaphores, the write
+    mcast = read + 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
+    mcast += (gy + gx) * arch.noc.hop_cycles
     dm = {"reader": 0.0, "writer": write}
+    # sender-side halo conversion, on the busiest (corner) core: per pair of opposite
+    # patches it converts and sends one (DM1, whose NoC runs north/west, so an east or
+    # south patch goes round the torus), receives the other, and converts one DRAM halo
+    wrap = (arch.noc.grid_x + arch.noc.grid_y) / 2 * arch.noc.hop_cycles
+    for _ in flow.conversions:
+        comp += arch.matmul.cycles("HiFi4") + arch.compute.unpack_cycles(tb)
+        send = arch.fixed.semaphore_cycles + wrap + tb / arch.noc.link_effective_bytes_per_cycle
+        dm["writer"] += send / 2
+        dm["reader"] += (read + arch.fixed.semaphore_cycles) / 2
     n_reads = 0
     for o in flow.operands:
         if o.name in used:
-            dm[lanes[o.name]] += read
+            dm[lanes[o.name]] += mcast if o.name in group else read
             n_reads += 1
+    for name, _ in flow.sunk:  # masked selectors delivered per tile instead of held
+        dm["reader"] += mcast if name in group else read
     masked = 2 * read
     mask_comp = (
         3 * arch.compute.eltwise("mul")
@@ -106,20 +122,41 @@ def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         phys.depth,
     )
     cut = max(cut, bank)
-    # every core fetches the same constant page at once: one bank serves them all
+    # every core fetches the same constant page at once (one bank serves them all),
+    # unless one core reads it and multicasts it to the grid
     camp = gy * gx * tb / arch.dram.bank_bytes_per_cycle
-    preamble = len(flow.consts) * max(read, camp)
+    if "const" in group:  # per send: receivers' semaphores, the write, its flag
+        sends = (gy > 1) + (gx > 1)
+        send = 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
+        camp = read + sends * (send + (gy + gx) * arch.noc.hop_cycles)
+    held = len(flow.consts) - len(flow.sunk)  # a sunk guard's selectors come per tile
+    if lp.const_senders:  # the sending cores multicast their constants in parallel
+        held = max(lp.const_senders)
+    preamble = held * max(read, camp)
+    if flow.hoisted:  # invariant operands delivered once, the values computed once
+        preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)
     cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
     noc = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
         if o.name in used:
-            noc[lanes[o.name]] += lp.tiles * tb
+            noc[lanes[o.name]] += lp.tiles * tb / group.get(o.name, 1)
     return LaunchCost(
         max(cyc, max(noc.values()) / arch.dram.all_cores_bytes_per_cycle),
         dm["reader"],
         comp_plain,
         dm["writer"],
     )
+
+
+def barrier_cycles(arch: Arch, grid: tuple[int, int]) -> float:
+    """A grid barrier before a launch: every core's semaphore increment reaches the
+    coordinator (one semaphore latency plus the grid's span in hops), the coordinator
+    applies them one per NIU turn, then multicasts the release (another semaphore)."""
+    gy, gx = grid
+    if gy * gx <= 1:
+        return 0.0
+    span = (gy + gx - 2) * arch.noc.hop_cycles
+    return 2 * (arch.fixed.semaphore_cycles + span) + (gy * gx - 1) * arch.noc.niu_cycles
 
 
 def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch) -> float:
@@ -138,6 +175,7 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
     r0, r1, c0, c1 = reg
     tr1, tc1 = (r1 - 1) // TILE, (c1 - 1) // TILE
     masked = flow.contraction is None
+    group = dict(lp.multicast)
     for y in range(gy):
         for x in range(gx):
             own = {"r": tr0 + y, "c": tc0 + x, "k": 0}
@@ -150,6 +188,8 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
                 for page in (len(flow.consts) + kind, len(flow.consts) + 9 + kind):
                     counts[page % banks] += 1
             for o in ops:
+                if o.name in group and _receiver(o, y, x):
+                    continue  # a multicast group's sender reads its pages once
                 cols = plan.array(o.array).cols // TILE
                 rows_ = plan.array(o.array).rows // TILE
                 row = _tile(o.row, own, env, rows_)
@@ -159,6 +199,12 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
                         counts[((row + dr) * cols + col + dc) % banks] += 1
     tb = arch.tile.bytes(phys.precision)
     return max(counts) * tb / arch.dram.bank_bytes_per_cycle
+
+
+def _receiver(o: Operand, y: int, x: int) -> bool:
+    """Not the core that reads a multicast delivery of `o` for its group."""
+    bases = (o.row.base, o.col.base)
+    return ("r" not in bases and y > 0) or ("c" not in bases and x > 0)
 
 
 def _tile(t: TileIndex, own: dict[str, int], env: dict[str, int], limit: int) -> int:
@@ -185,6 +231,8 @@ def _compute(e: CExpr, arch: Arch, tb: int) -> float:
                 return walk(a) + walk(b) + arch.matmul.cycles("HiFi4")
             case BinaryExpr(op=op, lhs=a, rhs=b):
                 return walk(a) + walk(b) + arch.compute.eltwise(op)
+            case UnaryExpr(op=op, operand=a):
+                return walk(a) + arch.compute.eltwise(op)
         return 0.0
 
     return arch.compute.op_overhead_cycles + walk(e) + arch.compute.pack_cycles(tb)

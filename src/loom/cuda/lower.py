@@ -31,9 +31,13 @@ from loom.ir.program import (
     IfCore,
     Loop,
     MatmulExpr,
+    Pipe,
+    PipeNet,
     Program,
     ReadDram,
+    Receive,
     Reserve,
+    Send,
     Stmt,
     Wait,
     WriteDram,
@@ -59,6 +63,11 @@ class LaunchProgram:
     """Tile rows x tile columns of the launch's range."""
     cut_tiles: int
     """Tiles that carry a mask."""
+    multicast: tuple[tuple[str, int], ...] = ()
+    """(delivery, cores per multicast group) for deliveries read once per group."""
+    const_senders: tuple[int, ...] = ()
+    """Held constants each sending core reads and multicasts (they work in parallel);
+    empty when every core reads its own."""
 
 
 def lower_launch(
@@ -78,6 +87,14 @@ class _Lower:
         self.const_index: dict[str, int] = {}
         self.shapes: dict[str, tuple[int, int]] = {}
         """Block shapes (rows, cols in tiles) of the interchanged contraction's buffers."""
+        self.nets: list[PipeNet] = []
+        self.multicasts: dict[str, int] = {}
+        self.conversions: list[str] = []
+        self.only_on: dict[str, tuple[int, int, int, int]] = {}
+        """Constant frames read only by the cores where the condition holds (a sender's
+        edge operator): delivered to and held by those cores alone."""
+        """Halo patches converted by their senders (or, noted, by the receivers here)."""
+        """Deliveries realized as multicasts (for the notes)."""
 
     # ----- layout ------------------------------------------------------------------------
     def program(self) -> LaunchProgram | None:
@@ -98,6 +115,8 @@ class _Lower:
             gx = max(d for d in range(1, gx + 1) if nc % d == 0)
             self.block = (nr // gy, nc // gx)
         self.grid = (gy, gx)
+        self.even = nr % gy == 0 and nc % gx == 0
+        """Every core runs every tile-loop trip (multicast groups stay in step)."""
         self.wy = Sym("wy", 0, max(0, -(-nr // gy) - 1), 1, "index")
         self.wx = Sym("wx", 0, max(0, -(-nc // gx) - 1), 1, "index")
         self.r: Expr = self.tr[0] + CORE_Y + gy * self.wy
@@ -133,11 +152,27 @@ class _Lower:
             reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
         const_names = self.frames()
         pre = tuple(
-            Reserve(c, (ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),))
+            self.deliver(
+                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),
+                self.grid,
+                "reader",
+                "const",
+            )
+            if c not in self.only_on
+            else self.deliver_rect(
+                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),
+                self.only_on[c],
+            )
             for c in const_names
         )
-        if const_names:
-            compute = (Wait(const_names, compute),)
+        if self.flow.hoisted:
+            pre_r, pre_w, compute = self.hoist(compute)
+            pre, writer = pre + pre_r, pre_w + writer
+        for name, rect in self.only_on.items():  # held only where it is read
+            compute = (IfCore(_in_rect(rect), (Wait((name,), compute),), compute),)
+        held = tuple(c for c in const_names if c not in self.only_on)
+        if held:
+            compute = (Wait(held, compute),)
         self.check_l1()
         program = Program(
             kernel=f"{self.plan.name}_{_ident(k.key)}",
@@ -145,13 +180,23 @@ class _Lower:
             grid=self.grid,
             tensors=self.tensors(),
             buffers=self.buffers(),
-            nets=(),
+            nets=tuple(self.nets),
             reader=pre + reader,
             compute=compute,
             writer=writer,
             notes=(
                 f"{k.key} with {_bindings(self.env)}: {k.target}[i][j] = "
                 f"{format_value(k.value)} on rows [{r0}, {r1}) x cols [{c0}, {c1})",
+                *(
+                    [f"multicast deliveries: {', '.join(dict.fromkeys(self.multicasts))}"]
+                    if self.multicasts
+                    else []
+                ),
+                *(
+                    [f"halo patches sent by their owners: {', '.join(self.conversions)}"]
+                    if self.conversions
+                    else []
+                ),
             ),
         )
         reads = tuple(sorted({o.array for o in self.flow.operands}))
@@ -164,7 +209,9 @@ class _Lower:
             k.target,
             nr * nc,
             (nr, nc),
-            self.cut_count(nr, nc),
+            0 if self.flow.sunk else self.cut_count(nr, nc),
+            tuple(sorted(self.multicasts.items())),
+            self.const_senders(const_names),
         )
 
     def cut_count(self, nr: int, nc: int) -> int:
@@ -206,9 +253,50 @@ class _Lower:
                     "tighten the guard."
                 )
 
+    def hoist(self, compute: tuple[Stmt, ...]) -> tuple[tuple[Stmt, ...], ...]:
+        """Launch-invariant values (tileflow.reciprocal=hoisted): their operands are
+        delivered once, the values computed once per core before the tile loop and held
+        (like the constant frames) until the launch ends."""
+        consts = set(self.const_index)
+        names = {b for _, e in self.flow.hoisted for b in block_refs(e)} - consts
+        ops = [o for o in self.flow.operands if o.name in names]
+        lanes = self.pk.task
+        reader = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
+        writer = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
+        held = tuple(h for h, _ in self.flow.hoisted)
+        values = tuple(Reserve(h, (Compute(h, e),)) for h, e in self.flow.hoisted)
+        once = (Wait(tuple(o.name for o in ops), values),) if ops else values
+        return reader, writer, (*once, Wait(held, compute))
+
     def frames(self) -> tuple[str, ...]:
-        """Constant buffers held for the whole launch (not the per-tile masks)."""
-        return tuple(c for c in self.const_index if c not in ("mask", "nmask"))
+        """Constant buffers held for the whole launch (not the per-tile masks, nor the
+        selectors a sunk guard delivers per tile)."""
+        sunk = {n for n, _ in self.flow.sunk}
+        return tuple(c for c in self.const_index if c not in ("mask", "nmask") and c not in sunk)
+
+    def sunk_streams(self) -> tuple[tuple[Stmt, ...], ...]:
+        """tileflow.guard_mask=dm: every tile computes the plain value; DM delivers the
+        broadcast selectors masked to the tile's active rows/columns (a tile-granular
+        selective copy from the constant table, multicast along the core column or row
+        that shares the tile column or row), so no tile carries a compute mask."""
+        f, lanes = self.flow, self.pk.task
+        used = block_refs(f.expr)
+        ops = [o for o in f.operands if o.name in used]
+        sel = tuple(
+            self.deliver(
+                ReadDram(name, CONST, as_expr(0), self.sunk_col[name], 1, 1),
+                (self.grid[0], 1) if axis == "col" else (1, self.grid[1]),
+                "reader",
+                name,
+            )
+            for name, axis in f.sunk
+        )
+        rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader") + sel
+        wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
+        names = tuple(o.name for o in ops) + tuple(n for n, _ in f.sunk)
+        comp = (Wait(names, (Reserve("out", (Compute("out", f.expr),)),)),)
+        write = WriteDram("out", f.tile.target, self.r, self.c, 1, 1)
+        return rd, comp, (*wr, Wait(("out",), (write,)))
 
     def add_const(self, name: str, spec: ConstSpec) -> None:
         self.const_index[name] = len(self.consts)
@@ -236,6 +324,21 @@ class _Lower:
         kr = select(self.r.eq(self.tr[0]), 0, select(self.r.eq(self.tr[1]), 1, 2))
         kc = select(self.c.eq(self.tc[0]), 0, select(self.c.eq(self.tc[1]), 1, 2))
         self.mask_col: Expr = self.mask_base + 3 * kr + kc
+        self.sunk_col: dict[str, Expr] = {}
+        """Per-tile column of a sunk selector: its three variants (first, last, inner
+        tile of the range along its axis), each masked to that tile's active span."""
+        for name, axis in self.flow.sunk:
+            base = self.consts[self.const_index[name]]
+            self.sunk_col[name] = len(self.consts) + (kc if axis == "col" else kr)
+            for span in cols if axis == "col" else rows:
+                self.consts.append(
+                    ConstSpec(
+                        base.kind,
+                        base.arg,
+                        span if axis == "row" else (0, TILE),
+                        span if axis == "col" else (0, TILE),
+                    )
+                )
 
     def tile_loop(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
         nr, nc = self.tr[1] - self.tr[0] + 1, self.tc[1] - self.tc[0] + 1
@@ -262,7 +365,72 @@ class _Lower:
         decl = self.plan.array(o.array)
         row = self.tile_of(o.row, self.r if o.row.base == "r" else self.c, decl.rows // TILE)
         col = self.tile_of(o.col, self.c if o.col.base == "c" else self.r, decl.cols // TILE)
-        return Reserve(o.name, (ReadDram(o.name, o.array, row, col, 1, 1),))
+        read = ReadDram(o.name, o.array, row, col, 1, 1)
+        return self.deliver(read, self.shared_area(o), self.pk.task.lane(o.name), o.name)
+
+    def shared_area(self, o: Operand) -> tuple[int, int]:
+        """The aligned block of cores that needs the same tile of `o` in every trip: a
+        whole core column when its row index is fixed (it varies with CORE_X only), a
+        whole core row when its column index is, the whole grid when both are."""
+        gy, gx = self.grid
+        uses_y = "r" in (o.row.base, o.col.base)
+        uses_x = "c" in (o.row.base, o.col.base)
+        return (1 if uses_y else gy, 1 if uses_x else gx)
+
+    def deliver(self, read: ReadDram, area: tuple[int, int], lane: str, what: str) -> Stmt:
+        """A delivery read from DRAM by every core, or, when an aligned block of cores
+        needs the same block in the same trip, read once by the block's sending corner
+        and multicast to the rest (the corner from which the lane's NoC runs into the
+        block: top left on NoC0, bottom right on NoC1)."""
+        ay, ax = area
+        if ay * ax == 1 or not self.even:
+            return Reserve(read.buffer, (read,))
+        last = lane == "writer"
+        row, rest = _multicast_pipes(self.grid, area, last)
+        name = f"mc_{read.buffer}"
+        nets = [n for n in (self.net(name, row), self.net(f"{name}_rest", rest)) if n]
+        sends = tuple(Send(read.buffer, n) for n in nets)
+        recv: tuple[Stmt, ...] = tuple(Receive(read.buffer, n) for n in nets)
+        gy, gx = self.grid
+        sy, sx = (gy - 1, gx - 1) if last else (0, 0)
+        on_row = CORE_Y.eq(sy) if ay > 1 else BoolConst(True)
+        on_col = CORE_X.eq(sx) if ax > 1 else BoolConst(True)
+        if len(recv) == 2:  # the sender's row receives along it, the other rows across it
+            recv = (IfCore(on_row, recv[:1], recv[1:]),)
+        self.multicasts[what] = ay * ax
+        return Reserve(read.buffer, (IfCore(conj(on_row, on_col), (read, *sends), recv),))
+
+    def const_senders(self, names: tuple[str, ...]) -> tuple[int, ...]:
+        if self.grid[0] * self.grid[1] == 1:
+            return ()
+        count: dict[tuple[int, int], int] = {}
+        for c in names:
+            origin = self.only_on[c][0::2] if c in self.only_on else (0, 0)
+            count[origin] = count.get(origin, 0) + 1
+        return tuple(v for _, v in sorted(count.items()))
+
+    def deliver_rect(self, read: ReadDram, rect: tuple[int, int, int, int]) -> Stmt:
+        """A constant read by the cores of `rect` = (y0, y1, x0, x1) alone: read by its
+        top-left core and multicast on NoC0 to the rest (its row, then the rows below)."""
+        y0, y1, x0, x1 = rect
+        row = (Pipe((y0, x0), (y0, y0 + 1), (x0 + 1, x1)),) if x1 - x0 > 1 else ()
+        rest = (Pipe((y0, x0), (y0 + 1, y1), (x0, x1)),) if y1 - y0 > 1 else ()
+        name = f"mc_{read.buffer}"
+        nets = [n for n in (self.net(name, row), self.net(f"{name}_rest", rest)) if n]
+        recv: tuple[Stmt, ...] = tuple(Receive(read.buffer, n) for n in nets)
+        if len(recv) == 2:
+            recv = (IfCore(CORE_Y.eq(y0), recv[:1], recv[1:]),)
+        sender = conj(CORE_Y.eq(y0), CORE_X.eq(x0))
+        sends = tuple(Send(read.buffer, n) for n in nets)
+        body = Reserve(read.buffer, (IfCore(sender, (read, *sends), recv),))
+        return IfCore(_in_rect(rect), (body,))
+
+    def net(self, name: str, pipes: tuple[Pipe, ...]) -> str:
+        if not pipes:
+            return ""
+        if all(n.name != name for n in self.nets):
+            self.nets.append(PipeNet(name, "multicast", pipes))
+        return name
 
     def mask_reads(self) -> tuple[Stmt, ...]:
         return (
@@ -273,6 +441,9 @@ class _Lower:
     # ----- element-wise kernels ----------------------------------------------------------
     def elementwise_streams(self) -> tuple[tuple[Stmt, ...], ...]:
         f, lanes = self.flow, self.pk.task
+        if f.sunk:
+            streams = self.sunk_streams()
+            return self.convert_halos(streams) if f.conversions else streams
         used = block_refs(f.expr)
         masked_ops = [o for o in f.operands if o.name in used or o.name == f.old]
         plain_ops = [o for o in f.operands if o.name in used]
@@ -284,12 +455,17 @@ class _Lower:
             BinaryExpr("mul", BlockRef("nmask"), BlockRef(f.old)),
         )
 
+        convs = f.conversions
+        held = {c.own for c in convs}
+        patches = tuple(c.patch for c in convs)
+
         def branch(ops: list[Operand], expr: CExpr, masked: bool) -> tuple[tuple[Stmt, ...], ...]:
             rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
             wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
             if masked:
                 rd = (*rd, *self.mask_reads())
-            names = tuple(o.name for o in ops) + (("mask", "nmask") if masked else ())
+            names = tuple(o.name for o in ops if o.name not in held) + patches
+            names += ("mask", "nmask") if masked else ()
             if not masked and f.dm_copy and len(ops) == 1:
                 src = ops[0].name
                 copy = WriteDram(src, target, self.r, self.c, 1, 1)
@@ -299,11 +475,75 @@ class _Lower:
 
         m = branch(masked_ops, masked_expr, True)
         if isinstance(self.cut, BoolConst) and self.cut.value:
-            return m
-        p = branch(plain_ops, f.expr, False)
-        if isinstance(self.cut, BoolConst):
-            return p
-        return tuple((IfCore(self.cut, a, b),) for a, b in zip(m, p, strict=True))
+            streams = m
+        else:
+            p = branch(plain_ops, f.expr, False)
+            if isinstance(self.cut, BoolConst):
+                streams = p
+            else:
+                streams = tuple((IfCore(self.cut, a, b),) for a, b in zip(m, p, strict=True))
+        return self.convert_halos(streams) if convs else streams
+
+    def convert_halos(self, streams: tuple[tuple[Stmt, ...], ...]) -> tuple[tuple[Stmt, ...], ...]:
+        """tileflow.halo_conversion=sender: each core converts its own tile into the edge
+        patch its neighbour needs and sends it on a unicast pipe; a core whose halo
+        tile no core of this trip owns (the first or last grid column or row), or every
+        core when the grid does not divide the tile range, reads the halo tile from DRAM
+        and converts it itself. Sends go on DM1 and receives on DM0, so neither lane
+        waits for its own neighbour chain."""
+        reader, compute, writer = streams
+        f, lanes = self.flow, self.pk.task
+        pre_c: list[Stmt] = []
+        post_r: list[Stmt] = []
+        late_w: list[Stmt] = []
+        pre_w: list[Stmt] = []
+        ops = {o.name: o for o in f.operands}
+        for hc in f.conversions:
+            halo = ops[hc.halo]
+            fallback_read = self.read(halo)
+            fallback = Wait(
+                (hc.halo,), (Reserve(hc.patch, (Compute(hc.patch, hc.convert(hc.halo)),)),)
+            )
+            size = self.grid[1] if hc.axis == "x" else self.grid[0]
+            if not self.even or size < 2:
+                (pre_w if lanes.lane(hc.halo) == "writer" else post_r).append(fallback_read)
+                pre_c.append(fallback)
+                self.conversions.append(f"{hc.patch} (receiver-side here)")
+                continue
+            coord = CORE_X if hc.axis == "x" else CORE_Y
+            receives = coord.ge(1) if hc.step < 0 else coord.le(size - 2)
+            sends = coord.le(size - 2) if hc.step < 0 else coord.ge(1)
+            net = self.net(f"halo_{hc.patch}", self.halo_pipes(hc.axis, hc.step))
+            out = f"{hc.patch}_send"
+            post_r.append(IfCore(receives, (Reserve(hc.patch, (Receive(hc.patch, net),)),)))
+            pre_w.append(IfCore(sends, (Wait((out,), (Send(out, net),)),)))
+            if lanes.lane(hc.halo) == "writer":
+                late_w.append(IfCore(receives, (), (fallback_read,)))
+            else:
+                post_r.append(IfCore(receives, (), (fallback_read,)))
+            pre_c.insert(0, IfCore(sends, (Reserve(out, (Compute(out, hc.convert(hc.own)),)),)))
+            pre_c.append(IfCore(receives, (), (fallback,)))  # patches to send go first
+            self.conversions.append(hc.patch)
+            if hc.edge not in block_refs(f.expr):
+                # the senders and the cores converting a DRAM halo, which are the first
+                # or last along the axis: exactly the senders (size >= 2)
+                gy, gx = self.grid
+                lo, hi = (0, size - 1) if hc.step < 0 else (1, size)
+                self.only_on[hc.edge] = (0, gy, lo, hi) if hc.axis == "x" else (lo, hi, 0, gx)
+        own = tuple(dict.fromkeys(hc.own for hc in f.conversions))
+        body = (Wait(own, (*pre_c, *compute)),)
+        return (*reader, *post_r), body, (*pre_w, *late_w, *writer)
+
+    def halo_pipes(self, axis: str, step: int) -> tuple[Pipe, ...]:
+        """Unicast pipes from each core to the core whose halo tile it owns."""
+        gy, gx = self.grid
+        pipes = []
+        for y in range(gy):
+            for x in range(gx):
+                ty, tx = (y, x - step) if axis == "x" else (y - step, x)
+                if 0 <= ty < gy and 0 <= tx < gx:
+                    pipes.append(Pipe((y, x), (ty, ty + 1), (tx, tx + 1)))
+        return tuple(pipes)
 
     # ----- contractions ------------------------------------------------------------------
     def contraction_streams(self, cn: Contraction) -> tuple[tuple[Stmt, ...], ...]:
@@ -315,8 +555,10 @@ class _Lower:
         def panel(o: Operand) -> Stmt:
             own = self.r if o.row.base == "r" or o.col.base == "r" else self.c
             if o.row.base == "k":
-                return Reserve(o.name, (ReadDram(o.name, o.array, k0, own, strip, 1),))
-            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, 1, strip),))
+                read = ReadDram(o.name, o.array, k0, own, strip, 1)
+            else:
+                read = ReadDram(o.name, o.array, own, k0, 1, strip)
+            return self.deliver(read, self.shared_area(o), lanes.lane(o.name), o.name)
 
         deliveries = {o.name: panel(o) for o in (cn.lhs, cn.rhs)}
         rd_k = tuple(s for n, s in deliveries.items() if lanes.lane(n) == "reader")
@@ -367,9 +609,11 @@ class _Lower:
         def panel(o: Operand) -> Stmt:
             rows, cols = shape[o.name]
             if o.row.base == "k":
-                return Reserve(o.name, (ReadDram(o.name, o.array, k0, self.c, rows, cols),))
-            own = self.r if o is cn.lhs else self.c
-            return Reserve(o.name, (ReadDram(o.name, o.array, own, k0, rows, cols),))
+                read = ReadDram(o.name, o.array, k0, self.c, rows, cols)
+            else:
+                own = self.r if o is cn.lhs else self.c
+                read = ReadDram(o.name, o.array, own, k0, rows, cols)
+            return self.deliver(read, self.shared_area(o), lanes.lane(o.name), o.name)
 
         def loop(body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
             return (Loop(kb, as_expr(cn.blocks), body),)
@@ -426,11 +670,46 @@ class _Lower:
             for o in self.flow.operands
         ]
         bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
+        bufs += [Buffer(h, 1, 1, dt, 1, "compute") for h, _ in self.flow.hoisted]
+        bufs += [Buffer(n, 1, 1, dt, depth, "load") for n, _ in self.flow.sunk]
+        for hc in self.flow.conversions:
+            bufs.append(Buffer(hc.patch, 1, 1, dt, depth, "load"))
+            if hc.patch in self.conversions:
+                bufs.append(Buffer(f"{hc.patch}_send", 1, 1, dt, depth, "store"))
         bufs += [Buffer("mask", 1, 1, dt, depth, "load"), Buffer("nmask", 1, 1, dt, depth, "load")]
         bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
         if self.flow.contraction is not None:
             bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))
         return tuple(bufs)
+
+
+def _in_rect(rect: tuple[int, int, int, int]) -> Cond:
+    y0, y1, x0, x1 = rect
+    return conj(CORE_Y.ge(y0), CORE_Y.le(y1 - 1), CORE_X.ge(x0), CORE_X.le(x1 - 1))
+
+
+def _multicast_pipes(
+    grid: tuple[int, int], area: tuple[int, int], last: bool
+) -> tuple[tuple[Pipe, ...], tuple[Pipe, ...]]:
+    """Pipes from each aligned `area` block's sending corner to the rest of the block:
+    one along the sender's row, one over the other rows (a rectangle less its corner is
+    two rectangles, and a core sources at most one pipe per net)."""
+    (gy, gx), (ay, ax) = grid, area
+    row: list[Pipe] = []
+    rest: list[Pipe] = []
+    for oy in range(0, gy, ay):
+        for ox in range(0, gx, ax):
+            if last:
+                sy, sx = oy + ay - 1, ox + ax - 1
+                row_x, rest_y = (ox, sx), (oy, sy)
+            else:
+                sy, sx = oy, ox
+                row_x, rest_y = (ox + 1, ox + ax), (oy + 1, oy + ay)
+            if ax > 1:
+                row.append(Pipe((sy, sx), (sy, sy + 1), row_x))
+            if ay > 1:
+                rest.append(Pipe((sy, sx), rest_y, (ox, ox + ax)))
+    return tuple(row), tuple(rest)
 
 
 def _bindings(env: Mapping[str, int]) -> str:

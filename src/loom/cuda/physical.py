@@ -46,9 +46,14 @@ class Physical:
     working_set_bytes: int
     """Per-core share of all arrays (the seed's persistent-L1 working set)."""
     l1_bytes: int
+    barrier_pairs: tuple[tuple[str, str], ...] = ()
+    """(kernel, next kernel) launch boundaries that need a grid barrier."""
 
     def kernel(self, key: str) -> PhysKernel:
         return next(k for k in self.kernels if k.task.flow.key == key)
+
+    def needs_barrier(self, before: str, after: str) -> bool:
+        return (before, after) in self.barrier_pairs
 
 
 def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> Physical:
@@ -83,15 +88,16 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
         precision,
         depth,
         tuple(kernels),
-        _barriers(task),
+        tuple(text for _, text in _barriers(task)),
         working,
         arch.l1_usable_bytes,
+        tuple(dict.fromkeys(pair for pair, _ in _barriers(task))),
     )
 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int) -> int:
     tiles = sum(o.rows * o.cols * depth for o in k.flow.operands)
-    tiles += len(k.flow.consts) + 3 * depth  # constants once; mask, nmask, out
+    tiles += len(k.flow.consts) + len(k.flow.hoisted) + 3 * depth  # once; mask, nmask, out
     if k.flow.contraction:
         tiles += 2
     return tiles * tile_bytes
@@ -105,22 +111,23 @@ def _dst_need(e: CExpr) -> int:
     return 1
 
 
-def _barriers(task: Task) -> tuple[str, ...]:
+def _barriers(task: Task) -> tuple[tuple[tuple[str, str], str], ...]:
+    """((kernel, next kernel), description) for each dependence across a launch boundary."""
     plan = task.flow.plan
     seq = [s.kernel for s, _ in plan.launches()[: 2 * max(1, len(plan.kernels))]]
-    out: list[str] = []
+    out: list[tuple[tuple[str, str], str]] = []
     if len(seq) < 2:
         return ()
     for a, b in zip(seq, seq[1:] + seq[:1], strict=True):
         ka, kb = plan.kernel(a), plan.kernel(b)
         reads_b = task.flow.kernel(b).operands
         if any(o.array == ka.target for o in reads_b):
-            out.append(f"{a} -> {b}: RAW on {ka.target}")
+            out.append(((a, b), f"{a} -> {b}: RAW on {ka.target}"))
         if (
             any(o.array == kb.target for o in task.flow.kernel(a).operands)
             and kb.target != ka.target
         ):
-            out.append(f"{a} -> {b}: WAR on {kb.target}")
+            out.append(((a, b), f"{a} -> {b}: WAR on {kb.target}"))
     return tuple(dict.fromkeys(out))
 
 

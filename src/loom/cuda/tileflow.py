@@ -23,9 +23,9 @@ from dataclasses import dataclass
 
 from loom.cuda.annotations import Annotations
 from loom.cuda.ir import Affine, Bin, Load, Num, Param, Sum, Value
-from loom.cuda.tileplan import TILE, TileKernel, TilePlan
-from loom.errors import CudaSubsetError
-from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr
+from loom.cuda.tileplan import TILE, TileKernel, TilePlan, format_value
+from loom.errors import AnnotationError, CudaSubsetError
+from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +79,24 @@ class Contraction:
 
 
 @dataclass(frozen=True, slots=True)
+class HaloConversion:
+    """tileflow.halo_conversion=sender: the edge patch `patch` = `halo` tile x `edge`
+    operator is computed by the core that owns the halo tile, from its own tile `own`,
+    and sent to its neighbour `step` cores away along `axis` ("x" or "y")."""
+
+    patch: str
+    halo: str
+    own: str
+    edge: str
+    axis: str
+    step: int
+
+    def convert(self, tile: str) -> CExpr:
+        a, k = BlockRef(tile), BlockRef(self.edge)
+        return MatmulExpr(a, k) if self.axis == "x" else MatmulExpr(k, a)
+
+
+@dataclass(frozen=True, slots=True)
 class FlowKernel:
     key: str
     tile: TileKernel
@@ -92,6 +110,14 @@ class FlowKernel:
     dm_copy: bool
     """Unmasked tiles are a pure copy of `expr`'s one operand, moved by DM."""
     derived: tuple[str, ...]
+    hoisted: tuple[tuple[str, CExpr], ...] = ()
+    """(buffer, value) evaluated once per core before the tile loop, from launch-invariant
+    operands and constants, and held for the whole launch."""
+    conversions: tuple[HaloConversion, ...] = ()
+    """Edge patches converted by the sender (`expr` reads each `patch` buffer)."""
+    sunk: tuple[tuple[str, str], ...] = ()
+    """tileflow.guard_mask=dm: (selector constant, "row" | "col") that DM delivers per
+    tile masked to the guard; the kernel then has no masked overlay."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -133,6 +159,7 @@ class _Flow:
         self.operands: dict[tuple[str, TileIndex, TileIndex], Operand] = {}
         self.consts: dict[tuple[str, Affine, int], ConstTile] = {}
         self.derived: list[str] = []
+        self.hoisted: dict[str, CExpr] = {}
 
     def build(self) -> FlowKernel:
         k = self.k
@@ -142,6 +169,10 @@ class _Flow:
         if k.reduction is not None:
             contraction, value = self.contraction(value)
         expr = self.value(value)
+        conversions: list[HaloConversion] = []
+        if self.ann.tileflow.halo_conversion == "sender":
+            expr = self.sender_side(expr, conversions)
+        sunk = self.sink_guard(expr, old.name) if self.ann.tileflow.guard_mask == "dm" else ()
         dm_copy = self.ann.tileflow.guard_copy == "dm" and isinstance(k.value, Load)
         if (
             self.ann.tileflow.guard_copy == "dm"
@@ -165,7 +196,7 @@ class _Flow:
         if shared:
             self.derived.append(
                 f"multicast candidates (same tile for a whole core row/column): "
-                f"{', '.join(shared)} (delivered by unicast reads)"
+                f"{', '.join(shared)} (multicast when the core grid divides the tile range)"
             )
         ops = tuple(self.operands.values())
         return FlowKernel(
@@ -178,6 +209,9 @@ class _Flow:
             contraction,
             dm_copy,
             tuple(self.derived),
+            tuple(self.hoisted.items()),
+            tuple(conversions),
+            sunk,
         )
 
     # ----- operands ---------------------------------------------------------------------
@@ -211,6 +245,8 @@ class _Flow:
                 return FillExpr(self.scalars[n], 1, 1)
             case Bin(op="add") if self.ann.tileflow.stencil_operator == "fused":
                 return self.fused_sum(v)
+            case Bin(op="div", lhs=a, rhs=b) if self.ann.tileflow.reciprocal == "hoisted":
+                return self.hoisted_division(a, b)
             case Bin(op=op, lhs=a, rhs=b):
                 return BinaryExpr(op, self.value(a), self.value(b))
             case Load():
@@ -269,6 +305,21 @@ class _Flow:
         if abs(di) >= TILE or abs(dj) >= TILE:
             raise self.bad(f"a shift of ({di}, {dj}) elements, a tile or more")
         own = BlockRef(self.operand(array, TileIndex("r"), TileIndex("c")).name)
+        if dj and self.ann.tileflow.halo == "transposed":
+            s = 1 if dj > 0 else -1
+            edge = self.operand(array, TileIndex("r"), TileIndex("c", s), "halo")
+            d = Affine.num(dj)
+            # X @ S = (S^T @ X^T)^T: a row shift and a row patch of the transposed
+            # tiles, transposed back by a matmul with the identity
+            rows = BinaryExpr(
+                "add",
+                MatmulExpr(self.const("hshift_in_t", d), own, transpose_rhs=True),
+                MatmulExpr(self.const("hshift_edge_t", d), BlockRef(edge.name), transpose_rhs=True),
+            )
+            note = "column shifts applied in the transposed basis (row patches)"
+            if note not in self.derived:
+                self.derived.append(note)
+            return MatmulExpr(self.const("identity", Affine.num(0)), rows, transpose_rhs=True)
         if dj:
             s = 1 if dj > 0 else -1
             edge = self.operand(array, TileIndex("r"), TileIndex("c", s), "halo")
@@ -290,6 +341,12 @@ class _Flow:
     def fused_sum(self, v: Value) -> CExpr:
         """An add chain with in-tile shifts of one array along one axis: one matmul by
         the summed shift operator, plus the edge patches."""
+        if self.ann.tileflow.halo == "transposed":
+            raise AnnotationError(
+                f"{self.plan.path}:{self.k.line}: tileflow.halo=transposed with "
+                f"stencil_operator=fused is illegal for `{self.k.kernel}`: the fused operator "
+                "sums the column shifts in the original basis; choose one of the two."
+            )
         terms = _add_terms(v)
         groups: dict[tuple[str, str], list[int]] = {}
         rest: list[Value] = []
@@ -330,6 +387,92 @@ class _Flow:
         for p in parts[1:]:
             out = BinaryExpr("add", out, p)
         return out
+
+    def sink_guard(self, e: CExpr, old: str) -> tuple[tuple[str, str], ...]:
+        """old -/+ (X @ col_select) * (row_select @ Y): on inactive lanes the product is
+        0 once the selectors are masked (column selector to the active columns, row
+        selector to the active rows), so old is kept exactly without an overlay."""
+        kinds = {c.name: c.kind for c in self.consts.values()}
+        match e:
+            case BinaryExpr(
+                op="sub" | "add", lhs=BlockRef(buffer=o), rhs=BinaryExpr(op="mul") as t
+            ) if o == old:
+                sel: list[tuple[str, str]] = []
+                for f in (t.lhs, t.rhs):
+                    match f:
+                        case MatmulExpr(rhs=BlockRef(buffer=k)) if kinds.get(k) == "col_select":
+                            sel.append((k, "col"))
+                        case MatmulExpr(lhs=BlockRef(buffer=k)) if kinds.get(k) == "row_select":
+                            sel.append((k, "row"))
+                if len(sel) == 2 and sel[0][1] != sel[1][1]:
+                    self.derived.append(
+                        "guard sunk into the broadcast selectors "
+                        + ", ".join(k for k, _ in sel)
+                        + ", delivered masked per tile by DM (no compute mask)"
+                    )
+                    return tuple(sel)
+        self.derived.append(
+            "guard_mask=dm has no effect: the value is not old -/+ (column broadcast x row "
+            "broadcast); the masked overlay stays on compute"
+        )
+        return ()
+
+    def sender_side(self, e: CExpr, out: list[HaloConversion]) -> CExpr:
+        """Replace each halo-tile x edge-operator term by the patch its owner sends."""
+        halos = {o.name: o for o in self.operands.values() if o.role == "halo"}
+        edges = {c.name for c in self.consts.values() if c.kind.endswith("shift_edge")}
+
+        def conv(halo: str, edge: str, axis: str) -> CExpr:
+            o = halos[halo]
+            own = self.operands[(o.array, TileIndex("r"), TileIndex("c"))].name
+            step = o.col.delta if axis == "x" else o.row.delta
+            hc = HaloConversion(f"{halo}_patch", halo, own, edge, axis, step)
+            if hc not in out:
+                out.append(hc)
+            return BlockRef(hc.patch)
+
+        def walk(x: CExpr) -> CExpr:
+            match x:
+                case MatmulExpr(lhs=BlockRef(buffer=h), rhs=BlockRef(buffer=k)) if (
+                    h in halos and k in edges
+                ):
+                    return conv(h, k, "x")
+                case MatmulExpr(lhs=BlockRef(buffer=k), rhs=BlockRef(buffer=h)) if (
+                    h in halos and k in edges
+                ):
+                    return conv(h, k, "y")
+                case BinaryExpr(op=op, lhs=a, rhs=b):
+                    return BinaryExpr(op, walk(a), walk(b))
+            return x
+
+        e = walk(e)
+        if out:
+            self.derived.append(
+                "halo patches converted by their owners and sent: "
+                + ", ".join(f"{c.patch} ({c.axis}{c.step:+d})" for c in out)
+            )
+        else:
+            self.derived.append("halo_conversion=sender has no effect: no halo patches")
+        return e
+
+    def hoisted_division(self, a: Value, b: Value) -> CExpr:
+        """a / b with b launch-invariant: the reciprocal of b once per core, then a
+        multiplication per tile (the seed evaluates it at the pivot cell, on DM)."""
+        den = self.value(b)
+        invariant = {
+            o.name for o in self.operands.values() if o.row.base is None and o.col.base is None
+        }
+        invariant |= {c.name for c in self.consts.values()}
+        if not block_refs(den) <= invariant:
+            raise AnnotationError(
+                f"{self.plan.path}:{self.k.line}: tileflow.reciprocal=hoisted is illegal for "
+                f"`{self.k.kernel}`: its divisor {b} varies with the output tile; keep "
+                "reciprocal: compute."
+            )
+        name = f"recip{len(self.hoisted)}"
+        self.hoisted[name] = UnaryExpr("recip", den)
+        self.derived.append(f"reciprocal of {format_value(b)} hoisted out of the tile loop: {name}")
+        return BinaryExpr("mul", self.value(a), BlockRef(name))
 
     # ----- reductions -------------------------------------------------------------------
     def contraction(self, v: Value) -> tuple[Contraction, Value]:
@@ -378,6 +521,8 @@ def block_refs(e: CExpr) -> set[str]:
             return {b}
         case BinaryExpr(lhs=a, rhs=b) | MatmulExpr(lhs=a, rhs=b):
             return block_refs(a) | block_refs(b)
+        case UnaryExpr(operand=a):
+            return block_refs(a)
     return set()
 
 
@@ -436,6 +581,8 @@ def cexpr_text(e: CExpr) -> str:
         case BinaryExpr(op=op, lhs=a, rhs=b):
             sym = {"add": "+", "sub": "-", "mul": "*", "div": "/"}.get(op, op)
             return f"({cexpr_text(a)} {sym} {cexpr_text(b)})"
+        case UnaryExpr(op=op, operand=a):
+            return f"{op}({cexpr_text(a)})"
     return repr(e)
 
 
@@ -456,6 +603,7 @@ def format_tileflow(tf: TileFlow) -> str:
                 f"    acc = sum over {cn.blocks} blocks: {cn.lhs.name} @ {cn.rhs.name}"
                 f"{'^T' if cn.transpose else ''} (scale {cn.scale})"
             )
+        out.extend(f"    once per core: {n} = {cexpr_text(e)}" for n, e in k.hoisted)
         out.append(f"    value = {cexpr_text(k.expr)}")
         out.append(f"    guard: masked overlay keeping {k.old} on inactive lanes")
         out.extend(f"    derived: {d}" for d in k.derived)

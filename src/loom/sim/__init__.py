@@ -9,6 +9,7 @@ from the architecture description. It never imports the latency model (loom.mode
     print(result.summary()); text = trace_json(result.trace_events)
 """
 
+from loom.sim.barrier import grid_barrier_cycles
 from loom.sim.params import SimParams, from_arch
 from loom.sim.primitives import Copy, run_copies
 from loom.sim.result import BytesMoved, CoreBusy, EngineBusy, LinkUse, SimResult
@@ -25,6 +26,7 @@ __all__ = [
     "SimParams",
     "SimResult",
     "from_arch",
+    "grid_barrier_cycles",
     "run_copies",
     "simulate",
     "trace_json",
