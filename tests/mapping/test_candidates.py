@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import time
 
 import pytest
 
@@ -174,13 +173,17 @@ def test_decode_gathers_over_the_split_axis(sets) -> None:  # type: ignore[no-un
         assert len(gathers) == 3 and all(math.prod(p.area) == c.spatial["tile_s"] for p in gathers)
 
 
-def test_exploration_is_fast(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+def test_exploration_is_deterministic_on_both_meshes(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Enumeration gives the same candidates, in the same order, every time (its speed is
+    measured by benchmarks/compile_time.py, not asserted here)."""
     from loom.arch import load_arch
 
     for arch in (wormhole, load_arch("blackhole_12x10")):
-        start = time.perf_counter()
-        enumerate_candidates(buffered["gemm"], arch)
-        assert time.perf_counter() - start < 5  # measured ~0.05 s; generous for CI noise
+        first = enumerate_candidates(buffered["gemm"], arch)
+        again = enumerate_candidates(buffered["gemm"], arch)
+        names = [c.name for c in first.candidates]
+        assert names and names == [c.name for c in again.candidates]
+        assert first.candidates_total >= len(names)
 
 
 def test_factorizations() -> None:
