@@ -11,7 +11,10 @@ numbers combine:
   stage takes as long as its busier engine;
 * all cores of a stage read at once, so the stage also takes at least the bytes of all
   concurrent readers over what DRAM delivers to the whole grid under contention (the
-  measured all-cores figure, below the ideal-placement peak);
+  measured all-cores figure, below the ideal-placement peak); when the concurrent blocks
+  cover few tile columns of a tensor whose width is a multiple of the bank count, their
+  pages fall on a few banks only (pages interleave round-robin in row-major tile order),
+  and those banks alone serve them (`BankSpread`);
 * the concurrent transfers of a stage share NoC links: every DRAM response travels from
   the banks to its reader along the reader's NoC, every multicast along its tree
   (`loom.arch.noc`), so the stage takes at least the bytes of its busiest link over the
@@ -52,6 +55,26 @@ def dram_grid_rate(arch: Arch) -> float:
 
 
 @dataclass(frozen=True)
+class BankSpread:
+    """Which DRAM banks the concurrent cores' blocks of one transfer fall on.
+
+    Pages (tiles) of a tensor `C` tiles wide interleave round-robin over `nb` banks in
+    row-major order: tile (r, c) is in bank (r·C + c) mod nb. Rows step the bank by C mod
+    nb, so their first banks are the multiples of `period` = gcd(C, nb), nb / period
+    distinct ones. A union of blocks `cols` tiles wide in all (every concurrent core's
+    column window together) over at least nb / period rows therefore touches
+    nb · min(1, cols / period) banks; over fewer rows, rows · cols of them at most."""
+
+    rows: Expr
+    """Tile rows of one core's block."""
+    period: int
+    col_blocks: int
+    """Distinct column blocks the concurrent cores access at once."""
+    row_blocks: int
+    """Distinct row blocks the concurrent cores access at once."""
+
+
+@dataclass(frozen=True)
 class TransferSpec:
     """One DRAM transfer of a stage, as each core sees it."""
 
@@ -65,19 +88,60 @@ class TransferSpec:
     links: LinkLoad = ()
     """Bytes each NoC link carries, all concurrent cores together, per byte of this
     transfer one core moves (`loom.arch.noc`)."""
+    banks: BankSpread | None = None
+    """Where its pages fall; None: evenly over every bank."""
+    read_links: LinkLoad = ()
+    """The part of `links` that its DRAM reads load (a multicast's tree left out)."""
 
 
-def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
-    """Cycles the busiest NoC link needs for the stage's bytes.
+def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
+    """Cycles DRAM needs for one transfer of every concurrent core.
+
+    All banks together serve at most the measured all-cores rate; when the concurrent
+    blocks fall on a share f of the banks (`BankSpread`), those banks serve at most f of
+    the ideal peak: tiles · B · concurrent / (peak · f). With the union `col_blocks · W`
+    tiles wide (W = tiles / rows of one block), f = col_blocks · W / period below one, so
+    the bound is rows · B · concurrent · period / (col_blocks · peak): linear in the
+    block's rows. Over fewer than nb / period rows in all, f ≤ rows_all · cols_all / nb,
+    which makes the bound a constant."""
+    size = t.tile_bytes * t.concurrent
+    base = t.tiles * per_tile(size, dram_grid_rate(arch))
+    spread = t.banks
+    if spread is None:
+        return base
+    nb = len(arch.dram.banks)
+    peak = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
+    bounds = [base]
+    if spread.period > spread.col_blocks:
+        bounds.append(spread.rows * per_tile(size * spread.period / spread.col_blocks, peak))
+    if spread.row_blocks * spread.col_blocks < nb:
+        bounds.append(Const(per_tile(size * nb / (spread.row_blocks * spread.col_blocks), peak)))
+    return maximum(*bounds)
+
+
+def link_bound(
+    arch: Arch, transfers: tuple[TransferSpec, ...], only: frozenset[Link] | None = None
+) -> Expr:
+    """Cycles the busiest NoC link needs for the stage's bytes (of the links in `only`).
 
     Each link's load is a sum over the transfers (tiles x tile bytes x the link's share);
     links whose shares are all at most another link's are dropped, so the maximum has one
     argument per non-dominated link."""
+    return _busiest(arch, [t.links for t in transfers], transfers, only)
+
+
+def _busiest(
+    arch: Arch,
+    loads: list[LinkLoad],
+    transfers: tuple[TransferSpec, ...],
+    only: frozenset[Link] | None,
+) -> Expr:
     rate = arch.noc.link_effective_bytes_per_cycle
     vectors: dict[Link, list[float]] = {}
-    for i, t in enumerate(transfers):
-        for link, share in t.links:
-            vectors.setdefault(link, [0.0] * len(transfers))[i] += share
+    for i, load in enumerate(loads):
+        for link, share in load:
+            if only is None or link in only:
+                vectors.setdefault(link, [0.0] * len(transfers))[i] += share
     distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
     kept: list[tuple[float, ...]] = []
     for vec in distinct:
@@ -98,6 +162,20 @@ def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
     return maximum(*sums)
 
 
+def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
+    """Cycles one engine spends on the DRAM read of transfer `t`: its issue-limited
+    stream, or what the banks it hits (`dram_wide`) or the busiest link on its routes (the
+    concurrent reads of the stage loading those links too) allow, whichever is slowest.
+    A multicast sender sends only after its read has landed, so this phase and the send
+    add up on the engine."""
+    per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
+    bounds = [t.tiles * per, dram_wide(arch, t)]
+    if t.read_links:
+        own = frozenset(link for link, _ in t.read_links)
+        bounds.append(_busiest(arch, [u.read_links for u in transfers], transfers, own))
+    return maximum(*bounds)
+
+
 def dram_read_stage(
     arch: Arch, transfers: tuple[TransferSpec, ...]
 ) -> tuple[tuple[Term, ...], Expr]:
@@ -107,25 +185,25 @@ def dram_read_stage(
     terms = []
     per_engine: dict[str, Expr] = {}
     latency = 0
-    dram_rate = dram_grid_rate(arch)
-    dram_wide: Expr = Const(0)
+    dram: Expr = Const(0)
     for t in transfers:
-        per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
+        cycles = read_phase(arch, t, transfers)
         kind = "dram_read"
         lat = arch.dram.read_latency_cycles
         if t.multicast:
-            per += per_tile(t.tile_bytes, arch.noc.multicast_linked_bytes_per_cycle)
+            cycles = cycles + t.tiles * per_tile(
+                t.tile_bytes, arch.noc.multicast_linked_bytes_per_cycle
+            )
             kind = "multicast"
             lat += arch.fixed.semaphore_cycles + arch.noc.read_latency_cycles
-        cycles = t.tiles * per
         terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
-        dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
+        dram = dram + dram_wide(arch, t)
         latency = max(latency, lat)
     links = link_bound(arch, transfers)
     if links != Const(0):
         terms.append(Term("noc_links", "busiest NoC link of the stage", links))
-    return tuple(terms), latency + maximum(*per_engine.values(), dram_wide, links)
+    return tuple(terms), latency + maximum(*per_engine.values(), dram, links)
 
 
 def dram_write_stage(
@@ -135,18 +213,17 @@ def dram_write_stage(
         return (), Const(0)
     terms = []
     per_core: Expr = Const(0)
-    dram_wide: Expr = Const(0)
-    dram_rate = dram_grid_rate(arch)
+    dram: Expr = Const(0)
     for t in transfers:
         per = per_tile(t.tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.noc.issue_cycles
         cycles = t.tiles * per
         terms.append(Term("dram_write", t.what, cycles + arch.dram.write_latency_cycles))
         per_core = per_core + cycles
-        dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
+        dram = dram + dram_wide(arch, t)
     links = link_bound(arch, transfers)
     if links != Const(0):
         terms.append(Term("noc_links", "busiest NoC link of the stage", links))
-    return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram_wide, links)
+    return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram, links)
 
 
 def gather_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int, sources: int) -> Term:
