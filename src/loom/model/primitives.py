@@ -165,14 +165,16 @@ def _busiest(
 def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
     """Cycles one engine spends on the DRAM read of transfer `t`: its issue-limited
     stream, or what the banks it hits (`dram_wide`) or the busiest link on its routes (the
-    concurrent reads of the stage loading those links too) allow, whichever is slowest.
-    A multicast sender sends only after its read has landed, so this phase and the send
-    add up on the engine."""
+    reads of the other engine, concurrent with it, loading those links too; the engine's
+    own other reads come before or after it) allow, whichever is slowest. A multicast
+    sender sends only after its read has landed, so this phase and the send add up on the
+    engine."""
     per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
     bounds = [t.tiles * per, dram_wide(arch, t)]
     if t.read_links:
         own = frozenset(link for link, _ in t.read_links)
-        bounds.append(_busiest(arch, [u.read_links for u in transfers], transfers, own))
+        loads = [u.read_links if u is t or u.engine != t.engine else () for u in transfers]
+        bounds.append(_busiest(arch, loads, transfers, own))
     return maximum(*bounds)
 
 
