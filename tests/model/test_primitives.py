@@ -28,7 +28,7 @@ def test_blocks_on_a_few_banks_are_served_by_those_banks_only() -> None:
     cycles = prim.dram_wide(BH, transfer(banks=narrow)).eval({})
     assert cycles == 3 * math.ceil(2048 * 24 * 8 / peak(BH))
     assert cycles > 1.9 * 12 * 2048 * 24 / peak(BH)
-    # Column blocks of 8 cores side by side cover every bank: the all-cores rate binds.
+    # Column blocks of 8 cores side by side cover every bank: all banks serve them.
     wide = prim.BankSpread(rows=Const(3), period=8, col_blocks=8, row_blocks=24)
     even = prim.dram_wide(BH, transfer(banks=wide)).eval({})
     assert even == prim.dram_wide(BH, transfer()).eval({})
@@ -41,12 +41,25 @@ def test_a_width_coprime_with_the_banks_spreads_every_block() -> None:
 
 
 def test_a_multicast_sender_reads_then_sends() -> None:
-    t = transfer(multicast=True, concurrent=1)
+    t = transfer(multicast=True, concurrent=1, group=4, group_span=3)
     _, cycles = prim.dram_read_stage(BH, (t,))
     read = 12 * (math.ceil(2048 / BH.dram.reader_bytes_per_cycle) + BH.noc.issue_cycles)
-    send = 12 * math.ceil(2048 / BH.noc.multicast_linked_bytes_per_cycle)
-    latency = BH.dram.read_latency_cycles + BH.fixed.semaphore_cycles
-    assert cycles.eval({}) == latency + BH.noc.read_latency_cycles + read + send
+    send = 12 * prim.multicast_send(BH, 2048, 4)
+    latency = BH.dram.read_latency_cycles + prim.multicast_handshake(BH, 3)
+    assert cycles.eval({}) == latency + read + send
+
+
+def test_a_multicast_to_more_cores_waits_for_more_acknowledgements() -> None:
+    noc = BH.noc
+    small, full = prim.multicast_send(BH, 2048, 4), prim.multicast_send(BH, 2048, 130)
+    assert small == math.ceil(
+        2048 / noc.size_bandwidth(noc.max_packet_bytes)
+        + 2048 * 3 * noc.multicast_ack_cycles_per_receiver / noc.max_packet_bytes
+    )
+    assert full > small
+    # the handshake: ready, then data and flag, each a write to the farthest receiver
+    sem, hop = BH.fixed.semaphore_cycles, noc.hop_cycles
+    assert prim.multicast_handshake(BH, 3) == sem + 2 * (sem + 2 * hop)
 
 
 def test_only_the_other_engines_reads_share_a_transfers_links() -> None:

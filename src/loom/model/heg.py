@@ -184,6 +184,8 @@ class HegBuilder:
                 self.arch, engine, (self.c.mapping.cores_y, self.c.mapping.cores_x),
                 plan.mode, plan.area,
             ),
+            group,
+            plan.area[0] + plan.area[1] - 2,
         )
 
     def bank_spread(

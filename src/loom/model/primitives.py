@@ -5,13 +5,12 @@ numbers combine:
 
 * a DRAM read of `bytes` by one core costs the read latency plus bytes over that
   core's reader throughput; a multicast sender then also sends the block to its group
-  at the (linked) multicast throughput — read and send one after the other, as the
-  lowered program does — and the receivers wait for the same time;
+  — read and send one after the other, as the lowered program does — and the
+  receivers wait for the same time;
 * the two data-movement engines (reader on NoC0, writer on NoC1) load in parallel: a
   stage takes as long as its busier engine;
 * all cores of a stage read at once, so the stage also takes at least the bytes of all
-  concurrent readers over what DRAM delivers to the whole grid under contention (the
-  measured all-cores figure, below the ideal-placement peak); when the concurrent blocks
+  concurrent readers over what the banks deliver together; when the concurrent blocks
   cover few tile columns of a tensor whose width is a multiple of the bank count, their
   pages fall on a few banks only (pages interleave round-robin in row-major tile order),
   and those banks alone serve them (`BankSpread`);
@@ -19,7 +18,9 @@ numbers combine:
   the banks to its reader along the reader's NoC, every multicast along its tree
   (`loom.arch.noc`), so the stage takes at least the bytes of its busiest link over the
   link bandwidth. A stage costs the largest of the per-engine, DRAM-wide and link figures;
-* a multicast adds a sender/receiver handshake; a gather costs the owner one handshake
+* a multicast sender sends each block after its read has landed, at the packet
+  bandwidth plus one acknowledgement per receiver, and each block costs a handshake
+  (ready, data, flag); a gather costs the owner one handshake
   and one unicast transfer per partial it receives;
 * a compute operation costs its per-tile cycles over the tiles it produces (matmul:
   tile-matmuls by math fidelity), plus unpacking the tiles it reads from L1 buffers and
@@ -48,10 +49,13 @@ def per_tile(tile_bytes: float, bytes_per_cycle: float) -> int:
 
 
 def dram_grid_rate(arch: Arch) -> float:
-    """Bytes per cycle DRAM serves to all concurrent cores together."""
-    return min(
-        arch.dram.peak_bytes_per_cycle * arch.dram.efficiency, arch.dram.all_cores_bytes_per_cycle
-    )
+    """Bytes per cycle the banks serve together: their peak at the achievable efficiency.
+
+    The measured all-cores figure (`dram.all_cores_bytes_per_cycle`, every core reading
+    at once) is lower, but what lowers it is the NoC links the responses share, which
+    the link term computes from the routes of the actual pattern (a quarter of the cores
+    reading, or the responses on both NoCs, load the links quite differently)."""
+    return arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
 
 
 @dataclass(frozen=True)
@@ -92,14 +96,18 @@ class TransferSpec:
     """Where its pages fall; None: evenly over every bank."""
     read_links: LinkLoad = ()
     """The part of `links` that its DRAM reads load (a multicast's tree left out)."""
+    group: int = 1
+    """Cores of one multicast group, the sender included."""
+    group_span: int = 0
+    """Router hops from a multicast's sender to its farthest receiver."""
 
 
 def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
     """Cycles DRAM needs for one transfer of every concurrent core.
 
-    All banks together serve at most the measured all-cores rate; when the concurrent
+    All banks together serve at most their peak (`dram_grid_rate`); when the concurrent
     blocks fall on a share f of the banks (`BankSpread`), those banks serve at most f of
-    the ideal peak: tiles · B · concurrent / (peak · f). With the union `col_blocks · W`
+    it: tiles · B · concurrent / (peak · f). With the union `col_blocks · W`
     tiles wide (W = tiles / rows of one block), f = col_blocks · W / period below one, so
     the bound is rows · B · concurrent · period / (col_blocks · peak): linear in the
     block's rows. Over fewer than nb / period rows in all, f ≤ rows_all · cols_all / nb,
@@ -109,8 +117,7 @@ def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
     spread = t.banks
     if spread is None:
         return base
-    nb = len(arch.dram.banks)
-    peak = arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
+    nb, peak = len(arch.dram.banks), dram_grid_rate(arch)
     bounds = [base]
     if spread.period > spread.col_blocks:
         bounds.append(spread.rows * per_tile(size * spread.period / spread.col_blocks, peak))
@@ -162,6 +169,30 @@ def _busiest(
     return maximum(*sums)
 
 
+def multicast_send(arch: Arch, tile_bytes: int, group: int) -> int:
+    """Sender cycles per tile of one linked multicast to the other `group - 1` cores.
+
+    The block goes out as one linked transaction in packets of `noc.max_packet_bytes`,
+    each at the transfer-size bandwidth of a packet plus one write acknowledgement per
+    receiver (`noc.multicast_ack_cycles_per_receiver`, fitted on the measured linked
+    one-to-all tables: a full-grid multicast reaches the measured linked throughput, a
+    small group is faster)."""
+    noc = arch.noc
+    packet = noc.max_packet_bytes
+    wire = tile_bytes / noc.size_bandwidth(packet)
+    acks = tile_bytes * noc.multicast_ack_cycles_per_receiver * max(group - 1, 0) / packet
+    return math.ceil(wire + acks)
+
+
+def multicast_handshake(arch: Arch, span: int) -> int:
+    """Latency of one multicast block beyond its bytes (TT-Metal's semaphore protocol):
+    the receivers signal ready (a semaphore write), then the data and the flag that
+    releases them each land after a write's latency to the farthest receiver, `span`
+    hops away: the one-hop semaphore write plus a router hop per further hop."""
+    write = arch.fixed.semaphore_cycles + max(span - 1, 0) * arch.noc.hop_cycles
+    return arch.fixed.semaphore_cycles + 2 * write
+
+
 def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
     """Cycles one engine spends on the DRAM read of transfer `t`: its issue-limited
     stream, or what the banks it hits (`dram_wide`) or the busiest link on its routes (the
@@ -193,11 +224,9 @@ def dram_read_stage(
         kind = "dram_read"
         lat = arch.dram.read_latency_cycles
         if t.multicast:
-            cycles = cycles + t.tiles * per_tile(
-                t.tile_bytes, arch.noc.multicast_linked_bytes_per_cycle
-            )
+            cycles = cycles + t.tiles * multicast_send(arch, t.tile_bytes, t.group)
             kind = "multicast"
-            lat += arch.fixed.semaphore_cycles + arch.noc.read_latency_cycles
+            lat += multicast_handshake(arch, t.group_span)
         terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
         dram = dram + dram_wide(arch, t)
