@@ -181,8 +181,11 @@ class HegBuilder:
             self.load_links(plan, engine),
             self.bank_spread(op.tensor, op.window, vb.layout),
             nocmap.load_read_link_load(
-                self.arch, engine, (self.c.mapping.cores_y, self.c.mapping.cores_x),
-                plan.mode, plan.area,
+                self.arch,
+                engine,
+                (self.c.mapping.cores_y, self.c.mapping.cores_x),
+                plan.mode,
+                plan.area,
             ),
             group,
             plan.area[0] + plan.area[1] - 2,
@@ -200,7 +203,8 @@ class HegBuilder:
         def spread(offsets: tuple[Expr, ...]) -> int:
             names = set().union(*(o.free_names() for o in offsets))
             return math.prod(
-                self.c.spatial.get(a.tile.name, 1) for a in self.program.grid
+                self.c.spatial.get(a.tile.name, 1)
+                for a in self.program.grid
                 if a.index.name in names
             )
 
