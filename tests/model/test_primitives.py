@@ -4,6 +4,8 @@ sender, and which concurrent reads load a transfer's links."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from typing import Any
 
 from loom.arch import Arch, load_arch
 from loom.model import primitives as prim
@@ -16,9 +18,8 @@ def peak(arch: Arch) -> float:
     return arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
 
 
-def transfer(**kw) -> prim.TransferSpec:  # type: ignore[no-untyped-def]
-    base = {"what": "load a", "tile_bytes": 2048, "tiles": Const(12), "concurrent": 24}
-    return prim.TransferSpec(**(base | kw))
+def transfer(**kw: Any) -> prim.TransferSpec:
+    return replace(prim.TransferSpec("load a", 2048, Const(12), 24), **kw)
 
 
 def test_blocks_on_a_few_banks_are_served_by_those_banks_only() -> None:
