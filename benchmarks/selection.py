@@ -29,12 +29,14 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import math
+import multiprocessing
 import os
 import random
 import statistics
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -269,6 +271,29 @@ def simulate_entry(result: CompileResult, arch: Arch, entry: Entry) -> float:
     return float(simulate(lowered.lowered, arch).cycles)
 
 
+_SHARED: tuple[CompileResult, Arch, list[Entry]] | None = None
+"""What forked simulation workers read (inherited, never pickled)."""
+
+
+def _simulate_index(i: int) -> float:
+    assert _SHARED is not None
+    result, arch, entries = _SHARED
+    return simulate_entry(result, arch, entries[i])
+
+
+def simulate_all(result: CompileResult, arch: Arch, entries: list[Entry], jobs: int) -> list[float]:
+    """Simulated cycles of every entry, in order; `jobs` forked workers where available."""
+    global _SHARED
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [simulate_entry(result, arch, e) for e in entries]
+    _SHARED = (result, arch, entries)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_simulate_index, range(len(entries)), chunksize=1)
+    finally:
+        _SHARED = None
+
+
 @dataclass(frozen=True)
 class CaseResult:
     kernel: str
@@ -282,6 +307,8 @@ class CaseResult:
     best: str
     refined_regret: float
     pruned: float
+    vs_ttnn: float | None = None
+    """TTNN's tuned configuration's simulated time over the pick's (> 1: Loom faster)."""
 
 
 def run_case(
@@ -295,7 +322,7 @@ def run_case(
     t1 = time.perf_counter()
     entries, note = build_set(result, arch, args, shape, arch_name)
     t2 = time.perf_counter()
-    sims = [simulate_entry(result, arch, e) for e in entries]
+    sims = simulate_all(result, arch, entries, args.jobs)
     t3 = time.perf_counter()
     modeled = [float(e.modeled) for e in entries]
     best = min(range(len(sims)), key=lambda i: sims[i])
@@ -322,6 +349,9 @@ def run_case(
         refined / sims[best] - 1,
         pruned,
     )
+    ttnn = [sims[i] for i, e in enumerate(entries) if e.label == "ttnn-manual"]
+    if ttnn:
+        res = replace(res, vs_ttnn=ttnn[0] / pick_sim)
     p = entries[0]
     pblocks = ",".join(str(p.env[n]) for n in p.problem.tile_names)
     print(
@@ -329,7 +359,8 @@ def run_case(
         f"spearman {res.rho:5.2f}  rank {res.rank:>4}  regret {100 * res.regret:6.1f}%  "
         f"refine-{args.refine} regret {100 * res.refined_regret:5.1f}%  "
         f"pruned {100 * res.pruned:4.1f}%  "
-        f"pick {p.problem.candidate.name} [{pblocks}]  best {best_text}  ({note}; "
+        + (f"vs TTNN tuned {res.vs_ttnn:.2f}x  " if res.vs_ttnn is not None else "")
+        + f"pick {p.problem.candidate.name} [{pblocks}]  best {best_text}  ({note}; "
         f"compile {t1 - t0:.0f} s, set {t2 - t1:.0f} s, simulate {t3 - t2:.0f} s)",
         flush=True,
     )
@@ -356,6 +387,64 @@ def summarize(results: list[CaseResult]) -> None:
         )
 
 
+def ttnn_shapes(arch_name: str) -> list[dict[str, int]]:
+    """The bf16 shapes of the manual (tuned) rows of the architecture's TTNN table."""
+    table = CALIBRATION / TTNN_TABLES.get(arch_name, "")
+    if not table.is_file():
+        return []
+    with table.open() as f:
+        keys = {
+            (int(r["M"]), int(r["N"]), int(r["K"]))
+            for r in csv.DictReader(f)
+            if "MANUAL" in r["table"] and r["dtype_in0"] == "BFLOAT16" and r["per_core_M"]
+        }
+    return [{"M": m, "N": n, "K": k} for m, n, k in sorted(keys)]
+
+
+def run_ttnn(arch_name: str, shape: dict[str, int], args: argparse.Namespace) -> CaseResult | None:
+    """Only the pick against TTNN's tuned configuration (two simulations per shape)."""
+    arch = load_arch(arch_name)
+    options = CompileOptions(arch=arch, shape=shape, jobs=args.jobs, top_k=1)
+    result = compile_kernel(resolve_kernel("gemm"), options)
+    (pick_sol, pick_problem), *_ = result.ranking.top
+    cache = ProblemCache(result.buffered, arch, result.schedule.math_fidelity, result.problem.flops)
+    ttnn = ttnn_entry(result, cache, arch_name, shape)
+    text = ",".join(f"{k}={v}" for k, v in shape.items())
+    if ttnn is None:
+        print(f"gemm            {arch_name:<20} {text:<24} TTNN tuned config not expressible")
+        return None
+    pick = Entry("pick", pick_problem, pick_sol.assignment, pick_sol.cycles)
+    pick_sim, ttnn_sim = (simulate_entry(result, arch, e) for e in (pick, ttnn))
+    blocks = ",".join(str(pick.env[n]) for n in pick_problem.tile_names)
+    tblocks = ",".join(str(ttnn.env[n]) for n in ttnn.problem.tile_names)
+    print(
+        f"gemm            {arch_name:<20} {text:<24} pick {pick_sim:>10,.0f} cycles "
+        f"(sim/model {pick_sim / pick.modeled:.2f}, [{blocks}])  TTNN tuned {ttnn_sim:>10,.0f} "
+        f"(sim/model {ttnn_sim / ttnn.modeled:.2f}, {ttnn.problem.candidate.name} [{tblocks}])  "
+        f"vs TTNN tuned {ttnn_sim / pick_sim:.2f}x",
+        flush=True,
+    )
+    ratio = pick_sim / pick.modeled
+    return CaseResult(
+        "gemm", arch_name, text, 2, ratio, 1.0, 1, 0.0, "", 0.0, 0.0, ttnn_sim / pick_sim
+    )
+
+
+def summarize_ttnn(results: list[CaseResult]) -> None:
+    """Per architecture: on the shapes whose TTNN tuned configuration is in the set, the
+    share where Loom's pick simulates at least as fast, and the geomean speedup."""
+    for arch in sorted({r.arch for r in results}):
+        ratios = [r.vs_ttnn for r in results if r.arch == arch and r.vs_ttnn is not None]
+        if not ratios:
+            continue
+        wins = sum(1 for x in ratios if x >= 1.0)
+        geomean = math.exp(statistics.fmean(math.log(x) for x in ratios))
+        print(
+            f"Loom's pick vs TTNN tuned on {arch:<20} shapes {len(ratios):>3}  "
+            f"pick >= TTNN on {100 * wins / len(ratios):5.1f}%  geomean {geomean:.2f}x"
+        )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few shapes only")
@@ -372,8 +461,26 @@ def main() -> None:
     ap.add_argument("--radius", type=int, default=2, help="legal steps around the optimum")
     ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
     ap.add_argument("--archs", default=",".join(ARCHS))
+    ap.add_argument(
+        "--ttnn",
+        action="store_true",
+        help="only Loom's pick vs TTNN's tuned config, over the TTNN tables' manual shapes",
+    )
+    ap.add_argument("--limit", type=int, default=0, help="with --ttnn: the first N shapes per arch")
     args = ap.parse_args()
     kernels, archs = args.kernels.split(","), args.archs.split(",")
+    if args.ttnn:
+        start = time.perf_counter()
+        found = []
+        for arch in archs:
+            shapes = ttnn_shapes(arch)
+            for shape in shapes[: args.limit or len(shapes)]:
+                r = run_ttnn(arch, shape, args)
+                if r is not None:
+                    found.append(r)
+        summarize_ttnn(found)
+        print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
+        return
     cases = QUICK if args.quick else all_cases()
     results = []
     start = time.perf_counter()
@@ -381,6 +488,7 @@ def main() -> None:
         if kernel in kernels and arch in archs:
             results.append(run_case(kernel, arch, shape, args))
     summarize(results)
+    summarize_ttnn(results)
     print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
 
 

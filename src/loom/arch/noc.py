@@ -182,12 +182,22 @@ def load_link_load(
         return dram_link_load(arch, noc, all_cores(cores), write=False)
     key = (arch.name, noc, cores, area, "load")
     if key not in _CACHE:
-        senders = group_senders(cores, area, last=noc == 1)
-        merged = dict(dram_link_load(arch, noc, senders, write=False))
+        merged = dict(load_read_link_load(arch, engine, cores, mode, area))
         for link, share in multicast_link_load(arch, noc, cores, area):
             merged[link] = merged.get(link, 0.0) + share
         _CACHE[key] = tuple(sorted(merged.items()))
     return _CACHE[key]
+
+
+def load_read_link_load(
+    arch: Arch, engine: str, cores: tuple[int, int], mode: str, area: tuple[int, int]
+) -> LinkLoad:
+    """The DRAM-read part of `load_link_load`: the reads of every core (unicast) or of
+    every group sender (multicast), without the multicast trees."""
+    noc = NOC_OF_ENGINE.get(engine, 0)
+    if mode != "multicast" or area == (1, 1):
+        return dram_link_load(arch, noc, all_cores(cores), write=False)
+    return dram_link_load(arch, noc, group_senders(cores, area, last=noc == 1), write=False)
 
 
 def combined_peak(loads: list[LinkLoad]) -> float:

@@ -35,7 +35,9 @@ from loom.ir.tile import (
     Reduce,
     Store,
     Value,
+    Window,
     accesses,
+    walk,
 )
 from loom.model import primitives as prim
 from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul
@@ -141,17 +143,40 @@ class HegBuilder:
         )
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
+        store = Stage(f"store@{scope}", store_terms, store_cycles)
+        if stores and self.store_engine in self.inner_load_engines(ops):
+            # The engine that stores also loads inside the body (a nested loop's operand):
+            # its store runs between two bodies' loads, so no buffer can overlap it.
+            items.append(store)
+            store = Stage(f"store@{scope}", (), Const(0))
         return Pipe(
             name=scope.key,
             load=Stage(f"load@{scope}", load_terms, load_cycles),
             body=Seq(f"body@{scope}", tuple(items)),
-            store=Stage(f"store@{scope}", store_terms, store_cycles),
+            store=store,
             b_load=knob("b_load", scope),
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
         )
 
     # ----- transfers -----------------------------------------------------------------
+    store_engine = "writer"
+    """The data-movement engine that issues DRAM stores (NoC1)."""
+
+    def load_engine(self, op: Load) -> str:
+        vb = self.b.buffer_of(op.result.name)
+        return self.copy_of(op).engine or (vb.producer if vb is not None else "reader")
+
+    def inner_load_engines(self, ops: tuple[Op, ...]) -> set[str]:
+        """Engines that issue the loads of the loops nested in `ops`."""
+        return {
+            self.load_engine(inner)
+            for op in ops
+            if isinstance(op, ForLoop)
+            for inner in walk(op.body)
+            if isinstance(inner, Load)
+        }
+
     def load_spec(self, op: Load) -> prim.TransferSpec:
         plan = self.copy_of(op)
         vb = self.b.buffer_of(op.result.name)
@@ -169,6 +194,40 @@ class HegBuilder:
             plan.mode == "multicast",
             engine,
             self.load_links(plan, engine),
+            self.bank_spread(op.tensor, op.window, vb.layout),
+            nocmap.load_read_link_load(
+                self.arch,
+                engine,
+                (self.c.mapping.cores_y, self.c.mapping.cores_x),
+                plan.mode,
+                plan.area,
+            ),
+            group,
+            plan.area[0] + plan.area[1] - 2,
+        )
+
+    def bank_spread(
+        self, tensor: str, window: tuple[Window, ...], layout: TileLayout
+    ) -> prim.BankSpread:
+        """Where the concurrent cores' blocks of one access fall on the DRAM banks: the
+        grid axes in the column (row) offsets spread the cores over that many distinct
+        column (row) blocks; loop indices are the same on every core at once."""
+        shape = self.program.arg(tensor).shape
+        cols = -(-shape[-1] // TILE)
+
+        def spread(offsets: tuple[Expr, ...]) -> int:
+            names = set().union(*(o.free_names() for o in offsets))
+            return math.prod(
+                self.c.spatial.get(a.tile.name, 1)
+                for a in self.program.grid
+                if a.index.name in names
+            )
+
+        return prim.BankSpread(
+            rows=layout.tile_rows,
+            period=math.gcd(cols, len(self.arch.dram.banks)),
+            col_blocks=spread((window[-1].offset,)),
+            row_blocks=spread(tuple(w.offset for w in window[:-1])),
         )
 
     def load_links(self, plan: CopyPlan, engine: str) -> nocmap.LinkLoad:
@@ -197,6 +256,7 @@ class HegBuilder:
             tiles,
             max(writers, 1),
             links=links,
+            banks=self.bank_spread(op.tensor, op.window, vb.layout),
         )
 
     def gather_terms(self, op: Gather) -> list[Term]:

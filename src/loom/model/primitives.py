@@ -5,18 +5,22 @@ numbers combine:
 
 * a DRAM read of `bytes` by one core costs the read latency plus bytes over that
   core's reader throughput; a multicast sender then also sends the block to its group
-  at the (linked) multicast throughput — read and send one after the other, as the
-  lowered program does — and the receivers wait for the same time;
+  — read and send one after the other, as the lowered program does — and the
+  receivers wait for the same time;
 * the two data-movement engines (reader on NoC0, writer on NoC1) load in parallel: a
   stage takes as long as its busier engine;
 * all cores of a stage read at once, so the stage also takes at least the bytes of all
-  concurrent readers over what DRAM delivers to the whole grid under contention (the
-  measured all-cores figure, below the ideal-placement peak);
+  concurrent readers over what the banks deliver together; when the concurrent blocks
+  cover few tile columns of a tensor whose width is a multiple of the bank count, their
+  pages fall on a few banks only (pages interleave round-robin in row-major tile order),
+  and those banks alone serve them (`BankSpread`);
 * the concurrent transfers of a stage share NoC links: every DRAM response travels from
   the banks to its reader along the reader's NoC, every multicast along its tree
   (`loom.arch.noc`), so the stage takes at least the bytes of its busiest link over the
   link bandwidth. A stage costs the largest of the per-engine, DRAM-wide and link figures;
-* a multicast adds a sender/receiver handshake; a gather costs the owner one handshake
+* a multicast sender sends each block after its read has landed, at the packet
+  bandwidth plus one acknowledgement per receiver, and each block costs a handshake
+  (ready, data, flag); a gather costs the owner one handshake
   and one unicast transfer per partial it receives;
 * a compute operation costs its per-tile cycles over the tiles it produces (matmul:
   tile-matmuls by math fidelity), plus unpacking the tiles it reads from L1 buffers and
@@ -45,10 +49,33 @@ def per_tile(tile_bytes: float, bytes_per_cycle: float) -> int:
 
 
 def dram_grid_rate(arch: Arch) -> float:
-    """Bytes per cycle DRAM serves to all concurrent cores together."""
-    return min(
-        arch.dram.peak_bytes_per_cycle * arch.dram.efficiency, arch.dram.all_cores_bytes_per_cycle
-    )
+    """Bytes per cycle the banks serve together: their peak at the achievable efficiency.
+
+    The measured all-cores figure (`dram.all_cores_bytes_per_cycle`, every core reading
+    at once) is lower, but what lowers it is the NoC links the responses share, which
+    the link term computes from the routes of the actual pattern (a quarter of the cores
+    reading, or the responses on both NoCs, load the links quite differently)."""
+    return arch.dram.peak_bytes_per_cycle * arch.dram.efficiency
+
+
+@dataclass(frozen=True)
+class BankSpread:
+    """Which DRAM banks the concurrent cores' blocks of one transfer fall on.
+
+    Pages (tiles) of a tensor `C` tiles wide interleave round-robin over `nb` banks in
+    row-major order: tile (r, c) is in bank (r·C + c) mod nb. Rows step the bank by C mod
+    nb, so their first banks are the multiples of `period` = gcd(C, nb), nb / period
+    distinct ones. A union of blocks `cols` tiles wide in all (every concurrent core's
+    column window together) over at least nb / period rows therefore touches
+    nb · min(1, cols / period) banks; over fewer rows, rows · cols of them at most."""
+
+    rows: Expr
+    """Tile rows of one core's block."""
+    period: int
+    col_blocks: int
+    """Distinct column blocks the concurrent cores access at once."""
+    row_blocks: int
+    """Distinct row blocks the concurrent cores access at once."""
 
 
 @dataclass(frozen=True)
@@ -65,19 +92,63 @@ class TransferSpec:
     links: LinkLoad = ()
     """Bytes each NoC link carries, all concurrent cores together, per byte of this
     transfer one core moves (`loom.arch.noc`)."""
+    banks: BankSpread | None = None
+    """Where its pages fall; None: evenly over every bank."""
+    read_links: LinkLoad = ()
+    """The part of `links` that its DRAM reads load (a multicast's tree left out)."""
+    group: int = 1
+    """Cores of one multicast group, the sender included."""
+    group_span: int = 0
+    """Router hops from a multicast's sender to its farthest receiver."""
 
 
-def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
-    """Cycles the busiest NoC link needs for the stage's bytes.
+def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
+    """Cycles DRAM needs for one transfer of every concurrent core.
+
+    All banks together serve at most their peak (`dram_grid_rate`); when the concurrent
+    blocks fall on a share f of the banks (`BankSpread`), those banks serve at most f of
+    it: tiles · B · concurrent / (peak · f). With the union `col_blocks · W`
+    tiles wide (W = tiles / rows of one block), f = col_blocks · W / period below one, so
+    the bound is rows · B · concurrent · period / (col_blocks · peak): linear in the
+    block's rows. Over fewer than nb / period rows in all, f ≤ rows_all · cols_all / nb,
+    which makes the bound a constant."""
+    size = t.tile_bytes * t.concurrent
+    base = t.tiles * per_tile(size, dram_grid_rate(arch))
+    spread = t.banks
+    if spread is None:
+        return base
+    nb, peak = len(arch.dram.banks), dram_grid_rate(arch)
+    bounds = [base]
+    if spread.period > spread.col_blocks:
+        bounds.append(spread.rows * per_tile(size * spread.period / spread.col_blocks, peak))
+    if spread.row_blocks * spread.col_blocks < nb:
+        bounds.append(Const(per_tile(size * nb / (spread.row_blocks * spread.col_blocks), peak)))
+    return maximum(*bounds)
+
+
+def link_bound(
+    arch: Arch, transfers: tuple[TransferSpec, ...], only: frozenset[Link] | None = None
+) -> Expr:
+    """Cycles the busiest NoC link needs for the stage's bytes (of the links in `only`).
 
     Each link's load is a sum over the transfers (tiles x tile bytes x the link's share);
     links whose shares are all at most another link's are dropped, so the maximum has one
     argument per non-dominated link."""
+    return _busiest(arch, [t.links for t in transfers], transfers, only)
+
+
+def _busiest(
+    arch: Arch,
+    loads: list[LinkLoad],
+    transfers: tuple[TransferSpec, ...],
+    only: frozenset[Link] | None,
+) -> Expr:
     rate = arch.noc.link_effective_bytes_per_cycle
     vectors: dict[Link, list[float]] = {}
-    for i, t in enumerate(transfers):
-        for link, share in t.links:
-            vectors.setdefault(link, [0.0] * len(transfers))[i] += share
+    for i, load in enumerate(loads):
+        for link, share in load:
+            if only is None or link in only:
+                vectors.setdefault(link, [0.0] * len(transfers))[i] += share
     distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
     kept: list[tuple[float, ...]] = []
     for vec in distinct:
@@ -98,6 +169,46 @@ def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
     return maximum(*sums)
 
 
+def multicast_send(arch: Arch, tile_bytes: int, group: int) -> int:
+    """Sender cycles per tile of one linked multicast to the other `group - 1` cores.
+
+    The block goes out as one linked transaction in packets of `noc.max_packet_bytes`,
+    each at the transfer-size bandwidth of a packet plus one write acknowledgement per
+    receiver (`noc.multicast_ack_cycles_per_receiver`, fitted on the measured linked
+    one-to-all tables: a full-grid multicast reaches the measured linked throughput, a
+    small group is faster)."""
+    noc = arch.noc
+    packet = noc.max_packet_bytes
+    wire = tile_bytes / noc.size_bandwidth(packet)
+    acks = tile_bytes * noc.multicast_ack_cycles_per_receiver * max(group - 1, 0) / packet
+    return math.ceil(wire + acks)
+
+
+def multicast_handshake(arch: Arch, span: int) -> int:
+    """Latency of one multicast block beyond its bytes (TT-Metal's semaphore protocol):
+    the receivers signal ready (a semaphore write), then the data and the flag that
+    releases them each land after a write's latency to the farthest receiver, `span`
+    hops away: the one-hop semaphore write plus a router hop per further hop."""
+    write = arch.fixed.semaphore_cycles + max(span - 1, 0) * arch.noc.hop_cycles
+    return arch.fixed.semaphore_cycles + 2 * write
+
+
+def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
+    """Cycles one engine spends on the DRAM read of transfer `t`: its issue-limited
+    stream, or what the banks it hits (`dram_wide`) or the busiest link on its routes (the
+    reads of the other engine, concurrent with it, loading those links too; the engine's
+    own other reads come before or after it) allow, whichever is slowest. A multicast
+    sender sends only after its read has landed, so this phase and the send add up on the
+    engine."""
+    per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
+    bounds = [t.tiles * per, dram_wide(arch, t)]
+    if t.read_links:
+        own = frozenset(link for link, _ in t.read_links)
+        loads = [u.read_links if u is t or u.engine != t.engine else () for u in transfers]
+        bounds.append(_busiest(arch, loads, transfers, own))
+    return maximum(*bounds)
+
+
 def dram_read_stage(
     arch: Arch, transfers: tuple[TransferSpec, ...]
 ) -> tuple[tuple[Term, ...], Expr]:
@@ -107,25 +218,23 @@ def dram_read_stage(
     terms = []
     per_engine: dict[str, Expr] = {}
     latency = 0
-    dram_rate = dram_grid_rate(arch)
-    dram_wide: Expr = Const(0)
+    dram: Expr = Const(0)
     for t in transfers:
-        per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
+        cycles = read_phase(arch, t, transfers)
         kind = "dram_read"
         lat = arch.dram.read_latency_cycles
         if t.multicast:
-            per += per_tile(t.tile_bytes, arch.noc.multicast_linked_bytes_per_cycle)
+            cycles = cycles + t.tiles * multicast_send(arch, t.tile_bytes, t.group)
             kind = "multicast"
-            lat += arch.fixed.semaphore_cycles + arch.noc.read_latency_cycles
-        cycles = t.tiles * per
+            lat += multicast_handshake(arch, t.group_span)
         terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
-        dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
+        dram = dram + dram_wide(arch, t)
         latency = max(latency, lat)
     links = link_bound(arch, transfers)
     if links != Const(0):
         terms.append(Term("noc_links", "busiest NoC link of the stage", links))
-    return tuple(terms), latency + maximum(*per_engine.values(), dram_wide, links)
+    return tuple(terms), latency + maximum(*per_engine.values(), dram, links)
 
 
 def dram_write_stage(
@@ -135,18 +244,17 @@ def dram_write_stage(
         return (), Const(0)
     terms = []
     per_core: Expr = Const(0)
-    dram_wide: Expr = Const(0)
-    dram_rate = dram_grid_rate(arch)
+    dram: Expr = Const(0)
     for t in transfers:
         per = per_tile(t.tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.noc.issue_cycles
         cycles = t.tiles * per
         terms.append(Term("dram_write", t.what, cycles + arch.dram.write_latency_cycles))
         per_core = per_core + cycles
-        dram_wide = dram_wide + t.tiles * per_tile(t.tile_bytes * t.concurrent, dram_rate)
+        dram = dram + dram_wide(arch, t)
     links = link_bound(arch, transfers)
     if links != Const(0):
         terms.append(Term("noc_links", "busiest NoC link of the stage", links))
-    return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram_wide, links)
+    return tuple(terms), arch.dram.write_latency_cycles + maximum(per_core, dram, links)
 
 
 def gather_term(arch: Arch, what: str, tiles: Expr, tile_bytes: int, sources: int) -> Term:

@@ -225,7 +225,8 @@ def _walk(
         case Leaf(terms=terms) | Stage(terms=terms):
             values = [t.cycles.eval(env) * scale for t in terms]
             top = values.index(max(values)) if values else -1
-            kind = role if isinstance(node, Stage) else "compute"
+            # a stage is named by its role ("store@..." may also sit in a body)
+            kind = node.name.split("@")[0] if isinstance(node, Stage) else "compute"
             if terms and all(t.kind == "fixed" for t in terms):
                 kind = "fixed"  # e.g. the program launch: no engine runs it
             return item(
