@@ -23,6 +23,7 @@ from dataclasses import dataclass
 
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Problem, Seq, Stage, latency, pipes
 from loom.ir.schedule import Schedule
+from loom.ir.scope import Scope
 from loom.sim import SimResult
 
 
@@ -100,11 +101,8 @@ def pipe_busy(
         cores.add(key[0])
         args = ev.get("args")
         loops = str(args.get("loops", "")) if isinstance(args, dict) else ""
-        pipe = next(
-            (f"loop:{v.removesuffix('_id')}" for v in reversed(loops.split(">"))
-             if f"loop:{v.removesuffix('_id')}" in known),
-            root,
-        )  # fmt: skip
+        scopes = (Scope(v.removesuffix("_id")).key for v in reversed(loops.split(">")))
+        pipe = next((key for key in scopes if key in known), root)
         slot = (pipe, _stage(str(ev["name"])))
         sums[slot] = sums.get(slot, 0.0) + float(ev["dur"]) * cycles_per_us  # type: ignore[arg-type]
         who.setdefault(slot, set()).add(engines[key])
