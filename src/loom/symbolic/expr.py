@@ -105,7 +105,14 @@ class Expr:
     @cached_property
     def key(self) -> str:
         """Canonical text: equal for equal expressions (symbols are equal by name)."""
-        return str(self)
+        return self._render()
+
+    def __str__(self) -> str:
+        # cached: a parent's text embeds its children's, so deep trees render once each
+        return self.key
+
+    def _render(self) -> str:
+        raise NotImplementedError
 
     def free_syms(self) -> frozenset[Sym]:
         return self._free_syms
@@ -162,7 +169,7 @@ class Const(Expr):
     value: int
     _rank: ClassVar[int] = 0
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return str(self.value)
 
     def eval(self, env: Mapping[str, int]) -> int:
@@ -202,7 +209,7 @@ class Sym(Expr):
         if self.align < 1:
             raise ValueError(f"symbol {self.name}: alignment must be >= 1")
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return self.name
 
     def free_syms(self) -> frozenset[Sym]:
@@ -248,7 +255,7 @@ class Poly(Expr):
     def children(self) -> tuple[Expr, ...]:
         return tuple(a for mono, _ in self.terms for a in mono)
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         parts: list[str] = []
         for mono, coeff in self.terms:
             parts.append(_format_term(mono, coeff, first=not parts))
@@ -379,7 +386,7 @@ class _Binary(Expr):
     def children(self) -> tuple[Expr, ...]:
         return (self.lhs, self.rhs)
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return f"{self.op_name}({self.lhs}, {self.rhs})"
 
     def to_json(self) -> object:
@@ -524,7 +531,7 @@ class _Extremum(Expr):
     def children(self) -> tuple[Expr, ...]:
         return self.args
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return f"{self.op_name}({', '.join(str(a) for a in self.args)})"
 
     def to_json(self) -> object:
@@ -627,7 +634,13 @@ class Cond:
 
     @cached_property
     def key(self) -> str:
-        return str(self)
+        return self._render()
+
+    def __str__(self) -> str:
+        return self.key
+
+    def _render(self) -> str:
+        raise NotImplementedError
 
     def __eq__(self, other: object) -> bool:
         return self is other or (isinstance(other, Cond) and self.key == other.key)
@@ -653,7 +666,7 @@ _CMP_OPS: dict[str, Callable[[int, int], bool]] = {
 class BoolConst(Cond):
     value: bool
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return "true" if self.value else "false"
 
     def eval(self, env: Mapping[str, int]) -> bool:
@@ -678,7 +691,7 @@ class Cmp(Cond):
     lhs: Expr
     rhs: Expr
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return f"{self.lhs} {self.op} {self.rhs}"
 
     def eval(self, env: Mapping[str, int]) -> bool:
@@ -719,7 +732,7 @@ class _Junction(Cond):
     args: tuple[Cond, ...]
     op_name: ClassVar[str] = ""
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return f"{self.op_name}({', '.join(str(a) for a in self.args)})"
 
     def free_syms(self) -> frozenset[Sym]:
@@ -791,7 +804,7 @@ class Select(Expr):
             itertools.chain.from_iterable(c.free_syms() for c in self.children())
         )
 
-    def __str__(self) -> str:
+    def _render(self) -> str:
         return f"select({self.cond}, {self.if_true}, {self.if_false})"
 
     def eval(self, env: Mapping[str, int]) -> int:
