@@ -7,8 +7,9 @@ from programs import lowered
 from schedules import mapping_of
 from walk import all_events
 
+from loom.ir.multicast import multicast_pipes
 from loom.ir.program import IfCore, Loop, Program, ReceiveAll, ReceiveEach, Wait, walk_stmts
-from loom.lower.mesh import multicast_pipes, spatial_index
+from loom.lower.mesh import spatial_index
 from loom.lower.printer import format_program
 
 CASES = {c.id: c for c in FAST}

@@ -18,6 +18,7 @@ from loom.cuda.physical import Physical, PhysKernel
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
 from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
+from loom.ir.multicast import multicast_pipes
 from loom.ir.program import (
     CORE_X,
     CORE_Y,
@@ -386,7 +387,7 @@ class _Lower:
         if ay * ax == 1 or not self.even:
             return Reserve(read.buffer, (read,))
         last = lane == "writer"
-        row, rest = _multicast_pipes(self.grid, area, last)
+        row, rest = multicast_pipes(self.grid, area, last)
         name = f"mc_{read.buffer}"
         nets = [n for n in (self.net(name, row), self.net(f"{name}_rest", rest)) if n]
         sends = tuple(Send(read.buffer, n) for n in nets)
@@ -686,30 +687,6 @@ class _Lower:
 def _in_rect(rect: tuple[int, int, int, int]) -> Cond:
     y0, y1, x0, x1 = rect
     return conj(CORE_Y.ge(y0), CORE_Y.le(y1 - 1), CORE_X.ge(x0), CORE_X.le(x1 - 1))
-
-
-def _multicast_pipes(
-    grid: tuple[int, int], area: tuple[int, int], last: bool
-) -> tuple[tuple[Pipe, ...], tuple[Pipe, ...]]:
-    """Pipes from each aligned `area` block's sending corner to the rest of the block:
-    one along the sender's row, one over the other rows (a rectangle less its corner is
-    two rectangles, and a core sources at most one pipe per net)."""
-    (gy, gx), (ay, ax) = grid, area
-    row: list[Pipe] = []
-    rest: list[Pipe] = []
-    for oy in range(0, gy, ay):
-        for ox in range(0, gx, ax):
-            if last:
-                sy, sx = oy + ay - 1, ox + ax - 1
-                row_x, rest_y = (ox, sx), (oy, sy)
-            else:
-                sy, sx = oy, ox
-                row_x, rest_y = (ox + 1, ox + ax), (oy + 1, oy + ay)
-            if ax > 1:
-                row.append(Pipe((sy, sx), (sy, sy + 1), row_x))
-            if ay > 1:
-                rest.append(Pipe((sy, sx), rest_y, (ox, ox + ax)))
-    return tuple(row), tuple(rest)
 
 
 def _bindings(env: Mapping[str, int]) -> str:

@@ -8,7 +8,6 @@ mixed-radix conventions). The same module enumerates the concrete pipes of a net
 
 from __future__ import annotations
 
-from loom.errors import ScheduleError
 from loom.ir.program import CORE_X, CORE_Y, Pipe
 from loom.ir.schedule import Mapping, MeshLevel
 from loom.symbolic import Cond, Const, Expr, cmp, conj, floordiv, mod
@@ -52,43 +51,6 @@ def group_origin_cond(cores: tuple[int, int], area: tuple[int, int], last: bool 
 def origin_row_cond(cores: tuple[int, int], area: tuple[int, int], last: bool = False) -> Cond:
     """True on the cores in the same row as their block's sending corner."""
     return _at_corner(CORE_Y, cores[0], area[0], last)
-
-
-def multicast_pipes(
-    cores: tuple[int, int], area: tuple[int, int], last: bool = False
-) -> tuple[tuple[Pipe, ...], tuple[Pipe, ...]]:
-    """Pipes from the sending corner of each aligned `area` block to the rest of the block.
-
-    The corner is the one from which the sending engine's NoC runs into the block: NoC0
-    goes east then south, so its sender is the first core (top left); NoC1 goes north then
-    west, so its sender (`last`) is the bottom-right core. From the other corner the
-    multicast would wrap around the torus and cross the whole row and column.
-
-    A rectangle without its corner is not a rectangle, so a 2-D block takes two pipes:
-    one along the sender's own row and one over the other rows. They go to two nets,
-    because a core is the source of at most one pipe per net.
-    """
-    (cy, cx), (ay, ax) = cores, area
-    if cy % ay or cx % ax:
-        raise ScheduleError(
-            f"a multicast area of {ay}x{ax} cores does not tile the {cy}x{cx} cores in use; "
-            "multicast groups must be aligned blocks of the core grid."
-        )
-    row: list[Pipe] = []
-    rest: list[Pipe] = []
-    for oy in range(0, cy, ay):
-        for ox in range(0, cx, ax):
-            if last:
-                sy, sx = oy + ay - 1, ox + ax - 1
-                row_x, rest_y = (ox, sx), (oy, sy)
-            else:
-                sy, sx = oy, ox
-                row_x, rest_y = (ox + 1, ox + ax), (oy + 1, oy + ay)
-            if ax > 1:
-                row.append(Pipe((sy, sx), (sy, sy + 1), row_x))
-            if ay > 1:
-                rest.append(Pipe((sy, sx), rest_y, (ox, ox + ax)))
-    return tuple(row), tuple(rest)
 
 
 def owner_of(mapping: Mapping, axis: str, core: tuple[int, int]) -> tuple[int, int]:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from loom.errors import ScheduleError
+from loom.ir.multicast import multicast_pipes
 from loom.ir.program import (
     IfCore,
     Loop,
@@ -32,7 +33,7 @@ from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.lower.context import LowerContext
 from loom.lower.dram import tile_window
 from loom.lower.loops import core_cond, loop_var
-from loom.lower.mesh import all_cores, group_origin_cond, multicast_pipes, origin_row_cond
+from loom.lower.mesh import all_cores, group_origin_cond, origin_row_cond
 from loom.symbolic import Expr
 
 WriterMerge = Callable[[tuple[Gather, ...], If, dict[str, Expr]], tuple[Stmt, ...]]
