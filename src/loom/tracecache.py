@@ -75,6 +75,14 @@ def kernel_file(name_or_path: str) -> KernelFile:
         ) from None
 
 
+def _hash_sources(digest: hashlib._Hash, root: Path, folder: Path) -> None:
+    """Feed every Python file under `folder` to `digest`: its path below `root`, then its
+    bytes, in sorted order (so the digest names exactly that source tree)."""
+    for file in sorted(folder.rglob("*.py")):
+        digest.update(file.relative_to(root).as_posix().encode())
+        digest.update(file.read_bytes())
+
+
 @lru_cache(maxsize=1)
 def _versions() -> str:
     parts = []
@@ -86,9 +94,7 @@ def _versions() -> str:
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
     for package in _TRACED_PACKAGES:
-        for file in sorted((root / package).rglob("*.py")):
-            digest.update(file.relative_to(root).as_posix().encode())
-            digest.update(file.read_bytes())
+        _hash_sources(digest, root, root / package)
     parts.append(f"frontend={digest.hexdigest()[:16]}")
     return ";".join(parts)
 
@@ -110,9 +116,7 @@ def _loom_source() -> str:
     compile result depends on besides its inputs."""
     root = Path(__file__).resolve().parent
     digest = hashlib.sha256()
-    for file in sorted(root.rglob("*.py")):
-        digest.update(file.relative_to(root).as_posix().encode())
-        digest.update(file.read_bytes())
+    _hash_sources(digest, root, root)
     try:
         digest.update(importlib.metadata.version("ortools").encode())
     except importlib.metadata.PackageNotFoundError:
