@@ -24,6 +24,7 @@ import re
 import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from typing import NoReturn, cast
 
 import torch
@@ -353,7 +354,7 @@ class HelionImporter(SurfaceOps):
         return tuple(kept)
 
     def _returned_names(self) -> set[str] | None:
-        tree = self._kernel_ast()
+        tree = self._kernel_ast
         if tree is None:
             return None
         names: set[str] = set()
@@ -362,7 +363,9 @@ class HelionImporter(SurfaceOps):
                 names.update(n.id for n in ast.walk(stmt.value) if isinstance(n, ast.Name))
         return names
 
+    @cached_property
     def _kernel_ast(self) -> ast.AST | None:
+        """The kernel function's syntax tree, parsed once (None when its source is unavailable)."""
         try:
             return ast.parse(textwrap.dedent(inspect.getsource(self.bound.kernel.fn)))
         except (OSError, TypeError, SyntaxError):
@@ -936,7 +939,7 @@ class HelionImporter(SurfaceOps):
 
     def _zero_initialised(self, tensor: str) -> bool:
         """Whether the kernel's host code creates `tensor` with a zero fill."""
-        tree = self._kernel_ast()
+        tree = self._kernel_ast
         if tree is None:
             return False
         zeros = {"zeros", "zeros_like", "new_zeros"}
