@@ -43,7 +43,8 @@ from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
 from loom.frontend.language import gather
-from loom.frontend.surface import SurfaceOps
+from loom.frontend.leading import drop_dead
+from loom.frontend.surface import LocalIndex, SurfaceOps
 from loom.ir.geometry import TILE
 from loom.ir.tile import (
     Carried,
@@ -223,6 +224,8 @@ class HelionImporter(SurfaceOps):
         self.index_values: set[str] = set()
         """Values holding indices (argmax/argmin results), exact integers in fp32."""
         self.used_names: set[str] = set()
+        self.superseded: set[str] = set()
+        """Full-extent producers replaced by a leading-axis reduction's loop."""
         self.block_exprs: dict[int, Expr] = {}
         self.block_begin: dict[int, Expr] = {}
         self.block_index: dict[int, Sym] = {}
@@ -273,7 +276,7 @@ class HelionImporter(SurfaceOps):
             self._convert_graph(root, scope, inputs=())
         if len(roots) > 1:
             scope.ops = list(self._drop_scratch(tuple(scope.ops)))
-        body = _without_unused_index_loads(tuple(scope.ops))
+        body = _without_unused_index_loads(drop_dead(tuple(scope.ops), self.superseded))
         loaded = {op.tensor for op in walk(body) if isinstance(op, Load)}
         args = tuple(
             TensorArg(t.name, t.shape, t.dtype, "output" if t.name in self.stored else "input")
@@ -528,6 +531,10 @@ class HelionImporter(SurfaceOps):
             return handler(node, scope)
         if target in _UNARY:
             return self._elementwise(node, scope, _UNARY[target], node.args[:1])
+        if target is aten.add.Tensor:
+            offset = self._plus_begin(node, scope)
+            if offset is not None:
+                return offset
         if target in _BINARY:
             if node.kwargs.get("alpha", 1) != 1:
                 self._unsupported(node, "add/sub with alpha")
@@ -570,6 +577,8 @@ class HelionImporter(SurfaceOps):
             k += 1
             unique = f"{base}_{k}"
         self.used_names.add(unique)
+        if val.dtype in _INDEX_DTYPES:
+            self.index_values.add(unique)
         return Value(unique, tuple(self._dim(d, node) for d in val.shape), self._dtype(val, node))
 
     def _dim(self, dim: object, node: torch.fx.Node) -> Expr:
@@ -589,12 +598,25 @@ class HelionImporter(SurfaceOps):
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
         if val.dtype == torch.bool:
             return _MASK_DTYPE
+        if val.dtype in _INDEX_DTYPES:
+            # integer tile values come only from argmax/argmin, integer fills and
+            # selections between them (integer tensors cannot be loaded or converted to):
+            # exact integers held in fp32
+            return "fp32"
         if val.dtype not in _DTYPES:
             self._unsupported(node, f"dtype {val.dtype}")
         return _DTYPES[val.dtype]
 
     def _value(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value:
         value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, LocalIndex):
+            self._unsupported(
+                node,
+                f"the {value.what} of a tile of a looped dim used without its tile's begin",
+                f"add the tile's begin (`x[tile_m, tile_n].{value.what}(-1) + tile_n.begin`), "
+                "the index in the tensor, which the running (value, index) pair of a looped "
+                f"{value.what} carries",
+            )
         if isinstance(value, Expr) and not isinstance(value, Const):
             self._unsupported(
                 node,
@@ -865,6 +887,52 @@ class HelionImporter(SurfaceOps):
         result = self._renamed(Value("", (Const(n),), "fp32"), f"{name}_tile")
         self._emit(scope, Load(result, name, (Window(Const(0), Const(n)),), line))
         return result
+
+    def _argreduce_block(self, n: Expr) -> tuple[int, int, Expr] | None:
+        """(block id, extent of its dim, begin) of the loop tile `n` (an argmax over a
+        tile of a looped dim), or None when `n` is no tile of an entered loop."""
+        found = [b for b, e in self.block_exprs.items() if e == n and b in self.block_begin]
+        if not found:
+            return None
+        bid = found[-1]
+        info = self.env.block_sizes[bid]
+        extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
+        return bid, int(extent), self.block_begin[bid]
+
+    def _tile_indices(self, scope: _Scope, bid: int, column: bool, line: int) -> Value:
+        """The indices in the tensor of the elements of tile `bid`, as a row (`<tile>_index`)
+        or as a column (`<tile>_col_index`), read from an index vector in DRAM."""
+        sym = self.block_exprs[bid]
+        assert isinstance(sym, Sym)
+        info = self.env.block_sizes[bid]
+        extent = int(info.size if isinstance(info.size, int) else self._enclosing_extent(bid))
+        begin = Window(self.block_begin[bid], sym)
+        if column:
+            name = f"{sym.name}_col_index"
+            shape: tuple[int, ...] = (extent, 1)
+            window: tuple[Window, ...] = (begin, Window(Const(0), Const(1)))
+            vshape: tuple[Expr, ...] = (sym, Const(1))
+        else:
+            name, shape, window, vshape = f"{sym.name}_index", (extent,), (begin,), (sym,)
+        self.tensors.setdefault(name, TensorArg(name, shape, "fp32", "input"))
+        result = self._renamed(Value("", vshape, "fp32"), f"{name}_tile")
+        self._emit(scope, Load(result, name, window, line))
+        return result
+
+    def _plus_begin(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        """`x.argmax(-1) + tile_n.begin` over the tile of a looped dim: the index in the
+        tensor, which the argmax computed already (see SurfaceOps._argreduce)."""
+        a, b = (scope.values.get(v) if isinstance(v, torch.fx.Node) else v for v in node.args[:2])
+        local, other = (a, b) if isinstance(a, LocalIndex) else (b, a)
+        if not isinstance(local, LocalIndex):
+            return None
+        if not isinstance(other, Expr) or other != local.begin:
+            self._unsupported(
+                node,
+                f"the {local.what} of a tile of a looped dim plus {other}",
+                f"add the begin of the tile it runs over (`+ tile_n.begin`)",
+            )
+        return local.value
 
     def _eq(self, node: torch.fx.Node, scope: _Scope) -> Cond:
         lhs, rhs = (

@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import torch
 
+from loom.errors import FrontendError
+from loom.frontend.leading import LeadingAxisError, reduce_leading
 from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, Value
-from loom.symbolic import Const
+from loom.symbolic import Const, Expr
 
 if TYPE_CHECKING:
     from loom.frontend.helion_import import _Scope
@@ -86,6 +89,16 @@ UNSUPPORTED_HINTS = {
 }
 
 
+@dataclass(frozen=True)
+class LocalIndex:
+    """argmax/argmin over the tile of a looped dim: `value` holds the index in the
+    tensor, which is the result plus the tile's `begin`; the handler of `+` takes it."""
+
+    value: Value
+    begin: Expr
+    what: str
+
+
 def _broadcast(result: Value, *args: Operand) -> Value:
     """The shape numpy broadcasting gives `args` (a step of a rewrite keeps a mask's
     vector shape until it meets a full tile), in the dtype of `result`."""
@@ -111,7 +124,12 @@ class SurfaceOps:
     _span_index: Callable[[_Scope, int, int], Value]
     index_values: set[str]
     index_loads: dict[str, int]
+    superseded: set[str]
+    source_file: str
+    name: str
     _index_column: Callable[..., Value | None]
+    _argreduce_block: Callable[[Expr], tuple[int, int, Expr] | None]
+    _tile_indices: Callable[[_Scope, int, bool, int], Value]
 
     def surface_handlers(self) -> dict[object, Callable[[torch.fx.Node, _Scope], object]]:
         table: dict[object, Callable[[torch.fx.Node, _Scope], object]] = {}
@@ -376,10 +394,14 @@ class SurfaceOps:
             out = self._variance(node, scope, x, axis, reduced, line, result, keepdim)
         return out
 
-    def _argreduce(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
-        """`argmax`/`argmin` over a full slice of n elements: the smallest index where the
-        value equals the extreme, `min(idx + n * (x < max))`, with the indices 0..n-1 read
-        from an index vector; every step in fp32, so the indices are exact integers."""
+    def _argreduce(self, node: torch.fx.Node, scope: _Scope) -> object:
+        """`argmax`/`argmin` over n elements: the smallest index where the value equals
+        the extreme, `min(idx + n * (x < max))`, every step in fp32 so the indices are
+        exact integers. Over a full slice the indices 0..n-1 come from an index vector;
+        over a tile of a looped dim (`x[tile_m, tile_n].argmax(-1)` inside a loop over
+        tile_n) they are the tile's own indices in the tensor, and the result is the
+        index within the tile, which Loom compiles as `... + tile_n.begin` (the running
+        (max, index) pair of a looped argmax, carried by the user's `torch.where`)."""
         is_max = node.target == aten.argmax.default
         what = "argmax" if is_max else "argmin"
         x = self._operand(scope, node.args[0], node)
@@ -391,12 +413,14 @@ class SurfaceOps:
         axis = dim % x.rank
         n = x.shape[axis]
         line = self._line(node)
-        if not isinstance(n, Const) or axis < x.rank - 2:
+        tiled = self._argreduce_block(n) if not isinstance(n, Const) else None
+        if (not isinstance(n, Const) and tiled is None) or axis < x.rank - 2:
             self._unsupported(
                 node,
-                f"{what} over a tiled dimension or a leading axis",
+                f"{what} over a leading axis or a dim without a static extent",
                 f"{what} over a full slice `x[tile, :]` (or `x[:, tile]`) along one of the "
-                "last two axes",
+                "last two axes, or over the tile of a loop along it, offset by the tile's "
+                "begin (`x[tile_m, tile_n].argmax(-1) + tile_n.begin`)",
             )
             return None
         like = Value("", x.shape, "fp32")
@@ -404,18 +428,27 @@ class SurfaceOps:
         xs = x if is_max else self._ew(scope, "neg", (x,), like, line, f"{what}_neg")
         peak = self._reduce_into(scope, "max", xs, axis, reduced, line, None, True)
         below = self._ew(scope, "lt", (xs, peak), like, line, f"{what}_miss")
-        idx = self._span_index(scope, n.value, line)
-        if axis == x.rank - 2:  # indices down the rows: a column
+        if tiled is None:
+            assert isinstance(n, Const)
+            span = n.value
+            idx = self._span_index(scope, span, line)
+        else:
+            span = tiled[1]
+            idx = self._tile_indices(scope, tiled[0], axis == x.rank - 2, line)
+        if tiled is None and axis == x.rank - 2:  # indices down the rows: a column
             column = self._temp(Value("", (n, Const(1)), "fp32"), f"{idx.name}_col")
             self._emit(scope, ExpandDims(column, idx, 1, line))
             idx = column
-        away = self._ew(scope, "mul", (below, float(n.value)), like, line, f"{what}_away")
+        away = self._ew(scope, "mul", (below, float(span)), like, line, f"{what}_away")
         cand = self._ew(scope, "add", (idx, away), like, line, f"{what}_cand")
         flip = self._ew(scope, "neg", (cand,), like, line, f"{what}_flip")
         first = self._reduce_into(scope, "max", flip, axis, reduced, line, None, keepdim)
         result = self._renamed(Value("", first.shape, "fp32"), node.name)
         self.index_values.add(result.name)
-        return self._finish(scope, "neg", (first,), line, result)
+        found = self._finish(scope, "neg", (first,), line, result)
+        if tiled is None:
+            return found
+        return LocalIndex(found, tiled[2], what)
 
     def _reduce_into(
         self,
@@ -428,6 +461,8 @@ class SurfaceOps:
         result: Value | None,
         keepdim: bool,
     ) -> Value:
+        if axis < x.rank - 2:
+            return self._reduce_leading(scope, op, x, axis, reduced, line, result, keepdim)
         if not keepdim:
             target = result or self._temp(reduced, f"{op}_red")
             self._emit(scope, Reduce(target, op, x, axis, line))
@@ -440,6 +475,45 @@ class SurfaceOps:
         )
         self._emit(scope, ExpandDims(kept, flat, axis, line))
         return kept
+
+    def _reduce_leading(
+        self,
+        scope: _Scope,
+        op: str,
+        x: Value,
+        axis: int,
+        reduced: Value,
+        line: int,
+        result: Value | None,
+        keepdim: bool,
+    ) -> Value:
+        """A reduction over a leading axis (not one of a tile's two): a loop over its
+        slices folding each into an accumulator (see loom.frontend.leading)."""
+        kept = (*reduced.shape[:axis], Const(1), *reduced.shape[axis:])
+        shape = kept if keepdim else reduced.shape
+        target = result or self._temp(Value("", shape, reduced.dtype), f"{op}_red")
+        problem = ""
+        if not isinstance(x.shape[axis], Const):
+            problem = f"the axis is tiled ({x.shape[axis]}), not a full slice `:`"
+        else:
+            try:
+                loop = reduce_leading(scope.ops, op, x, axis, target, self._renamed, line)
+            except LeadingAxisError as err:
+                problem = (
+                    f"the reduced value is computed by a {type(err.op).__name__} (Loom "
+                    "recomputes loads, elementwise ops, conversions and fills per slice)"
+                )
+            else:
+                scope.ops.extend(loop.ops)
+                self.superseded.update(loop.superseded)
+                return loop.result
+        raise FrontendError(
+            f"{self.source_file}:{line}: Loom cannot compile the {op} over axis {axis} of a "
+            f"rank-{x.rank} value in kernel {self.name!r}: {problem}. A reduction over a "
+            "leading axis (not one of the last two) is a loop over its slices, so reduce a "
+            "full slice `x[:, tile_m, tile_n]` of a loaded tensor, or elementwise results "
+            "of such slices, in the same loop body."
+        )
 
     def _finish(
         self, scope: _Scope, op: str, args: tuple[Operand, ...], line: int, result: Value
