@@ -1070,6 +1070,8 @@ class HelionImporter(SurfaceOps):
             if not isinstance(nxt, Value):
                 self._unsupported(node, f"a loop-carried value updated to {nxt}", "carry a tile")
             result = self._renamed(init, f"{init.name}_final")
+            if init.name in self.index_values and nxt.name in self.index_values:
+                self.index_values.update((iter_args[pos].name, result.name))
             carried.append(Carried(init, iter_args[pos], nxt, result))
             results[out_index] = result
         loop_op = ForLoop(tile, index, begin, end, tuple(body.ops), tuple(carried), _line(node))
