@@ -35,7 +35,13 @@ CASES = {
     ),
     "argmax": (
         ["--arg", "x=64x64"],
-        r"argmax\.py:11: Loom cannot compile `argmax over a tiled dimension.*full slice",
+        r"argmax\.py:11: Loom cannot compile `argmax over a dim tiled by the grid`.*inner "
+        r"loop.*\+ tile_n\.begin",
+    ),
+    "argmax_local": (
+        ["--arg", "x=64x64"],
+        r"argmax_local\.py:12: Loom cannot compile `the argmax of a tile of a looped dim used "
+        r"without its tile's begin`.*\+ tile_n\.begin",
     ),
     "integer_input": (
         [],
@@ -43,9 +49,14 @@ CASES = {
     ),
     "fp8_input": ([], r"fp8_input\.py:10: .*`tensor x of dtype torch\.float8_e4m3fn`.*bfp8"),
     "erf": (["--arg", "x=64x64"], r"erf\.py:10: Loom cannot compile `erf`.*helion-surface"),
-    "batch_sum": (
+    "batch_argmax": (
         ["--arg", "x=4x64x64"],
-        r"batch_sum\.py:11: Loom reduces over the last two axes of a tile.*axis 0 of a rank-3",
+        r"batch_argmax\.py:11: Loom cannot compile `argmax over a leading axis`",
+    ),
+    "batch_sum_tiled": (
+        ["--arg", "x=4x64x64"],
+        r"batch_sum_tiled\.py:11: Loom cannot compile the sum over axis 0 of a rank-3 value"
+        r".*the axis is tiled \(tile_d0\).*full slice",
     ),
     "jagged": (
         ["--arg", "values=64x64", "--arg", "offsets=5:fp32"],

@@ -610,13 +610,7 @@ class HelionImporter(SurfaceOps):
     def _value(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value:
         value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
         if isinstance(value, LocalIndex):
-            self._unsupported(
-                node,
-                f"the {value.what} of a tile of a looped dim used without its tile's begin",
-                f"add the tile's begin (`x[tile_m, tile_n].{value.what}(-1) + tile_n.begin`), "
-                "the index in the tensor, which the running (value, index) pair of a looped "
-                f"{value.what} carries",
-            )
+            self._local_index_error(node, value)
         if isinstance(value, Expr) and not isinstance(value, Const):
             self._unsupported(
                 node,
@@ -889,9 +883,14 @@ class HelionImporter(SurfaceOps):
         return result
 
     def _argreduce_block(self, n: Expr) -> tuple[int, int, Expr] | None:
-        """(block id, extent of its dim, begin) of the loop tile `n` (an argmax over a
-        tile of a looped dim), or None when `n` is no tile of an entered loop."""
-        found = [b for b, e in self.block_exprs.items() if e == n and b in self.block_begin]
+        """(block id, extent of its dim, begin) of the inner-loop tile `n` (an argmax
+        over a tile of a looped dim), or None when `n` is no tile of an entered inner
+        loop (a grid tile: each block would see only its own tile of the dim)."""
+        found = [
+            b
+            for b, e in self.block_exprs.items()
+            if e == n and b in self.block_begin and not self._is_grid_block(b)
+        ]
         if not found:
             return None
         bid = found[-1]
@@ -918,6 +917,15 @@ class HelionImporter(SurfaceOps):
         result = self._renamed(Value("", vshape, "fp32"), f"{name}_tile")
         self._emit(scope, Load(result, name, window, line))
         return result
+
+    def _local_index_error(self, node: torch.fx.Node, value: LocalIndex) -> NoReturn:
+        self._unsupported(
+            node,
+            f"the {value.what} of a tile of a looped dim used without its tile's begin",
+            f"add the tile's begin (`x[tile_m, tile_n].{value.what}(-1) + tile_n.begin`), "
+            "the index in the tensor, which the running (value, index) pair of a looped "
+            f"{value.what} carries",
+        )
 
     def _plus_begin(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         """`x.argmax(-1) + tile_n.begin` over the tile of a looped dim: the index in the
@@ -1067,6 +1075,8 @@ class HelionImporter(SurfaceOps):
             init = scope.values[_as_node(args[pos])]
             nxt = outputs[out_index]
             assert isinstance(init, Value)  # a carried position holds a tile (checked above)
+            if isinstance(nxt, LocalIndex):
+                self._local_index_error(node, nxt)
             if not isinstance(nxt, Value):
                 self._unsupported(node, f"a loop-carried value updated to {nxt}", "carry a tile")
             result = self._renamed(init, f"{init.name}_final")

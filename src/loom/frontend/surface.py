@@ -415,12 +415,14 @@ class SurfaceOps:
         line = self._line(node)
         tiled = self._argreduce_block(n) if not isinstance(n, Const) else None
         if (not isinstance(n, Const) and tiled is None) or axis < x.rank - 2:
+            where = "a leading axis" if axis < x.rank - 2 else "a dim tiled by the grid"
             self._unsupported(
                 node,
-                f"{what} over a leading axis or a dim without a static extent",
+                f"{what} over {where}",
                 f"{what} over a full slice `x[tile, :]` (or `x[:, tile]`) along one of the "
-                "last two axes, or over the tile of a loop along it, offset by the tile's "
-                "begin (`x[tile_m, tile_n].argmax(-1) + tile_n.begin`)",
+                "last two axes, or over the tile of an inner loop along it, offset by the "
+                f"tile's begin (`x[tile_m, tile_n].{what}(-1) + tile_n.begin`) and carried "
+                "as a running (value, index) pair",
             )
             return None
         like = Value("", x.shape, "fp32")
