@@ -56,6 +56,12 @@ def parse_format_spec(text: str) -> FormatSpec:
             value = parse_format(fmt).value
         except ValueError as exc:
             raise FormatError(f"--dtype '{text}': {exc}") from None
+        if value == DataFormat.INT32:
+            raise FormatError(
+                f"--dtype '{text}': --dtype stores float tensors in another float format; "
+                "int32 is not one (a tensor is int32 when the kernel's argument is); use "
+                "bf16, fp16, fp32, bfp8 or bfp4"
+            )
         if not name:
             default = value
         elif name.strip() == ACC:
@@ -82,7 +88,11 @@ def apply_formats(program: TileProgram, spec: FormatSpec) -> TileProgram:
                 f"have; its tensor arguments are {', '.join(sorted(names))} (and '{ACC}' "
                 "for the accumulator)"
             )
-    chosen = {a.name: spec.default or a.dtype for a in program.args}
+    # integer tensors keep their format: --dtype re-stores float data only
+    chosen = {
+        a.name: a.dtype if a.dtype == DataFormat.INT32 else spec.default or a.dtype
+        for a in program.args
+    }
     chosen.update(dict(spec.per_arg))
     retype: dict[str, str] = {}
     for op in walk(program.body):

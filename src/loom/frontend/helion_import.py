@@ -72,15 +72,40 @@ from loom.symbolic import Cond, Const, Expr, Sym, as_expr, ceildiv, cmp
 aten = torch.ops.aten
 prims = torch.ops.prims
 
-_DTYPES = {torch.bfloat16: "bf16", torch.float16: "fp16", torch.float32: "fp32"}
-_INDEX_DTYPES = (torch.int64, torch.int32)
-"""Integer tensors Loom accepts as outputs of argmax/argmin only, held as fp32 indices."""
-_INTEGER_HINT = (
-    "the tile engines compute in bf16, fp16 and fp32 (tt-lang-sim has no integer or "
-    "e4m3/e5m2 fp8 tiles); cast integer and fp8 inputs on the host (x.float()) before the "
-    "kernel, or keep them bf16 and store them in Tenstorrent's 8-bit block float with "
-    "`--dtype bfp8`. An integer output may only receive argmax/argmin indices"
-)
+_DTYPES = {
+    torch.bfloat16: "bf16",
+    torch.float16: "fp16",
+    torch.float32: "fp32",
+    torch.int32: "int32",
+}
+_INDEX_DTYPES = (torch.int64,)
+"""int64 tensors: outputs of argmax/argmin only, held as fp32 indices (no 64-bit tiles)."""
+_INT_OPS = {"add", "sub", "mul", "maximum", "minimum", "neg", "abs", "relu"}
+"""Elementwise ops computed on int32 tiles when every operand is an int32 tile."""
+
+
+def _dtype_hint(dtype: torch.dtype) -> str:
+    """Why a tensor dtype has no tile format, and what to do instead."""
+    if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        why = (
+            "tt-lang-sim 1.1.6 cannot compute on IEEE-style fp8 tiles (its tile ops are torch "
+            f"ops, and torch implements no arithmetic for {dtype}), and Tenstorrent's 8-bit "
+            "format is the block float bfloat8_b"
+        )
+        return f"{why}; pass bf16 and store it as bfp8 with `--dtype bfp8`"
+    if dtype == torch.int64:
+        why = "there are no 64-bit integer tiles (int64 outputs receive argmax/argmin indices)"
+    elif dtype == torch.float64:
+        why = "there are no 64-bit float tiles"
+    else:
+        why = (
+            "Loom's integer tile format is int32 (tt-lang-sim also has no arithmetic on "
+            "unsigned 32-bit tiles)"
+        )
+    return (
+        f"{why}; the tile formats are bf16, fp16, fp32, int32 and the block floats bfp8 "
+        "and bfp4: cast on the host (x.to(torch.int32) or x.float()) before the kernel"
+    )
 _MASK_DTYPE = "fp32"
 """Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
 TILE_ALIGN = TILE
@@ -599,12 +624,12 @@ class HelionImporter(SurfaceOps):
         if val.dtype == torch.bool:
             return _MASK_DTYPE
         if val.dtype in _INDEX_DTYPES:
-            # integer tile values come only from argmax/argmin, integer fills and
-            # selections between them (integer tensors cannot be loaded or converted to):
+            # int64 tile values come only from argmax/argmin, integer fills and
+            # selections between them (int64 tensors cannot be loaded or converted to):
             # exact integers held in fp32
             return "fp32"
         if val.dtype not in _DTYPES:
-            self._unsupported(node, f"dtype {val.dtype}")
+            self._unsupported(node, f"dtype {val.dtype}", _dtype_hint(val.dtype))
         return _DTYPES[val.dtype]
 
     def _value(self, scope: _Scope, arg: object, node: torch.fx.Node) -> Value:
@@ -637,9 +662,36 @@ class HelionImporter(SurfaceOps):
         return self._value(scope, arg, node)
 
     def _emit(self, scope: _Scope, op: Op) -> Value | None:
+        if isinstance(op, Elementwise):
+            op = self._promoted(scope, op)
         scope.ops.append(op)
         results = op.results()
         return results[0] if results else None
+
+    def _promoted(self, scope: _Scope, op: Elementwise) -> Op:
+        """One format per elementwise op: an op of `_INT_OPS` between int32 tiles into an
+        int32 result runs on int32 tiles (exact at any magnitude); any other op touching
+        int32 (a constant, a 0/1 mask, an fp32 operand: TT-Lang's `fill` makes float
+        blocks) runs in fp32 on its int32 operands converted, as torch's type promotion
+        does, exact below 2^24, and an int32 result is its fp32 result converted."""
+        ints = (
+            op.result.dtype == "int32"
+            and op.op in _INT_OPS
+            and all(isinstance(a, Value) and a.dtype == "int32" for a in op.args)
+        )
+        if ints or not any(v.dtype == "int32" for v in (*op.operands(), op.result)):
+            return op
+        args = tuple(
+            self._cast(scope, a, "fp32", op.line)
+            if isinstance(a, Value) and a.dtype == "int32"
+            else a
+            for a in op.args
+        )
+        if op.result.dtype != "int32":
+            return replace(op, args=args)
+        wide = self._renamed(replace(op.result, dtype="fp32"), f"{op.result.name}_fp32")
+        scope.ops.append(replace(op, result=wide, args=args))
+        return Convert(op.result, wide, op.line)
 
     # ----- handlers ----------------------------------------------------------------
     def _host_tensor(self, node: torch.fx.Node, scope: _Scope) -> str:
@@ -651,7 +703,8 @@ class HelionImporter(SurfaceOps):
             if val.dtype in _INDEX_DTYPES:
                 self.index_tensors[name] = val.dtype
             elif val.dtype not in _DTYPES:
-                self._unsupported(node, f"tensor {name} of dtype {val.dtype}", _INTEGER_HINT)
+                what = f"tensor {name} of dtype {val.dtype}"
+                self._unsupported(node, what, _dtype_hint(val.dtype))
             shape = tuple(int(d) for d in val.shape)
             self.tensors[name] = TensorArg(name, shape, _DTYPES.get(val.dtype, "fp32"), "input")
         return name
@@ -697,7 +750,7 @@ class HelionImporter(SurfaceOps):
             self._unsupported(node, f"a load of {tensor} (not a kernel argument)")
         if tensor in self.index_tensors:
             what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
-            self._unsupported(node, what, _INTEGER_HINT)
+            self._unsupported(node, what, _dtype_hint(self.index_tensors[tensor]))
         window = self._window(node, tensor, _seq_arg(node, 1))
         forwarded = self._forwarded(node, scope, tensor, window)
         if forwarded is not None:
@@ -714,7 +767,9 @@ class HelionImporter(SurfaceOps):
         value = self._value(scope, node.args[2], node)
         if tensor in self.index_tensors and value.name not in self.index_values:
             what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
-            self._unsupported(node, what, _INTEGER_HINT)
+            self._unsupported(node, what, _dtype_hint(self.index_tensors[tensor]))
+        if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
+            value = self._cast(scope, value, "int32", _line(node))
         self._emit(scope, Store(tensor, window, value, _line(node)))
         read = self.phase_loads.get(tensor, [])
         if any(phase < self.phase and where != window for phase, where in read):
@@ -787,7 +842,7 @@ class HelionImporter(SurfaceOps):
         if dtype in _INDEX_DTYPES and operand.name in self.index_values:
             return operand  # indices stay exact fp32 integers
         if dtype not in _DTYPES:
-            self._unsupported(node, f".to({dtype})", _INTEGER_HINT)
+            self._unsupported(node, f".to({dtype})", _dtype_hint(dtype))
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 

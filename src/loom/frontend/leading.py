@@ -93,7 +93,8 @@ def reduce_leading(
         tile, index, Const(0), n, tuple(body), (Carried(init, arg, nxt, result),), line
     )
     superseded = frozenset(p.results()[0].name for p in chain)
-    return LeadingLoop((Full(init, FILL[op], line), loop), result, superseded)
+    fill = -(2.0**31) if op == "max" and result.dtype == "int32" else FILL[op]
+    return LeadingLoop((Full(init, fill, line), loop), result, superseded)
 
 
 def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:

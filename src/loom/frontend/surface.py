@@ -370,6 +370,15 @@ class SurfaceOps:
             return None
         axis = int(dims[0]) % x.rank
         line = self._line(node)
+        if x.dtype == "int32" and node.meta["val"].dtype != torch.int32:
+            self._unsupported(
+                node,
+                f"{kind} of an int32 tile into {node.meta['val'].dtype}",
+                "keep the result int32 (`x.sum(-1, dtype=torch.int32)`; torch widens an "
+                "integer sum to int64, and there are no 64-bit integer tiles) or reduce "
+                "`x.float()`",
+            )
+            return None
         result = self._new_value(node)
         reduced = Value("", tuple(d for i, d in enumerate(x.shape) if i != axis), result.dtype)
         n = x.shape[axis]

@@ -26,6 +26,7 @@ class DataFormat(StrEnum):
     FP32 = "fp32"
     BFP8 = "bfp8"
     BFP4 = "bfp4"
+    INT32 = "int32"
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,9 @@ FORMATS: dict[DataFormat, FormatInfo] = {
     # bfp8_b: sign + 7-bit mantissa per element; bfp4_b: sign + 3-bit mantissa.
     DataFormat.BFP8: FormatInfo(8, 7, 16, "bfloat8_b"),
     DataFormat.BFP4: FormatInfo(4, 3, 16, "bfloat4_b"),
+    # int32: 32-bit two's-complement integers (TT-Metal's Int32 tiles; Dst holds them in
+    # 32-bit mode like fp32)
+    DataFormat.INT32: FormatInfo(32, 31, 0, "int32"),
 }
 
 ALIASES: dict[str, DataFormat] = {

@@ -31,7 +31,7 @@ from loom.ir.tile import (
 )
 from loom.symbolic import Const, Expr, Sym
 
-_MLIR_DTYPE = {"bf16": "bf16", "fp16": "f16", "fp32": "f32", "bfp8": "i8"}
+_MLIR_DTYPE = {"bf16": "bf16", "fp16": "f16", "fp32": "f32", "bfp8": "i8", "int32": "i32"}
 
 
 def _str_attr(text: object) -> str:

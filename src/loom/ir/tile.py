@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from loom.symbolic import Cond, Expr, Sym, ceildiv
 
-DTYPES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "bfp8": 1}
+DTYPES: dict[str, int] = {"bf16": 2, "fp16": 2, "fp32": 4, "bfp8": 1, "int32": 4}
 """Element dtypes and their nominal bytes per element (tile bytes come from the arch)."""
 
 

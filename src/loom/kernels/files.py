@@ -37,6 +37,7 @@ DTYPES = {
     "bfloat16": torch.bfloat16,
     "float16": torch.float16,
     "float32": torch.float32,
+    "int32": torch.int32,
 }
 SEED = 0
 
@@ -108,12 +109,15 @@ def _parse_tensor(text: str, param: str) -> torch.Tensor | None:
     if dtype_name not in DTYPES:
         raise ShapeError(
             f"--arg {param}={text}: unknown dtype {dtype_name!r}; use one of "
-            f"{', '.join(sorted(DTYPES))} (integer and fp8 tensors are not supported)."
+            f"{', '.join(sorted(DTYPES))} (int32 is the one integer format; fp8 tensors are "
+            "not supported)."
         )
     dims = tuple(int(d) for d in match.group(1).split("x"))
     if any(d <= 0 for d in dims):
         raise ShapeError(f"--arg {param}={text}: every dimension must be positive.")
     gen = torch.Generator().manual_seed(SEED + sum(map(ord, param)))
+    if DTYPES[dtype_name] == torch.int32:
+        return torch.randint(-1000, 1000, dims, generator=gen, dtype=torch.int32)
     return torch.randn(dims, generator=gen).to(DTYPES[dtype_name])
 
 

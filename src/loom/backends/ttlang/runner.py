@@ -54,8 +54,9 @@ from loom.ir.program import DramTensor, Program
 if TYPE_CHECKING:
     import torch
 
-TOLERANCE = {"bf16": 2.0**-6, "fp16": 2.0**-9, "fp32": 1e-4}
-"""Allowed max |out - ref| / max |ref| per output dtype (see the module docstring)."""
+TOLERANCE = {"bf16": 2.0**-6, "fp16": 2.0**-9, "fp32": 1e-4, "int32": 0.0}
+"""Allowed max |out - ref| / max |ref| per output dtype (see the module docstring); int32
+outputs must be exact (integer arithmetic has no rounding)."""
 
 
 @dataclass(frozen=True)
@@ -159,8 +160,10 @@ def _to_grid(x: torch.Tensor, t: DramTensor) -> torch.Tensor:
     import torch
 
     stored = t.stored_shape
-    grid = torch.zeros(*stored[:-2], t.rows * TILE // math.prod(stored[:-2]), t.cols * TILE)
-    grid[tuple(slice(0, d) for d in t.shape)] = x.float()
+    dtype = torch.int32 if t.dtype == "int32" else torch.float32
+    rows = t.rows * TILE // math.prod(stored[:-2])
+    grid = torch.zeros(*stored[:-2], rows, t.cols * TILE, dtype=dtype)
+    grid[tuple(slice(0, d) for d in t.shape)] = x.to(dtype)
     return grid.reshape(t.rows * TILE, t.cols * TILE)
 
 
@@ -190,11 +193,12 @@ def _device_tensors(program: Program, inputs: tuple[Any, ...], ttnn: Any, module
     out = []
     for t in program.tensors:
         value = host.get(t.name)
-        blank = torch.zeros(t.rows * TILE, t.cols * TILE)
+        int32 = t.dtype == "int32"
+        blank = torch.zeros(t.rows * TILE, t.cols * TILE, dtype=torch.int32 if int32 else None)
         grid = _to_grid(value, t) if value is not None else blank
         out.append(ttnn.from_torch(grid, dtype=dtypes[t.dtype], layout=ttnn.TILE_LAYOUT))
     for _, dtype, rows, cols in module.LIKENESS:
-        scratch = torch.zeros(rows * TILE, cols * TILE)
+        scratch = torch.zeros(rows * TILE, cols * TILE, dtype=torch.int32 if dtype == "int32" else None)
         out.append(ttnn.from_torch(scratch, dtype=dtypes[dtype], layout=ttnn.TILE_LAYOUT))
     return out
 
@@ -203,8 +207,13 @@ def sim_dtypes(ttnn: Any) -> dict[str, Any]:
     """Loom format -> the ttnn dtype tt-lang-sim runs it as. The simulator has bfloat8_b
     (backed by bfloat16) but no bfloat4_b, which runs as bfloat16: the host quantizes
     block-float inputs and outputs itself (loom.backends.ttlang.blockfloat), and every
-    bfp4 value is exact in bfloat16."""
+    bfp4 value is exact in bfloat16. int32 tiles are backed by torch int32 (its ttnn
+    has no `int32` name, but its tensors and tile ops run on any torch dtype, integer
+    arithmetic included)."""
+    import torch
+
     return {
+        "int32": getattr(ttnn, "int32", torch.int32),
         "bf16": ttnn.bfloat16,
         "fp16": ttnn.float16,
         "fp32": ttnn.float32,
@@ -276,7 +285,7 @@ def _emitted(program: Program, source_path: str | None) -> Iterator[Path]:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-_TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
+_TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int32": "int32"}
 
 
 def run(
@@ -369,7 +378,7 @@ def _format_note(program: Program) -> str:
         f"a face row, round to nearest even){tol}"
     )
 def _check(name: str, out: torch.Tensor, ref: torch.Tensor, dtype: str) -> OutputCheck:
-    out, ref = out.float(), ref.float()
+    out, ref = out.double(), ref.double()  # int32 values beyond 2^24 compared exactly
     tol = TOLERANCE.get(dtype, TOLERANCE["fp32"])
     abs_err = float((out - ref).abs().max()) if ref.numel() else 0.0
     scale = max(float(ref.abs().max()) if ref.numel() else 0.0, 1e-30)
@@ -410,7 +419,8 @@ def verify_outputs(
             f"no reference matches an output of kernel {program.kernel!r} "
             f"({', '.join(t.name for t in outs)}); return the outputs from the reference."
         )
-    worst = max(checks, key=lambda c: c.max_rel_error / c.tolerance)
+    worst = max(checks, key=lambda c: c.max_rel_error / c.tolerance if c.tolerance else (
+        math.inf if c.max_rel_error else 0.0))
     passed = all(c.passed for c in checks)
     detail = "; ".join(
         f"{c.name}: max abs {c.max_abs_error:.3e}, rel {c.max_rel_error:.3e} "
