@@ -45,9 +45,21 @@ CASES = {
     ),
     "integer_input": (
         [],
-        r"integer_input\.py:10: .*`reading the torch\.int32 tensor x`.*no integer",
+        r"integer_input\.py:10: .*`reading the torch\.int64 tensor x`.*no 64-bit integer tiles",
     ),
-    "fp8_input": ([], r"fp8_input\.py:10: .*`tensor x of dtype torch\.float8_e4m3fn`.*bfp8"),
+    "int8_input": (
+        [],
+        r"int8_input\.py:10: .*`tensor x of dtype torch\.int8`.*integer tile format is int32",
+    ),
+    "int_sum": (
+        [],
+        r"int_sum\.py:11: .*`sum of an int32 tile into torch\.int64`.*dtype=torch\.int32",
+    ),
+    "fp8_input": (
+        [],
+        r"fp8_input\.py:10: .*`tensor x of dtype torch\.float8_e4m3fn`.*tt-lang-sim 1\.1\.6 "
+        r"cannot compute on IEEE-style fp8 tiles.*--dtype bfp8",
+    ),
     "erf": (["--arg", "x=64x64"], r"erf\.py:10: Loom cannot compile `erf`.*helion-surface"),
     "batch_argmax": (
         ["--arg", "x=4x64x64"],
@@ -73,7 +85,7 @@ CASES = {
 ARG_ERRORS = {
     "unknown parameter": (["--arg", "y=64x64"], r"the parameters of copy are x"),
     "bad value": (["--arg", "x=big"], r"'big' is neither a shape"),
-    "integer tensor": (["--arg", "x=64x64:int32"], r"unknown dtype 'int32'"),
+    "integer tensor": (["--arg", "x=64x64:int8"], r"unknown dtype 'int8'.*int32 is the one"),
     "missing argument": ([], r"needs --arg x=\.\.\."),
     "unknown kernel": (["--kernel", "nope", "--arg", "x=64x64"], r"no Helion kernel named 'nope'"),
     "shape on a file": (["--shape", "M=64", "--arg", "x=64x64"], r"--shape does not apply"),

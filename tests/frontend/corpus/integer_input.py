@@ -12,4 +12,4 @@ def count(x: torch.Tensor) -> torch.Tensor:
 
 
 def make_inputs() -> tuple[torch.Tensor]:
-    return (torch.arange(64 * 64, dtype=torch.int32).reshape(64, 64),)
+    return (torch.arange(64 * 64, dtype=torch.int64).reshape(64, 64),)
