@@ -229,3 +229,100 @@ def test_barrier_phases_on_one_grid_forward_the_scratch_tiles(tmp_path) -> None:
     assert [op.tensor for op in walk(program.body) if isinstance(op, Load)] == ["x"]
     assert [op.tensor for op in walk(program.body) if isinstance(op, Store)] == ["out"]
     assert len(program.grid) == 2
+
+
+def test_a_leading_axis_reduction_is_a_loop_over_its_slices(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import ForLoop, Load
+    from loom.symbolic import Const
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(x: torch.Tensor) -> torch.Tensor:
+        _, m, n = x.size()
+        out = torch.empty([m, n], dtype=torch.float32, device=x.device)
+        for tile_m, tile_n in hl.tile([m, n]):
+            out[tile_m, tile_n] = torch.var(x[:, tile_m, tile_n].float(), dim=0)
+        return out
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(4, 64, 64, dtype=torch.bfloat16),))
+    loops = [op for op in walk(program.body) if isinstance(op, ForLoop)]
+    assert len(loops) == 2  # the mean's sum, then the sum of squared deviations
+    for loop in loops:
+        assert loop.end == Const(4) and loop.tile.upper == 1
+        (load,) = [op for op in loop.body if isinstance(op, Load)]
+        assert load.window[0].size == Const(1)  # one slice per iteration
+    loads = [op for op in walk(program.body) if isinstance(op, Load)]
+    assert all(op.result.shape[0] == Const(1) for op in loads)  # no full-extent load left
+    assert not any(isinstance(op, Reduce) for op in walk(program.body))
+
+
+def test_a_looped_argmax_reads_its_tile_indices_and_carries_exact_indices(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import ForLoop
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(x: torch.Tensor) -> torch.Tensor:
+        m, n = x.size()
+        out = torch.empty([m], dtype=torch.int64, device=x.device)
+        for tile_m in hl.tile(m):
+            best = hl.full([tile_m], float("-inf"), dtype=torch.float32)
+            at = hl.zeros([tile_m], dtype=torch.int64)
+            for tile_n in hl.tile(n):
+                block = x[tile_m, tile_n]
+                peak = torch.amax(block, dim=-1)
+                at = torch.where(peak > best, torch.argmax(block, dim=-1) + tile_n.begin, at)
+                best = torch.maximum(best, peak)
+            out[tile_m] = at
+        return out
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(64, 128),))
+    args = {a.name: a for a in program.args}
+    assert args["tile_n_index"].shape[-1] == 128 and args["out"].dtype == "fp32"
+    (loop,) = [op for op in walk(program.body) if isinstance(op, ForLoop)]
+    assert {c.init.dtype for c in loop.carried} == {"fp32"}
+
+
+def test_int32_ops_between_tiles_stay_int32_and_ops_with_constants_run_in_fp32(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import Convert
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        same = torch.empty_like(a)
+        scaled = torch.empty_like(a)
+        for tile_m, tile_n in hl.tile(a.size()):
+            x = a[tile_m, tile_n]
+            same[tile_m, tile_n] = x + x
+            scaled[tile_m, tile_n] = x * 3
+        return same, scaled
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(64, 64, dtype=torch.int32),))
+    assert {a.dtype for a in program.args} == {"int32"}
+    ew = [op for op in walk(program.body) if isinstance(op, Elementwise)]
+    assert [(op.op, op.result.dtype) for op in ew] == [("add", "int32"), ("mul", "fp32")]
+    converts = [op for op in walk(program.body) if isinstance(op, Convert)]
+    assert [(c.operand.dtype, c.result.dtype) for c in converts] == [
+        ("int32", "fp32"),
+        ("fp32", "int32"),
+    ]

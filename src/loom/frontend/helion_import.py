@@ -796,6 +796,14 @@ class HelionImporter(SurfaceOps):
         transposed = isinstance(rhs, _Transposed)
         rhs_value = rhs.value if isinstance(rhs, _Transposed) else self._value(scope, b, node)
         acc_value = self._value(scope, acc, node) if acc is not None else None
+        lhs_value = self._value(scope, a, node)
+        if "int32" in (lhs_value.dtype, rhs_value.dtype):
+            self._unsupported(
+                node,
+                "a matmul of int32 tiles",
+                "the matrix engine multiplies bf16, fp16, fp32 and block-float tiles only; "
+                "convert the operands with .float() (exact products below 2^24)",
+            )
         op = Matmul(
             self._new_value(node),
             self._value(scope, a, node),
