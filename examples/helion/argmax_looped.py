@@ -1,8 +1,9 @@
 """Argmax and argmin over a looped dim: the row is visited tile by tile (an inner
 `hl.tile` over n) and a running (value, index) pair is carried across the tiles; a
-tile's own argmax plus `tile_n.begin` is its index in the row. A tile replaces the pair
-only when strictly better (`torch.where` on `>`, the value itself by `torch.maximum`), so the first index wins ties, as in torch. A second kernel
-does the same down the columns (a loop over row tiles, argmax along dim 0)."""
+tile's own argmax plus `tile_n.begin` is its index in the row. A tile replaces the
+index only when strictly better (`torch.where` on `>`; the value itself is carried by
+`torch.maximum`), so the first index wins ties, as in torch. A second kernel does the
+same down the columns (a loop over row tiles, argmax along dim 0)."""
 
 from __future__ import annotations
 

@@ -11,9 +11,7 @@ import torch
 
 
 @helion.kernel(static_shapes=True)
-def int32_ops(
-    a: torch.Tensor, b: torch.Tensor
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+def int32_ops(a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     m, _ = a.size()
     mixed = torch.empty_like(a)
     peak = torch.empty([m], dtype=torch.int32, device=a.device)

@@ -106,6 +106,8 @@ def _dtype_hint(dtype: torch.dtype) -> str:
         f"{why}; the tile formats are bf16, fp16, fp32, int32 and the block floats bfp8 "
         "and bfp4: cast on the host (x.to(torch.int32) or x.float()) before the kernel"
     )
+
+
 _MASK_DTYPE = "fp32"
 """Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
 TILE_ALIGN = TILE
@@ -1001,7 +1003,7 @@ class HelionImporter(SurfaceOps):
             self._unsupported(
                 node,
                 f"the {local.what} of a tile of a looped dim plus {other}",
-                f"add the begin of the tile it runs over (`+ tile_n.begin`)",
+                "add the begin of the tile it runs over (`+ tile_n.begin`)",
             )
         return local.value
 

@@ -89,9 +89,7 @@ def reduce_leading(
     arg = rename(result, f"{result.name}_acc")
     nxt = rename(result, f"{result.name}_next")
     body.append(Elementwise(nxt, COMBINE[op], (arg, part), line))
-    loop = ForLoop(
-        tile, index, Const(0), n, tuple(body), (Carried(init, arg, nxt, result),), line
-    )
+    loop = ForLoop(tile, index, Const(0), n, tuple(body), (Carried(init, arg, nxt, result),), line)
     superseded = frozenset(p.results()[0].name for p in chain)
     fill = -(2.0**31) if op == "max" and result.dtype == "int32" else FILL[op]
     return LeadingLoop((Full(init, fill, line), loop), result, superseded)
@@ -121,9 +119,7 @@ def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:
     return chain[::-1]
 
 
-def _sliced(
-    op: Op, new: Value, one: Callable[[Value], Value], axis: int, index: Sym
-) -> Op:
+def _sliced(op: Op, new: Value, one: Callable[[Value], Value], axis: int, index: Sym) -> Op:
     match op:
         case Load(window=window):
             w = (*window[:axis], Window(index, Const(1)), *window[axis + 1 :])

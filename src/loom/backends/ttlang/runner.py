@@ -198,7 +198,9 @@ def _device_tensors(program: Program, inputs: tuple[Any, ...], ttnn: Any, module
         grid = _to_grid(value, t) if value is not None else blank
         out.append(ttnn.from_torch(grid, dtype=dtypes[t.dtype], layout=ttnn.TILE_LAYOUT))
     for _, dtype, rows, cols in module.LIKENESS:
-        scratch = torch.zeros(rows * TILE, cols * TILE, dtype=torch.int32 if dtype == "int32" else None)
+        scratch = torch.zeros(
+            rows * TILE, cols * TILE, dtype=torch.int32 if dtype == "int32" else None
+        )
         out.append(ttnn.from_torch(scratch, dtype=dtypes[dtype], layout=ttnn.TILE_LAYOUT))
     return out
 
@@ -377,6 +379,8 @@ def _format_note(program: Program) -> str:
         f"; block-float {', '.join(bf)} emulated in torch (shared exponent per 16 values of "
         f"a face row, round to nearest even){tol}"
     )
+
+
 def _check(name: str, out: torch.Tensor, ref: torch.Tensor, dtype: str) -> OutputCheck:
     out, ref = out.double(), ref.double()  # int32 values beyond 2^24 compared exactly
     tol = TOLERANCE.get(dtype, TOLERANCE["fp32"])
@@ -419,8 +423,12 @@ def verify_outputs(
             f"no reference matches an output of kernel {program.kernel!r} "
             f"({', '.join(t.name for t in outs)}); return the outputs from the reference."
         )
-    worst = max(checks, key=lambda c: c.max_rel_error / c.tolerance if c.tolerance else (
-        math.inf if c.max_rel_error else 0.0))
+    worst = max(
+        checks,
+        key=lambda c: (
+            c.max_rel_error / c.tolerance if c.tolerance else (math.inf if c.max_rel_error else 0.0)
+        ),
+    )
     passed = all(c.passed for c in checks)
     detail = "; ".join(
         f"{c.name}: max abs {c.max_abs_error:.3e}, rel {c.max_rel_error:.3e} "
