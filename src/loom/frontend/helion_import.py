@@ -359,9 +359,11 @@ class HelionImporter(SurfaceOps):
                 f"reading {tensor} after hl.barrier other than at the window its own block "
                 "stored in the phase before",
                 "a later phase may read only the tiles its own block stored, at the top "
-                "level of the earlier phase's loop; TT-Lang has no grid-wide barrier, so "
-                "data written by other cores cannot be waited for. Reduce across blocks "
-                "with hl.atomic_add instead",
+                "level of the earlier phase's loop: Loom runs each block's phases in order "
+                "on one core and lowers no grid-wide barrier between them (TT-Lang has no "
+                "barrier primitive), so data written by other cores cannot be waited for. "
+                "Reduce across blocks with hl.atomic_add instead, or split the phases into "
+                "two kernels",
             )
         self.forwarded.add(tensor)
         return self._cast(scope, value, self.tensors[tensor].dtype, _line(node))
@@ -586,7 +588,8 @@ class HelionImporter(SurfaceOps):
             "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
             "hl.dot), elementwise arithmetic, exp/exp2/log/sqrt/rsqrt/reciprocal/abs/neg/relu/"
             "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
-            "sum/mean/amax/amin/var/argmax/argmin over the last two axes, `x[:, None]`, "
+            "sum/mean/amax/amin/var over any axis, argmax/argmin over the last two, "
+            "`x[:, None]`, int32 tensors, "
             "hl.atomic_add (split-K), hl.barrier phases on one grid, `.to(dtype)` and "
             "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
         )
@@ -779,8 +782,9 @@ class HelionImporter(SurfaceOps):
                 node,
                 f"writing {tensor} after hl.barrier where other blocks read it before",
                 "a later phase may overwrite only the tiles its own block read in the "
-                "earlier phase; TT-Lang has no grid-wide barrier, so the write could reach "
-                "DRAM before another core's read. Write the result to a new tensor",
+                "earlier phase; Loom lowers no grid-wide barrier between phases (TT-Lang "
+                "has no barrier primitive), so the write could reach DRAM before another "
+                "core's read. Write the result to a new tensor",
             )
         top = scope is self.root_scope  # a store inside a loop cannot be forwarded
         self.phase_stores[tensor] = (self.phase, window if top else (), value)
