@@ -10,7 +10,16 @@ import pytest
 from loom.kernels.examples import EXAMPLES_DIR, example_kernels
 
 KERNELS = example_kernels()
-BLACKHOLE_SAMPLE = {"softmax", "vector_add", "layer_norm_affine", "row_stats", "split_k_matmul"}
+BLACKHOLE_SAMPLE = {
+    "softmax",
+    "vector_add",
+    "layer_norm_affine",
+    "row_stats",
+    "split_k_matmul",
+    "batch_sum",
+    "argmax_looped",
+    "int32_ops",
+}
 MATMUL = {"matmul_relu"}
 
 
