@@ -22,7 +22,7 @@ import torch
 from loom.errors import FrontendError
 from loom.frontend.leading import LeadingAxisError, reduce_leading
 from loom.ir.tile import Elementwise, ExpandDims, Full, Reduce, Value
-from loom.symbolic import Const, Expr
+from loom.symbolic import Const, Expr, Sym
 
 if TYPE_CHECKING:
     from loom.frontend.helion_import import _Scope
@@ -472,7 +472,9 @@ class SurfaceOps:
         result: Value | None,
         keepdim: bool,
     ) -> Value:
-        if axis < x.rank - 2:
+        if axis < x.rank - 2 and isinstance(x.shape[axis], Const | Sym):
+            # (a split reduction's gathered partials, counted by ceildiv(extent, tile),
+            # fold over their leading axis on the owner: a plain Reduce)
             return self._reduce_leading(scope, op, x, axis, reduced, line, result, keepdim)
         if not keepdim:
             target = result or self._temp(reduced, f"{op}_red")
