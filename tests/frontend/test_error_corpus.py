@@ -51,6 +51,10 @@ CASES = {
         [],
         r"int8_input\.py:10: .*`tensor x of dtype torch\.int8`.*integer tile format is int32",
     ),
+    "int_matmul": (
+        ["--arg", "a=64x64:int32", "--arg", "b=64x64:int32"],
+        r"int_matmul\.py:12: .*`a matmul of int32 tiles`.*\.float\(\)",
+    ),
     "int_sum": (
         [],
         r"int_sum\.py:11: .*`sum of an int32 tile into torch\.int64`.*dtype=torch\.int32",
