@@ -26,6 +26,7 @@ from loom.arch import load_arch
 from loom.cuda import parse_annotations
 from loom.cuda_flow import CudaOptions, compile_cuda, simulate_cuda
 from loom.cuda_policies import rank_policies
+from loom.sim import SimOptions, from_arch, simulate
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ARCH = load_arch("blackhole_p150_13x10")
@@ -101,6 +102,59 @@ def _deliveries(ann: dict) -> int:  # type: ignore[type-arg]
     per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
     blocked = ann.get("tileplan", {}).get("interchange", False)
     return 2 * flow.contraction.blocks * (1 if blocked else per_core)
+
+
+def _busy(name: str, precision: str, defines: dict, ann: dict) -> str:  # type: ignore[type-arg]
+    """Cycles per output tile of a workload's first launch and the busiest core's busy
+    fraction per engine (DM0 reader, compute, DM1 writer): which engine bounds it."""
+    from loom.cuda_flow import launches
+
+    opts = CudaOptions(ARCH, precision, tuple(defines.items()), parse_annotations(ann, "bench"))
+    (_, lp), *_ = launches(compile_cuda(f"examples/cuda/{name}.cu", opts))
+    r = simulate(lp.program, ARCH, options=SimOptions(include_launch=False))
+    gy, gx = lp.program.grid
+    tiles = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
+    busy = " / ".join(f"{e.max:.2f}" for e in sorted(r.engine_busy, key=lambda e: e.engine))
+    return f"{ARCH.cycles_to_us(r.kernel_cycles):.1f} | {r.kernel_cycles / tiles:.0f} | {busy}"
+
+
+def mechanisms(precisions: list[str]) -> None:
+    """Why the seed's DM-side effects do (not) carry over: which engine bounds Loom's
+    realization, what the seed's DM halo patch would cost on the simulator's NoC, and
+    syrk's lane split at the seed's own size."""
+    print("\n## Mechanisms\n")
+    print("jacobi_2d stencil launch (B <- stencil(A)), N=1024, one step: 12 tiles per core")
+    print("\n| precision | policy | us | cycles per tile | busy compute / reader / writer |")
+    print("|---|---|---|---|---|")
+    jac = {"N": "1024", "TSTEPS": "1"}
+    for prec in precisions:
+        for label, ann in (
+            ("default", {}),
+            ("dm_lanes: 2", {"task": {"dm_lanes": 2}}),
+            ("halo: transposed", {"tileflow": {"halo": "transposed"}}),
+        ):
+            print(f"| {prec} | {label} | {_busy('jacobi_2d', prec, jac, ann)} |", flush=True)
+    p = from_arch(ARCH)
+    print(
+        "\nThe seed's DM halo patch of one tile on this simulator's NoC costs (issue "
+        f"{p.issue_cycles:.0f} cycles per transaction, read latency {p.read_latency_cycles:.0f}):"
+    )
+    for prec, e in (("bf16", 2), ("fp32", 4)):
+        col = 32 * e / p.unicast_cap(e) + p.read_latency_cycles
+        row = 2 * 16 * e / p.unicast_cap(16 * e) + p.read_latency_cycles
+        print(
+            f"  {prec}: column patch (32 strided {e} B element reads) {col:.0f} cycles, "
+            f"row patch in the transposed basis (2 contiguous {16 * e} B face rows) "
+            f"{row:.0f} cycles"
+        )
+    seed = {"N": "3200", "M": "3200"}
+    print("\nsyrk at the seed's size (N = M = 3200: 10x10 grid, 10x10 output tiles per core,")
+    print("strip 10 + interchange: 20 deliveries per core; seed: 0.365 ms, split +7%), bf16")
+    print("\n| policy | us | cycles per tile | busy compute / reader / writer |")
+    print("|---|---|---|---|")
+    for lanes in (1, 2):
+        ann = {"tileplan": {"strip_mine": 10, "interchange": True}, "task": {"dm_lanes": lanes}}
+        print(f"| dm_lanes: {lanes} | {_busy('syrk', 'bf16', seed, ann)} |", flush=True)
 
 
 def _merge(a: dict, b: dict) -> dict:  # type: ignore[type-arg]
@@ -240,6 +294,7 @@ def main() -> None:
         {"tileplan": {"strip_mine": 10, "interchange": True}},
     ):
         print(f"  {parse_annotations(ann, 'bench').name():32} {_deliveries(ann)}")
+    mechanisms(precisions)
     if args.quick:
         return
     print("\n## Model ranking vs simulator over each space\n")

@@ -118,12 +118,25 @@ def test_fusing_gaussian_factor_is_rejected_by_dependence_analysis() -> None:
         )
 
 
-def test_row_streaming_is_rejected_with_the_crossing_rule() -> None:
+def test_row_streaming_is_rejected_with_its_reason() -> None:
     arch = load_arch("blackhole_p150_13x10")
     ann = parse_annotations({"task": {"streaming": "row"}}, "a.yaml")
-    with pytest.raises(AnnotationError, match=r"crosses DM -> compute -> DM inside the column"):
+    with pytest.raises(AnnotationError, match=r"a shard row cannot be delivered as one block"):
         compile_cuda(
             "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+        )
+
+
+def test_dm_side_scaling_is_rejected_with_the_tt_lang_limit() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileflow": {"scaling": "dm"}}, "a.yaml")
+    with pytest.raises(
+        AnnotationError,
+        match=r"gaussian\.cu:\d+: tileflow\.scaling=dm is illegal for `Fan1`: a TT-Lang "
+        r"data-movement kernel can only copy whole tiles",
+    ):
+        compile_cuda(
+            "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
         )
 
 

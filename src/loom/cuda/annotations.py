@@ -6,7 +6,7 @@ legality against a particular kernel is checked by the checkpoint that applies t
 
     tileplan: {predicates: boundary, strip_mine: 1, interchange: false, fuse: []}
     tileflow: {stencil_operator: separate, guard_copy: compute, guard_mask: compute,
-               reciprocal: compute,
+               reciprocal: compute, scaling: compute,
                halo: tile, halo_conversion: receiver}
     task:     {dm_lanes: 1, streaming: column}
     physical: {cb_depth: 1}
@@ -50,6 +50,10 @@ class TileFlowPolicy(_Strict):
     reciprocal: Literal["compute", "hoisted"] = "compute"
     """A division by a launch-invariant value (gaussian's a[t][t]) per tile, or its
     reciprocal evaluated once per core before the tile loop and multiplied per tile."""
+    scaling: Literal["compute", "dm"] = "compute"
+    """Where a product of broadcast factors is formed (the seed's DM-side scaling of
+    gaussian's factor): compute only; `dm` is rejected, since a TT-Lang data-movement
+    kernel cannot produce a tile that it did not copy (see tileflow.dm_scaling_error)."""
     halo: Literal["tile", "transposed"] = "tile"
     """A column shift (jacobi's west/east operands) applied as a column patch, or in the
     transposed basis: as a row shift and row patch of the transposed tiles, then

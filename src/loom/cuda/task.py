@@ -7,8 +7,10 @@ frame, the result). With `dm_lanes: 2`, deliveries whose source tile differs alo
 column axis (west/east halos, column panels, row frames) move to DM1, so that, as in
 the seed's jacobi split, the two lanes read separate views. The own tile that a masked
 overlay preserves stays on DM0. Row streaming (one synchronisation per shard row) is
-rejected when a tile's work crosses DM -> compute -> DM inside the column loop, which
-every kernel here does (deliveries, compute, write per tile).
+rejected: Loom's Program synchronises a buffer once per block and computes every tile's
+shifts, selects and masks as matmuls and selects on one-tile blocks, so a shard row
+cannot be delivered as one block. (The seed's own rule is narrower: it rejects row
+streaming only where a value crosses compute -> DM -> compute inside the column loop.)
 """
 
 from __future__ import annotations
@@ -48,9 +50,11 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
     if pol.streaming == "row":
         k = flow.kernels[0]
         raise AnnotationError(
-            f"task.streaming=row is illegal for `{k.key}`: each tile's work crosses DM -> "
-            "compute -> DM inside the column loop (operand delivery, tile compute, result "
-            "write), so it must synchronise at every column; use streaming: column."
+            f"task.streaming=row is illegal for `{k.key}` in Loom: its Program synchronises "
+            "a buffer once per block and computes each tile's shifts, selects and masks on "
+            "one-tile blocks, so a shard row cannot be delivered as one block (the seed's "
+            "narrower rule rejects only a compute -> DM -> compute crossing inside the column "
+            "loop); use streaming: column."
         )
     kernels = []
     for k in flow.kernels:

@@ -151,6 +151,20 @@ def _float_scalars(plan: TilePlan) -> tuple[tuple[str, float], ...]:
     return tuple(sorted(seen.items()))
 
 
+def dm_scaling_error(where: str, kernel: str) -> AnnotationError:
+    """The seed's DM-side scaling has no TT-Lang 1.1.6 form: in a data-movement kernel a
+    block admits only copy (to or from it), the copy's wait, and push/pop (tt-lang-sim's
+    block state machine has no store for DM kernels); arithmetic on blocks yields
+    temporaries that are not buffer-backed and cannot be copied; a block cannot be
+    indexed by element (no scalar reads); and tile-layout copies move whole tiles."""
+    return AnnotationError(
+        f"{where}: tileflow.scaling=dm is illegal for `{kernel}`: a TT-Lang data-movement "
+        "kernel can only copy whole tiles into or out of a buffer block (it cannot store an "
+        "expression into a block, copy an arithmetic result, or read a scalar out of a "
+        "tile), so it cannot form a scaled tile; keep scaling: compute."
+    )
+
+
 class _Flow:
     def __init__(
         self, plan: TilePlan, k: TileKernel, ann: Annotations, scalars: dict[str, float]
@@ -163,6 +177,8 @@ class _Flow:
 
     def build(self) -> FlowKernel:
         k = self.k
+        if self.ann.tileflow.scaling == "dm":
+            raise dm_scaling_error(f"{self.plan.path}:{k.line}", k.kernel)
         old = self.operand(k.target, TileIndex("r"), TileIndex("c"))
         contraction = None
         value = k.value
