@@ -91,3 +91,32 @@ def test_ray_runner_gives_the_same_rows_and_leaves_nothing_behind(
     assert _timeless(got) == _timeless(local_rows)
     assert not ray.is_initialized()
     assert _ray_children() == []
+
+
+def test_a_case_simulates_each_distinct_program_once() -> None:
+    """Two policies that lower to the same program (notes aside) share one simulation;
+    a different program gets its own."""
+    from loom.baselines.build import build_schedule
+    from loom.baselines.tileloom import tileloom_candidates
+    from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
+    from loom.dataflow import build_buffers
+    from loom.eval.run import _Case
+    from loom.pipeline import run_frontend
+
+    state = _Case(case("gemm", "wormhole_n150", {"M": 512, "N": 512, "K": 512}), OPTIONS)
+    program = run_frontend(state.spec, state.case.shape_dict, state.log)
+    buffered = build_buffers(program)
+    shape, grid = state.case.shape_dict, (state.arch.grid_x, state.arch.grid_y)
+    oob_p, tuned_p = oob_policy(shape, state.arch.name, grid), tuned_policy(shape, state.arch.name)
+    assert oob_p is not None and tuned_p is not None
+    oob = build_schedule(program, state.arch.name, shape, state.fidelity, oob_p)
+    tuned = build_schedule(program, state.arch.name, shape, state.fidelity, tuned_p)
+    assert oob.candidate != tuned.candidate and oob.block_sizes == tuned.block_sizes
+    first, _ = state.simulate(program, buffered, oob)
+    again, _ = state.simulate(program, buffered, tuned)
+    assert again is first
+    ranked = tileloom_candidates("gemm", state.arch, shape, state.fidelity, 5)
+    others = [build_schedule(program, state.arch.name, shape, state.fidelity, c.policy)
+              for c in ranked]  # fmt: skip
+    other = next(o for o in others if o.block_sizes != oob.block_sizes)
+    assert state.simulate(program, buffered, other)[0] is not first

@@ -21,6 +21,7 @@ from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.eval.cases import EvalCase
 from loom.eval.rows import ResultRow
+from loom.ir.program import Program
 from loom.ir.schedule import Schedule, grid_waves
 from loom.kernels.registry import KernelSpec, resolve_kernel
 from loom.pipeline import CompileOptions, StageLog, compile_kernel, lower_schedule
@@ -107,11 +108,18 @@ class _Case:
         self.arch = load_arch(case.arch)
         self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
         self.log = StageLog()
+        self._sims: dict[Program, SimResult] = {}
+        """Simulations of this case by lowered program (notes aside): policies, ranks and
+        Figure 11's neighbours often lower to the same program, and the simulator is a
+        pure function of it."""
 
     def simulate(self, program, buffered, schedule: Schedule) -> tuple[SimResult, float]:  # type: ignore[no-untyped-def]
         start = time.perf_counter()
-        lowered = lower_schedule(program, buffered, schedule, self.arch, self.log)
-        sim = simulate(lowered.lowered, self.arch)
+        lowered = lower_schedule(program, buffered, schedule, self.arch, self.log).lowered
+        key = dataclasses.replace(lowered, notes=())
+        sim = self._sims.get(key)
+        if sim is None:
+            sim = self._sims[key] = simulate(lowered, self.arch)
         return sim, time.perf_counter() - start
 
 

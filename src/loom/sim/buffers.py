@@ -46,6 +46,12 @@ class CircularBuffer:
         for proc, req in waiters:
             sched.at(sched.now, _retry, (sched, proc, req))
 
+    def why_reserve(self) -> str:
+        return f"waits to reserve a free block of {self.state()}"
+
+    def why_take(self) -> str:
+        return f"waits for a filled block of {self.state()}"
+
     def state(self) -> str:
         held, filled = self.reserved - self.popped, self.pushed - self.taken
         return f"'{self.name}' (depth {self.depth}, {held} in use, {filled} filled)"
@@ -71,7 +77,7 @@ class ReserveBlock(Request):
         if cb.can_reserve():
             cb.reserved += 1
             return None
-        proc.waiting = f"waits to reserve a free block of {cb.state()}"
+        proc.waiting = cb.why_reserve
         cb.waiters.append((proc, self))
         return PENDING
 
@@ -87,7 +93,7 @@ class TakeBlocks(Request):
     def start(self, sched: Scheduler, proc: Process) -> Any:
         for cb in self.cbs:
             if not cb.can_take():
-                proc.waiting = f"waits for a filled block of {cb.state()}"
+                proc.waiting = cb.why_take
                 cb.waiters.append((proc, self))
                 return PENDING
         for cb in self.cbs:

@@ -43,13 +43,19 @@ class Process:
         self.gen = gen
         self.busy = 0.0
         self.finished: float | None = None
-        self.waiting = ""
-        """What the process is blocked on (for deadlock reports); empty when running."""
+        self.waiting: str | Callable[[], str] = ""
+        """What the process is blocked on (for deadlock reports); empty when running. A
+        callable is formatted only when a report needs it (blocking is frequent, reports
+        rare)."""
         self.intervals: list[tuple[float, float, str, str]] | None = None
         """(start, end, what, loops) of each busy interval when tracing; `loops` names the
         loops around the statement, outermost first, joined by '>'."""
         self.loops: list[str] = []
         """The running stream's loop variables (shared with its frame)."""
+
+    def why(self) -> str:
+        """What the process is blocked on, as text."""
+        return self.waiting if isinstance(self.waiting, str) else self.waiting()
 
     @property
     def label(self) -> str:

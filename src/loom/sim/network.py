@@ -135,29 +135,43 @@ def _progressive_filling(
     ent_w: np.ndarray,
     ent_f: np.ndarray,
 ) -> np.ndarray:
-    """Max-min fair rates of flows with weighted resource usage and individual caps."""
+    """Max-min fair rates of flows with weighted resource usage and individual caps.
+
+    Each round drops the entries of the flows it froze, so later rounds sum fewer
+    entries; a resource's usage is still summed over its remaining entries in entry
+    order (bincount), which keeps every rate bit for bit what summing with a mask gives
+    (tests/sim/test_sim_network.py checks against that reference)."""
     n = len(caps)
+    m = len(capacity)
     rates = np.zeros(n)
     frozen = np.zeros(n, dtype=bool)
     residual = capacity.astype(np.float64, copy=True)
     tol = capacity * _REL_EPS
+    uw = np.bincount(ent_res, weights=ent_w, minlength=m)
     level = 0.0
-    while not frozen.all():
-        active = ~frozen[ent_f]
-        uw = np.bincount(ent_res[active], weights=ent_w[active], minlength=len(capacity))
+    left = n
+    while True:
         used = uw > 0.0
-        d_res = float((residual[used] / uw[used]).min()) if used.any() else math.inf
-        d_cap = float((caps[~frozen] - level).min())
+        uw_used = uw[used]
+        d_res = float((residual[used] / uw_used).min()) if len(uw_used) else math.inf
+        d_cap = float(caps[~frozen].min()) - level  # rounding is monotonic: min(c) - l
         step = max(min(d_res, d_cap), 0.0)
         level += step
         residual -= uw * step
-        newly = ~frozen & (caps <= level * (1 + _REL_EPS))
-        saturated = used & (residual <= tol)
+        newly = caps <= level * (1 + _REL_EPS)
+        newly &= ~frozen
+        saturated = residual <= tol
+        saturated &= used
         if saturated.any():
-            hit = ent_f[active & saturated[ent_res]]
-            newly[hit] = True
-        if not newly.any():  # numerical corner: freeze the most constrained flows
-            newly = ~frozen
+            newly[ent_f[saturated[ent_res]]] = True
+        count = int(np.count_nonzero(newly))
+        if count == 0:  # numerical corner: freeze the most constrained flows
+            newly, count = ~frozen, left
         rates[newly] = np.minimum(caps[newly], level)
         frozen |= newly
-    return rates
+        left -= count
+        if not left:
+            return rates
+        keep = ~frozen[ent_f]
+        ent_res, ent_w, ent_f = ent_res[keep], ent_w[keep], ent_f[keep]
+        uw = np.bincount(ent_res, weights=ent_w, minlength=m)

@@ -15,6 +15,7 @@ when the data and the flag have landed.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from loom.errors import SimulationError
@@ -102,12 +103,19 @@ class PipeHub:
         self._recv_seq[key] = seq
         rv = self._rv.setdefault((name, pipe, seq), _Rendezvous())
         rv.ready[proc.core] = (sched.now + self.machine.params.semaphore_cycles, proc)
-        src = self._net(name).pipes[pipe].src
-        proc.waiting = (
-            f"waits in Receive #{seq} on net '{name}' for the Send of core ({src[0]},{src[1]})"
-        )
+        proc.waiting = partial(self._why_receive, name, pipe, seq)
         self._try_start(sched, name, pipe, seq)
         return PENDING
+
+    def _why_receive(self, name: str, pipe: int, seq: int) -> str:
+        src = self.nets[name].pipes[pipe].src
+        return f"waits in Receive #{seq} on net '{name}' for the Send of core ({src[0]},{src[1]})"
+
+    def _why_send(self, name: str, pipe: int, seq: int, rv: _Rendezvous) -> str:
+        return (
+            f"waits in Send #{seq} on net '{name}' for receivers "
+            f"{_cores(self._missing(name, pipe, rv))} to post their Receive"
+        )
 
     def _missing(self, name: str, pipe: int, rv: _Rendezvous) -> list[Core]:
         return [c for c in self._receivers[(name, pipe)] if c not in rv.ready]
@@ -116,12 +124,10 @@ class PipeHub:
         rv = self._rv[(name, pipe, seq)]
         if rv.sender is None:
             return
-        missing = self._missing(name, pipe, rv)
-        if missing:
-            rv.sender[0].waiting = (
-                f"waits in Send #{seq} on net '{name}' for receivers "
-                f"{_cores(missing)} to post their Receive"
-            )
+        # every Receive comes from a receiver of the pipe, so the count decides (and
+        # the report's list of the missing is built only when someone reads it)
+        if len(rv.ready) < len(self._receivers[(name, pipe)]) or self._missing(name, pipe, rv):
+            rv.sender[0].waiting = partial(self._why_send, name, pipe, seq, rv)
             return
         del self._rv[(name, pipe, seq)]
         t = max([sched.now, *(t for t, _ in rv.ready.values())])
@@ -139,8 +145,9 @@ class PipeHub:
             leg = legs.multicast_block(noc, sender.core, dsts, nbytes)
         procs = [sender, *(p for _, p in rv.ready.values())]
         t0 = sched.now
+        moving = f"moves data on net '{name}'"
         for p in procs:
-            p.waiting = f"moves data on net '{name}'"
+            p.waiting = moving
 
         def done() -> None:
             for p in procs:

@@ -104,7 +104,7 @@ def _spawn(program: Program, shared: Shared, trace: bool) -> list[Process]:
 
 def deadlock_message(stuck: list[Process], total: int, now: float, shown: int = 8) -> str:
     """One paragraph naming the blocked cores, engines and what each waits for."""
-    parts = [f"{p.label} {p.waiting or 'is blocked'}" for p in stuck[:shown]]
+    parts = [f"{p.label} {p.why() or 'is blocked'}" for p in stuck[:shown]]
     more = f"; and {len(stuck) - shown} more" if len(stuck) > shown else ""
     return (
         f"deadlock: the simulation cannot advance past cycle {now:,.0f} because "
