@@ -77,6 +77,11 @@ class Pipe(HegNode):
 class For(HegNode):
     trip: Expr
     body: HegNode
+    steady: bool = False
+    """The loop's pipe is primed when the loop starts (its engines fetched its first
+    block during the enclosing loop's previous pass), so every iteration runs at the
+    pipe's steady rate; the one exposed fill is charged where the builder says
+    (`loom.model.heg`)."""
 
 
 @dataclass(frozen=True)
@@ -126,6 +131,8 @@ def latency(node: HegNode) -> Expr:
             return cycles
         case Seq(children=children):
             return add(*(latency(c) for c in children)) if children else Const(0)
+        case For(trip=trip, body=Pipe() as pipe, steady=True):
+            return trip * latency(pipe)
         case For(trip=trip, body=Pipe() as pipe):
             return (trip - 1) * latency(pipe) + sequential(pipe)
         case For(trip=trip, body=body):
