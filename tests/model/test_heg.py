@@ -8,6 +8,7 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import For, Leaf, Pipe, Seq, Stage, latency, sequential
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
+from loom.symbolic import Const
 
 
 def grid_pipe(b, cand: Candidate, arch) -> tuple[Pipe, dict[str, tuple[int, ...]]]:  # type: ignore[no-untyped-def]
@@ -79,3 +80,29 @@ def test_no_fill_credit_when_the_loop_s_engine_stores_after_it(buffered, wormhol
     grid, _ = grid_pipe(b, cand, wormhole)
     loop, _ = _grid_loop(grid)
     assert not loop.steady
+
+
+def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
+    buffered, wormhole
+) -> None:  # type: ignore[no-untyped-def]
+    """Flash decode's K and V share one allocation: with one slot the reader fetches V
+    while the scores' softmax runs (K popped, V not yet waited for), so that compute
+    overlaps the load stage even without double buffering."""
+    b = buffered["flash_decode"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    grid, domains = grid_pipe(b, cand, wormhole)
+    loop, _ = _grid_loop(grid)
+    pipe = loop.body
+    assert isinstance(pipe, Pipe) and pipe.unheld != Const(0)
+    env = {n: d[-1] for n, d in domains.items()}
+    env[pipe.b_load.name], env[pipe.b_store.name] = 0, 0
+    ell, m = latency(pipe.load).eval(env), latency(pipe.body).eval(env)
+    free = pipe.unheld.eval(env)
+    assert 0 < free < m
+    assert latency(pipe).eval(env) == ell + m - min(free, ell)
+    # GEMM's A and B come from different engines into separate buffers: nothing shared.
+    gemm = buffered["gemm"]
+    gloop, _ = _grid_loop(
+        grid_pipe(gemm, enumerate_candidates(gemm, wormhole).candidates[0], wormhole)[0]
+    )
+    assert isinstance(gloop.body, Pipe) and gloop.body.unheld == Const(0)

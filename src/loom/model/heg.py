@@ -146,6 +146,7 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
+        unheld = self.unheld(ops)
         self.traffic.extend(
             t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores)
         )
@@ -165,6 +166,7 @@ class HegBuilder:
             b_load=knob("b_load", scope),
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
+            unheld=unheld,
         )
 
     def steady_fill(
@@ -192,6 +194,35 @@ class HegBuilder:
             return Term("fill", f"{what}, per wave", select(primed, 0, fill))
         self.fills.append(Term("fill", f"{what}, once", fill))
         return Term("fill", f"{what}, per wave", Const(0))
+
+    def unheld(self, ops: tuple[Op, ...]) -> Expr:
+        """Compute of a straight-line body that holds no block of a load buffer shared by
+        several loads of the scope (flash decode's K and V in one allocation).
+
+        With one slot (b_load = 0) the compute pops each block after its last reader, so
+        the engine fetches the next block (V after the scores, the next K after the
+        update) while the ops between two blocks' readers run: that compute overlaps the
+        load stage instead of following it. Loops, gathers and merges in the body: 0."""
+        if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
+            return Const(0)
+        loads = [op.result.name for op in ops if isinstance(op, Load)]
+        shared = {
+            name
+            for a in self.b.allocations
+            if a.role == "load"
+            for vb in self.b.buffers
+            if vb.name in a.buffers and len(a.buffers) > 1
+            for name in vb.values
+            if name in loads
+        }
+        if len(shared) < 2:
+            return Const(0)
+        body = [op for op in ops if not isinstance(op, (Load, Store))]
+        held = [i for i, op in enumerate(body) if {v.name for v in op.operands()} & shared]
+        spans = {v: [i for i in held if v in {x.name for x in body[i].operands()}] for v in shared}
+        inside = {i for idx in spans.values() if idx for i in range(idx[0], idx[-1] + 1)}
+        free = [t.cycles for i, op in enumerate(body) if i not in inside for t in self.op_terms(op)]
+        return add(*free) if free else Const(0)
 
     # ----- transfers -----------------------------------------------------------------
     store_engine = "writer"
