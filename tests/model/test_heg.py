@@ -5,9 +5,10 @@ from __future__ import annotations
 from dataclasses import replace
 
 from loom.ir.candidate import Candidate
-from loom.ir.problem import For, Pipe, Seq, Stage
+from loom.ir.problem import For, Leaf, Pipe, Seq, Stage, latency, sequential
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
+from loom.symbolic import Const
 
 
 def grid_pipe(b, cand: Candidate, arch) -> tuple[Pipe, dict[str, tuple[int, ...]]]:  # type: ignore[no-untyped-def]
@@ -34,3 +35,74 @@ def test_a_store_waits_for_the_body_when_its_engine_loads_inside(buffered, wormh
     grid, domains = grid_pipe(b, replace(cand, copies=readers), wormhole)
     assert grid.store.terms
     assert domains[grid.b_store.name] == (0, 1)
+
+
+def _grid_loop(grid: Pipe) -> tuple[For, int]:
+    assert isinstance(grid.body, Seq)
+    for i, node in enumerate(grid.body.children):
+        if isinstance(node, For):
+            return node, i
+    raise AssertionError("no loop in the grid body")
+
+
+def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Flash decode: K and V stream on the reader and nothing after the loop waits on it,
+    so the next wave's first block is fetched during this wave's last body."""
+    b = buffered["flash_decode"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
+    assert isinstance(problem.heg, Seq)
+    waves, once = problem.heg.children[1], problem.heg.children[-1]
+    assert isinstance(waves, For) and isinstance(waves.body, Pipe)
+    assert isinstance(once, Leaf) and [t.kind for t in once.terms] == ["fill"]
+    loop, at = _grid_loop(waves.body)
+    assert loop.steady and isinstance(loop.body, Pipe)
+    per_wave = waves.body.body.children[at + 1]  # type: ignore[attr-defined]
+    assert isinstance(per_wave, Leaf) and per_wave.terms[0].kind == "fill"
+    env = {n: d[-1] for n, d in problem.domains.items()}
+    fill = sequential(loop.body).eval(env) - latency(loop.body).eval(env)
+    assert fill > 0
+    assert latency(loop).eval(env) == loop.trip.eval(env) * latency(loop.body).eval(env)
+    # q is loaded by the same engine in the grid body: only a double-buffered q lets the
+    # reader run ahead, otherwise the fill is paid every wave.
+    grid_knob = waves.body.b_load.name
+    for primed, (wave_fill, once_fill) in ((1, (0, fill)), (0, (fill, 0))):
+        env[grid_knob] = primed
+        assert latency(per_wave).eval(env) == wave_fill
+        assert latency(once).eval(env) == once_fill
+
+
+def test_no_fill_credit_when_the_loop_s_engine_stores_after_it(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """GEMM with B on the writer: the writer stores C after the K loop before it can fetch
+    the next wave's first B block, so the fill stays per wave."""
+    b = buffered["gemm"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    grid, _ = grid_pipe(b, cand, wormhole)
+    loop, _ = _grid_loop(grid)
+    assert not loop.steady
+
+
+def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
+    buffered, wormhole
+) -> None:  # type: ignore[no-untyped-def]
+    """Flash decode's K and V share one allocation: with one slot the reader fetches V
+    while the scores' softmax runs (K popped, V not yet waited for), so that compute
+    overlaps the load stage even without double buffering."""
+    b = buffered["flash_decode"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    grid, domains = grid_pipe(b, cand, wormhole)
+    loop, _ = _grid_loop(grid)
+    pipe = loop.body
+    assert isinstance(pipe, Pipe) and pipe.unheld != Const(0)
+    env = {n: d[-1] for n, d in domains.items()}
+    env[pipe.b_load.name], env[pipe.b_store.name] = 0, 0
+    ell, m = latency(pipe.load).eval(env), latency(pipe.body).eval(env)
+    free = pipe.unheld.eval(env)
+    assert 0 < free < m
+    assert latency(pipe).eval(env) == ell + m - min(free, ell)
+    # GEMM's A and B come from different engines into separate buffers: nothing shared.
+    gemm = buffered["gemm"]
+    gloop, _ = _grid_loop(
+        grid_pipe(gemm, enumerate_candidates(gemm, wormhole).candidates[0], wormhole)[0]
+    )
+    assert isinstance(gloop.body, Pipe) and gloop.body.unheld == Const(0)

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 
 from loom.ir.candidate import Candidate
 from loom.ir.scope import Scope
-from loom.symbolic import Cond, Const, Expr, Sym, add, maximum, select
+from loom.symbolic import Cond, Const, Expr, Sym, add, maximum, minimum, select
 
 
 @dataclass(frozen=True)
@@ -71,12 +71,21 @@ class Pipe(HegNode):
     b_store: Sym
     scope: Scope = field(default_factory=Scope)
     """The scope this pipe runs (its `name` is the scope's text form)."""
+    unheld: Expr = field(default_factory=lambda: Const(0))
+    """Body compute that runs while no block of the load stage is held: when the loads
+    share one single-slot buffer (b_load = 0), the engine fetches the next block then,
+    so up to the load stage's time of it overlaps (`loom.model.heg.unheld`)."""
 
 
 @dataclass(frozen=True)
 class For(HegNode):
     trip: Expr
     body: HegNode
+    steady: bool = False
+    """The loop's pipe is primed when the loop starts (its engines fetched its first
+    block during the enclosing loop's previous pass), so every iteration runs at the
+    pipe's steady rate; the one exposed fill is charged where the builder says
+    (`loom.model.heg`)."""
 
 
 @dataclass(frozen=True)
@@ -126,16 +135,19 @@ def latency(node: HegNode) -> Expr:
             return cycles
         case Seq(children=children):
             return add(*(latency(c) for c in children)) if children else Const(0)
+        case For(trip=trip, body=Pipe() as pipe, steady=True):
+            return trip * latency(pipe)
         case For(trip=trip, body=Pipe() as pipe):
             return (trip - 1) * latency(pipe) + sequential(pipe)
         case For(trip=trip, body=body):
             return trip * latency(body)
-        case Pipe(load=load, body=body, store=store, b_load=bl, b_store=bs):
+        case Pipe(load=load, body=body, store=store, b_load=bl, b_store=bs, unheld=free):
             ell, m, s = latency(load), latency(body), latency(store)
+            serial = ell + m if free == Const(0) else ell + m - minimum(free, ell)
             return select(
                 bl.eq(1),
                 select(bs.eq(1), maximum(ell, m, s), maximum(ell, m + s)),
-                select(bs.eq(1), maximum(ell + m, s), ell + m + s),
+                select(bs.eq(1), maximum(serial, s), serial + s),
             )
     raise TypeError(f"not an HEG node: {node!r}")
 

@@ -19,7 +19,7 @@ from loom.arch import noc as nocmap
 from loom.ir.buffers import BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.geometry import TILE
-from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term
+from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term, latency, sequential
 from loom.ir.scope import Scope
 from loom.ir.tile import (
     Convert,
@@ -40,7 +40,7 @@ from loom.ir.tile import (
     walk,
 )
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul
+from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul, select
 
 
 def knob(kind: str, scope: Scope) -> Sym:
@@ -64,6 +64,8 @@ class HegBuilder:
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
+        self.fills: list[Term] = []
+        """Fills of the grid's steady loops, exposed once per program (`steady_fill`)."""
 
     # ----- helpers -----------------------------------------------------------------
     def copy_of(self, op: Op) -> CopyPlan:
@@ -103,7 +105,8 @@ class HegBuilder:
         launch = round(self.arch.us_to_cycles(self.arch.fixed.program_launch_us))
         start = Leaf("launch", (Term("fixed", "program launch", Const(launch)),))
         grid = For("waves", waves, self.block(self.program.body, Scope.grid(), False, waves))
-        return Seq("program", (start, grid))
+        once = (Leaf("fill once", tuple(self.fills)),) if self.fills else ()
+        return Seq("program", (start, grid, *once))
 
     def block(self, ops: tuple[Op, ...], scope: Scope, owners_only: bool, repeats: Expr) -> Pipe:
         """The pipe of one scope; `repeats` = how often it runs (for the DRAM traffic)."""
@@ -127,7 +130,12 @@ class HegBuilder:
                 trip = self.mean_trip(op)
                 pipe = self.block(op.body, Scope.of((op,)), owners_only, repeats * trip)
                 pending.extend(self.carry_terms(op))
-                items.append(For(f"for {op.tile.name}", trip, pipe))
+                steady = self.steady_fill(op, ops, scope, pipe)
+                if steady is not None:
+                    items.append(For(f"for {op.tile.name}", trip, pipe, steady=True))
+                    items.append(Leaf(f"fill@{scope}#{len(items)}", (steady,)))
+                else:
+                    items.append(For(f"for {op.tile.name}", trip, pipe))
             elif isinstance(op, Gather):
                 pending.extend(self.gather_terms(op))
             elif isinstance(op, If):
@@ -138,6 +146,7 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
+        unheld = self.unheld(ops)
         self.traffic.extend(
             t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores)
         )
@@ -157,7 +166,63 @@ class HegBuilder:
             b_load=knob("b_load", scope),
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
+            unheld=unheld,
         )
+
+    def steady_fill(
+        self, loop: ForLoop, ops: tuple[Op, ...], scope: Scope, pipe: Pipe
+    ) -> Term | None:
+        """A tile loop of the grid body whose first block the engines fetch during the
+        previous wave: the fill (its first load and last body, `sequential - latency` of
+        its pipe) is exposed once per program, not once per wave. That holds when the
+        engines that load the loop's blocks issue nothing after the loop that waits for
+        the compute (the writer's stores and gathers of the grid body). When they also
+        load in the grid body itself, that load must be double-buffered too (its block is
+        held for the whole wave otherwise), so the grid's b_load knob decides. Returns the
+        per-wave term (and records the once-per-program one), or None: fill per wave."""
+        if scope != Scope.grid():
+            return None
+        engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
+        after = any(isinstance(op, (Store, Gather, If)) for op in ops)
+        if not engines or (after and self.store_engine in engines):
+            return None
+        fill = sequential(pipe) - latency(pipe)
+        what = f"fill of loop {loop.tile.name} (first load, last body)"
+        if any(isinstance(op, Load) and self.load_engine(op) in engines for op in ops):
+            primed = knob("b_load", scope).eq(1)
+            self.fills.append(Term("fill", f"{what}, once", select(primed, fill, 0)))
+            return Term("fill", f"{what}, per wave", select(primed, 0, fill))
+        self.fills.append(Term("fill", f"{what}, once", fill))
+        return Term("fill", f"{what}, per wave", Const(0))
+
+    def unheld(self, ops: tuple[Op, ...]) -> Expr:
+        """Compute of a straight-line body that holds no block of a load buffer shared by
+        several loads of the scope (flash decode's K and V in one allocation).
+
+        With one slot (b_load = 0) the compute pops each block after its last reader, so
+        the engine fetches the next block (V after the scores, the next K after the
+        update) while the ops between two blocks' readers run: that compute overlaps the
+        load stage instead of following it. Loops, gathers and merges in the body: 0."""
+        if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
+            return Const(0)
+        loads = [op.result.name for op in ops if isinstance(op, Load)]
+        shared = {
+            name
+            for a in self.b.allocations
+            if a.role == "load"
+            for vb in self.b.buffers
+            if vb.name in a.buffers and len(a.buffers) > 1
+            for name in vb.values
+            if name in loads
+        }
+        if len(shared) < 2:
+            return Const(0)
+        body = [op for op in ops if not isinstance(op, (Load, Store))]
+        held = [i for i, op in enumerate(body) if {v.name for v in op.operands()} & shared]
+        spans = {v: [i for i in held if v in {x.name for x in body[i].operands()}] for v in shared}
+        inside = {i for idx in spans.values() if idx for i in range(idx[0], idx[-1] + 1)}
+        free = [t.cycles for i, op in enumerate(body) if i not in inside for t in self.op_terms(op)]
+        return add(*free) if free else Const(0)
 
     # ----- transfers -----------------------------------------------------------------
     store_engine = "writer"

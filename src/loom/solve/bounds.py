@@ -38,7 +38,10 @@ def core_bound(
 def compute_path(node: HegNode) -> Expr:
     match node:
         case Leaf(terms=terms):
-            return add(*(t.cycles for t in terms)) if terms else Const(0)
+            # a loop's fill (`loom.model.heg.steady_fill`) is never negative: leaving it
+            # out keeps the bound below T and its expression free of knob selects
+            kept = [t.cycles for t in terms if t.kind != "fill"]
+            return add(*kept) if kept else Const(0)
         case Stage():
             return Const(0)
         case Seq(children=children):
