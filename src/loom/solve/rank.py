@@ -6,12 +6,17 @@ known so far (the cutoff) is pruned without building its problem. A built proble
 tabulated over its whole (small) domain (`table.table_bound`): the table's minimum is
 the candidate's exact optimum under the model, so it tightens the cutoff at once and,
 once every candidate is visited, prunes every candidate that cannot enter the top k.
-Only the survivors become CP-SAT problems, all with the final cutoff (inclusive), so
-what is solved and pruned — and therefore every result and log line — does not depend
-on how many run in parallel. The true top k is never pruned. Candidates whose problems
-are identical (the model does not tell apart, say, two factorizations of a mesh
-dimension that give every axis the same cores and multicast groups) are solved once.
-A problem too large to tabulate falls back to the compute-path bound
+Only the survivors become CP-SAT problems. The true top k is never pruned.
+
+Each problem is solved with an inclusive cutoff: the k-th best latency known when the
+round of `ROUND` candidates (in bound order) in which it was first visited began. That
+figure depends only on the order and on the candidates' optima — not on what a bound
+pruned, nor on how many solves run in parallel — so CP-SAT's choice among assignments
+of equal latency (the first it finds, which a cutoff can change) stays the same when a
+pruning rule gets sharper, and every result and log line is deterministic. Candidates
+whose problems are identical (the model does not tell apart, say, two factorizations of
+a mesh dimension that give every axis the same cores and multicast groups) are solved
+once. A problem too large to tabulate falls back to the compute-path bound
 (`bounds.path_bound`) and is solved when visited.
 """
 
@@ -28,6 +33,10 @@ from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.solve.bounds import path_bound
 from loom.solve.table import INFEASIBLE, table_bound
+
+ROUND = 8
+"""Candidates per round: a problem is solved with the cutoff known when the round in
+which it was first visited began."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +79,9 @@ def rank(
 ) -> Ranking:
     """Branch and bound over the candidates (see the module docstring)."""
     search = _Search(bounds, options)
-    for c in sorted(candidates, key=lambda c: (bounds[c.name], c.name)):
+    for i, c in enumerate(sorted(candidates, key=lambda c: (bounds[c.name], c.name))):
+        if i % ROUND == 0:
+            search.round_limit = search.cutoff()
         search.visit(c, build)
     return search.finish(candidates)
 
@@ -88,6 +99,10 @@ class _Search:
         self.tabulated: list[tuple[Problem, int]] = []
         self.untabulated: list[Problem] = []
         self.built = 0
+        self.round_limit: int | None = None
+        """The cutoff when the current round of candidates started."""
+        self.limits: dict[tuple[object, ...], int | None] = {}
+        """The cutoff a problem is solved with: the round's, when it was first visited."""
 
     def cutoff(self) -> int | None:
         k = self.options.top_k
@@ -115,6 +130,7 @@ class _Search:
         problem = build(c)
         self.built += 1
         key = problem_key(problem)
+        self.limits.setdefault(key, self.round_limit)
         if key not in self.exact:
             self.exact[key] = None if problem.infeasible_reason else table_bound(problem)
         best = self.exact[key]
@@ -131,7 +147,7 @@ class _Search:
             self.prune(c, self.path_bounds[key], "compute-path", limit)
             return
         if key not in self.solved:
-            self.solved[key] = self.solve(problem, limit)
+            self.solved[key] = self.solve(problem, self.limits[key])
         self.untabulated.append(problem)
         if self.solved[key].solved:
             insort(self.known, self.solved[key].cycles)
@@ -151,8 +167,9 @@ class _Search:
         unique: dict[tuple[object, ...], Problem] = {}
         for p in survivors:
             unique.setdefault(problem_key(p), p)
+        limits = [self.limits[key] for key in unique]
         with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
-            solutions = list(pool.map(self.solve, unique.values(), [limit] * len(unique)))
+            solutions = list(pool.map(self.solve, unique.values(), limits))
         self.solved.update(zip(unique, solutions, strict=True))
         kept: list[tuple[Solution, Problem]] = []
         for problem in (*self.untabulated, *survivors):
