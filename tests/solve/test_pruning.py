@@ -44,6 +44,7 @@ def _top(ranking):  # type: ignore[no-untyped-def]
     return [(s.candidate, s.cycles, s.dram_bytes, s.assignment) for s, _ in ranking.top]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tables", [True, False])
 def test_pruned_top_k_is_the_unpruned_top_k(buffered, wormhole, monkeypatch, tables) -> None:  # type: ignore[no-untyped-def]
     """The whole top 5 (order, latencies, tie-breaks, assignments) is that of solving

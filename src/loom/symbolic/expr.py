@@ -131,12 +131,15 @@ class Expr:
         return frozenset(s.name for s in self.free_syms())
 
     @cached_property
-    def ident(self) -> tuple[str, tuple[tuple[str, int, int, int], ...]]:
+    def ident(self) -> tuple[str, frozenset[tuple[str, int, int, int]]]:
         """The key and the domains of its symbols: what every canonicalisation rule
         reads (the key alone names symbols, not their ranges), so equal idents build
         equal results and the builders below can memoise on it."""
-        syms = sorted((s.name, s.lower, s.upper, s.align) for s in self.free_syms())
-        return self.key, tuple(syms)
+        return self.key, self._domains
+
+    @cached_property
+    def _domains(self) -> frozenset[tuple[str, int, int, int]]:
+        return _EMPTY_DOMAINS.union(*(c._domains for c in self.children()))
 
     @property
     def is_const(self) -> bool:
@@ -167,6 +170,7 @@ class Expr:
 
 
 _EMPTY_SYMS: frozenset[Sym] = frozenset()
+_EMPTY_DOMAINS: frozenset[tuple[str, int, int, int]] = frozenset()
 
 
 def as_expr(value: ExprLike) -> Expr:
@@ -225,6 +229,10 @@ class Sym(Expr):
     def _render(self) -> str:
         return self.name
 
+    @cached_property
+    def _domains(self) -> frozenset[tuple[str, int, int, int]]:
+        return frozenset(((self.name, self.lower, self.upper, self.align),))
+
     def free_syms(self) -> frozenset[Sym]:
         return frozenset((self,))
 
@@ -266,7 +274,12 @@ class Poly(Expr):
     _rank: ClassVar[int] = 2
 
     def children(self) -> tuple[Expr, ...]:
-        return tuple(a for mono, _ in self.terms for a in mono)
+        return self._atoms
+
+    @cached_property
+    def _atoms(self) -> tuple[Expr, ...]:
+        """Distinct atoms, first occurrence first (a power repeats its atom)."""
+        return tuple(dict.fromkeys(a for mono, _ in self.terms for a in mono))
 
     def _render(self) -> str:
         parts: list[str] = []
@@ -286,13 +299,9 @@ class Poly(Expr):
     def subs(self, mapping: Mapping[str, ExprLike]) -> Expr:
         if not (self.free_names() & mapping.keys()):
             return self
-        total: Expr = Const(0)
-        for mono, coeff in self.terms:
-            term: Expr = Const(coeff)
-            for atom in mono:
-                term = mul(term, atom.subs(mapping))
-            total = add(total, term)
-        return total
+        return add(
+            *(mul(coeff, *(atom.subs(mapping) for atom in mono)) for mono, coeff in self.terms)
+        )
 
     def _bounds(self) -> tuple[int, int]:
         lo = hi = 0
@@ -851,6 +860,10 @@ class Select(Expr):
     @cached_property
     def _free_syms(self) -> frozenset[Sym]:
         return self.cond.free_syms().union(*(c.free_syms() for c in self.children()))
+
+    @cached_property
+    def _domains(self) -> frozenset[tuple[str, int, int, int]]:
+        return frozenset((s.name, s.lower, s.upper, s.align) for s in self.free_syms())
 
     def _render(self) -> str:
         return f"select({self.cond}, {self.if_true}, {self.if_false})"
