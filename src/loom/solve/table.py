@@ -120,9 +120,6 @@ class Grid:
                 return _reduce(np.logical_or, [self.cond(a) for a in args])
         raise TypeError(f"cannot tabulate {type(c).__name__}")
 
-    def full(self, a: Array) -> Array:
-        return np.broadcast_to(a, self.shape)
-
 
 def _reduce(op: np.ufunc, parts: list[np.ndarray]) -> np.ndarray:
     out = parts[0]
