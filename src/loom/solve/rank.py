@@ -1,20 +1,29 @@
-"""Solve every candidate and rank them; keep the top k.
+"""Solve the candidates that can win and rank them; keep the top k.
 
-Candidates are visited in order of a cheap lower bound on their modeled latency
-(`bounds.core_bound`), and each solve gets the current k-th best latency as an
-inclusive cutoff. A candidate whose bound exceeds the cutoff is pruned without building
-its problem; one whose compute-path bound (`bounds.path_bound`) exceeds it is pruned
-without solving it.
-The true top k is never pruned. Candidates are solved in rounds of a fixed size (the
-cutoff is updated between rounds), so what is solved and pruned — and therefore every
-result and log line — does not depend on how many run in parallel. Candidates whose
-problems are identical (the model does not tell apart, say, two factorizations of a mesh
-dimension that give every axis the same cores and multicast groups) are solved once.
+Branch and bound. Candidates are visited in order of a cheap lower bound on their
+modeled latency (`bounds.core_bound`); one whose bound exceeds the k-th best latency
+known so far (the cutoff) is pruned without building its problem. A built problem is
+tabulated over its whole (small) domain (`table.table_bound`): the table's minimum is
+the candidate's exact optimum under the model, so it tightens the cutoff at once and,
+once every candidate is visited, prunes every candidate that cannot enter the top k.
+Only the survivors become CP-SAT problems. The true top k is never pruned.
+
+Each problem is solved with an inclusive cutoff: the k-th best latency known when the
+round of `ROUND` candidates (in bound order) in which it was first visited began. That
+figure depends only on the order and on the candidates' optima — not on what a bound
+pruned, nor on how many solves run in parallel — so CP-SAT's choice among assignments
+of equal latency (the first it finds, which a cutoff can change) stays the same when a
+pruning rule gets sharper, and every result and log line is deterministic. Candidates
+whose problems are identical (the model does not tell apart, say, two factorizations of
+a mesh dimension that give every axis the same cores and multicast groups) are solved
+once. A problem too large to tabulate falls back to the compute-path bound
+(`bounds.path_bound`) and is solved when visited.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from bisect import insort
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -23,9 +32,11 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.solve.bounds import path_bound
+from loom.solve.table import INFEASIBLE, table_bound
 
 ROUND = 8
-"""Candidates solved between two cutoff updates (independent of the number of jobs)."""
+"""Candidates per round: a problem is solved with the cutoff known when the round in
+which it was first visited began."""
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,10 @@ class Ranking:
     """One per candidate, in candidate order."""
     top: tuple[tuple[Solution, Problem], ...]
     """The best k solved candidates, best first (ties: less DRAM traffic, then name)."""
+    built: int = 0
+    """Candidates whose problem was built (the others were pruned by their bound)."""
+    solved: int = 0
+    """Distinct problems handed to the solver (the others were pruned or shared one)."""
 
 
 def problem_key(p: Problem) -> tuple[object, ...]:
@@ -62,67 +77,119 @@ def rank(
     build: Callable[[Candidate], Problem],
     options: RankOptions,
 ) -> Ranking:
-    order = sorted(candidates, key=lambda c: (bounds[c.name], c.name))
-    results: dict[str, Solution] = {}
-    kept: list[tuple[Solution, Problem]] = []
+    """Branch and bound over the candidates (see the module docstring)."""
+    search = _Search(bounds, options)
+    for i, c in enumerate(sorted(candidates, key=lambda c: (bounds[c.name], c.name))):
+        if i % ROUND == 0:
+            search.round_limit = search.cutoff()
+        search.visit(c, build)
+    return search.finish(candidates)
 
-    def cutoff() -> int | None:
-        return kept[options.top_k - 1][0].cycles if len(kept) >= options.top_k else None
 
-    solved_keys: dict[tuple[object, ...], Solution] = {}
+class _Search:
+    def __init__(self, bounds: dict[str, int], options: RankOptions) -> None:
+        self.bounds = bounds
+        self.options = options
+        self.results: dict[str, Solution] = {}
+        self.known: list[int] = []
+        """Latencies candidates are known to reach (their optima), one per candidate."""
+        self.exact: dict[tuple[object, ...], int | None] = {}
+        self.path_bounds: dict[tuple[object, ...], int] = {}
+        self.solved: dict[tuple[object, ...], Solution] = {}
+        self.tabulated: list[tuple[Problem, int]] = []
+        self.untabulated: list[Problem] = []
+        self.built = 0
+        self.round_limit: int | None = None
+        """The cutoff when the current round of candidates started."""
+        self.limits: dict[tuple[object, ...], int | None] = {}
+        """The cutoff a problem is solved with: the round's, when it was first visited."""
 
-    def solve(problem: Problem, limit: int | None) -> Solution:
-        name = problem.candidate.name
-        if options.solver == "enumerate":
+    def cutoff(self) -> int | None:
+        k = self.options.top_k
+        return self.known[k - 1] if len(self.known) >= k else None
+
+    def solve(self, problem: Problem, limit: int | None) -> Solution:
+        bound = self.bounds[problem.candidate.name]
+        if self.options.solver == "enumerate":
             from loom.solve.enumerate import enumerate_problem
 
-            return enumerate_problem(problem, limit, bounds[name])
+            return enumerate_problem(problem, limit, bound)
         from loom.solve.cpsat import solve_problem  # imports OR-Tools: only when solving
 
-        return solve_problem(problem, limit, options.deterministic_seconds, bounds[name])
+        return solve_problem(problem, limit, self.options.deterministic_seconds, bound)
 
-    path_bounds: dict[tuple[object, ...], int] = {}
+    def prune(self, c: Candidate, bound: int, kind: str, limit: int | None) -> None:
+        reason = f"{kind} bound {bound} > incumbent {limit}"
+        self.results[c.name] = Solution(c.name, "pruned", lower_bound=bound, reason=reason)
 
-    def pruned(c: Candidate, bound: int, kind: str, limit: int | None) -> Solution:
-        return Solution(
-            c.name, "pruned", lower_bound=bound, reason=f"{kind} bound {bound} > incumbent {limit}"
+    def visit(self, c: Candidate, build: Callable[[Candidate], Problem]) -> None:
+        limit = self.cutoff()
+        if limit is not None and self.bounds[c.name] > limit:
+            self.prune(c, self.bounds[c.name], "cores", limit)
+            return
+        problem = build(c)
+        self.built += 1
+        key = problem_key(problem)
+        self.limits.setdefault(key, self.round_limit)
+        if key not in self.exact:
+            self.exact[key] = None if problem.infeasible_reason else table_bound(problem)
+        best = self.exact[key]
+        if best is not None:
+            if best < INFEASIBLE:
+                insort(self.known, best)
+            self.tabulated.append((problem, best))
+            return
+        # no table (a domain too large, or empty): the compute-path bound, then the
+        # solver at once, so that the latency it finds tightens the cutoff
+        if key not in self.path_bounds:
+            self.path_bounds[key] = path_bound(problem)
+        if limit is not None and self.path_bounds[key] > limit:
+            self.prune(c, self.path_bounds[key], "compute-path", limit)
+            return
+        if key not in self.solved:
+            self.solved[key] = self.solve(problem, self.limits[key])
+        self.untabulated.append(problem)
+        if self.solved[key].solved:
+            insort(self.known, self.solved[key].cycles)
+
+    def finish(self, candidates: tuple[Candidate, ...]) -> Ranking:
+        """Prune by the tables against the final cutoff; solve the survivors."""
+        limit = self.cutoff()
+        survivors: list[Problem] = []
+        for problem, best in self.tabulated:
+            c = problem.candidate
+            if best >= INFEASIBLE:
+                self.results[c.name] = _infeasible(problem, self.bounds[c.name])
+            elif limit is not None and best > limit:
+                self.prune(c, best, "table", limit)
+            else:
+                survivors.append(problem)
+        unique: dict[tuple[object, ...], Problem] = {}
+        for p in survivors:
+            unique.setdefault(problem_key(p), p)
+        limits = [self.limits[key] for key in unique]
+        with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
+            solutions = list(pool.map(self.solve, unique.values(), limits))
+        self.solved.update(zip(unique, solutions, strict=True))
+        kept: list[tuple[Solution, Problem]] = []
+        for problem in (*self.untabulated, *survivors):
+            name = problem.candidate.name
+            shared = self.solved[problem_key(problem)]
+            solution = dataclasses.replace(shared, candidate=name, lower_bound=self.bounds[name])
+            self.results[name] = solution
+            if solution.solved:
+                kept.append((solution, problem))
+        kept.sort(key=lambda sp: (sp[0].cycles, sp[0].dram_bytes, sp[0].candidate))
+        return Ranking(
+            tuple(self.results[c.name] for c in candidates),
+            tuple(kept[: self.options.top_k]),
+            built=self.built,
+            solved=sum(1 for p in self.solved.values() if p.status != "infeasible" or p.seconds),
         )
 
-    with ThreadPoolExecutor(max_workers=max(1, options.jobs)) as pool:
-        for start in range(0, len(order), ROUND):
-            limit = cutoff()
-            group = order[start : start + ROUND]
-            problems = []
-            for c in group:
-                if limit is not None and bounds[c.name] > limit:
-                    results[c.name] = pruned(c, bounds[c.name], "cores", limit)
-                    continue
-                problem = build(c)
-                key = problem_key(problem)
-                if key not in path_bounds:
-                    path_bounds[key] = path_bound(problem)
-                if limit is not None and path_bounds[key] > limit:
-                    results[c.name] = pruned(c, path_bounds[key], "compute-path", limit)
-                    continue
-                problems.append(problem)
-            unique: dict[tuple[object, ...], Problem] = {}
-            for p in problems:
-                key = problem_key(p)
-                if key not in solved_keys:
-                    unique.setdefault(key, p)
-            solutions = pool.map(solve, unique.values(), [limit] * len(unique))
-            fresh = dict(zip(unique, solutions, strict=True))
-            solved_keys.update(fresh)
-            for problem in problems:
-                shared = solved_keys[problem_key(problem)]
-                solution = dataclasses.replace(
-                    shared,
-                    candidate=problem.candidate.name,
-                    lower_bound=bounds[problem.candidate.name],
-                )
-                results[solution.candidate] = solution
-                if solution.solved:
-                    kept.append((solution, problem))
-            kept.sort(key=lambda sp: (sp[0].cycles, sp[0].dram_bytes, sp[0].candidate))
-            del kept[options.top_k :]
-    return Ranking(tuple(results[c.name] for c in candidates), tuple(kept))
+
+def _infeasible(problem: Problem, bound: int) -> Solution:
+    from loom.solve.cpsat import explain_infeasible
+
+    reason = explain_infeasible(problem)
+    return Solution(problem.candidate.name, "infeasible", lower_bound=bound, reason=reason)

@@ -17,6 +17,7 @@ non-positive divisor rather than guessing a convention.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
@@ -119,7 +120,8 @@ class Expr:
 
     @cached_property
     def _free_syms(self) -> frozenset[Sym]:
-        return frozenset(itertools.chain.from_iterable(c.free_syms() for c in self.children()))
+        # set unions reuse the stored hashes: no Sym.__hash__ call per repeated atom
+        return _EMPTY_SYMS.union(*(c.free_syms() for c in self.children()))
 
     def free_names(self) -> frozenset[str]:
         return self._free_names
@@ -127,6 +129,17 @@ class Expr:
     @cached_property
     def _free_names(self) -> frozenset[str]:
         return frozenset(s.name for s in self.free_syms())
+
+    @cached_property
+    def ident(self) -> tuple[str, frozenset[tuple[str, int, int, int]]]:
+        """The key and the domains of its symbols: what every canonicalisation rule
+        reads (the key alone names symbols, not their ranges), so equal idents build
+        equal results and the builders below can memoise on it."""
+        return self.key, self._domains
+
+    @cached_property
+    def _domains(self) -> frozenset[tuple[str, int, int, int]]:
+        return _EMPTY_DOMAINS.union(*(c._domains for c in self.children()))
 
     @property
     def is_const(self) -> bool:
@@ -154,6 +167,10 @@ class Expr:
 
     def to_json(self) -> object:
         raise NotImplementedError
+
+
+_EMPTY_SYMS: frozenset[Sym] = frozenset()
+_EMPTY_DOMAINS: frozenset[tuple[str, int, int, int]] = frozenset()
 
 
 def as_expr(value: ExprLike) -> Expr:
@@ -212,6 +229,10 @@ class Sym(Expr):
     def _render(self) -> str:
         return self.name
 
+    @cached_property
+    def _domains(self) -> frozenset[tuple[str, int, int, int]]:
+        return frozenset(((self.name, self.lower, self.upper, self.align),))
+
     def free_syms(self) -> frozenset[Sym]:
         return frozenset((self,))
 
@@ -253,7 +274,12 @@ class Poly(Expr):
     _rank: ClassVar[int] = 2
 
     def children(self) -> tuple[Expr, ...]:
-        return tuple(a for mono, _ in self.terms for a in mono)
+        return self._atoms
+
+    @cached_property
+    def _atoms(self) -> tuple[Expr, ...]:
+        """Distinct atoms, first occurrence first (a power repeats its atom)."""
+        return tuple(dict.fromkeys(a for mono, _ in self.terms for a in mono))
 
     def _render(self) -> str:
         parts: list[str] = []
@@ -273,13 +299,9 @@ class Poly(Expr):
     def subs(self, mapping: Mapping[str, ExprLike]) -> Expr:
         if not (self.free_names() & mapping.keys()):
             return self
-        total: Expr = Const(0)
-        for mono, coeff in self.terms:
-            term: Expr = Const(coeff)
-            for atom in mono:
-                term = mul(term, atom.subs(mapping))
-            total = add(total, term)
-        return total
+        return add(
+            *(mul(coeff, *(atom.subs(mapping) for atom in mono)) for mono, coeff in self.terms)
+        )
 
     def _bounds(self) -> tuple[int, int]:
         lo = hi = 0
@@ -345,7 +367,33 @@ def _from_poly(poly: Mapping[Monomial, int]) -> Expr:
     return Poly(tuple(items))
 
 
-def add(*args: ExprLike) -> Expr:
+MEMO_LIMIT = 200_000
+"""Entries of the builders' memo before it is emptied (the model builds the same
+sub-expressions for many candidates: the tile counts, per-tile costs and their maxima)."""
+
+_memo: dict[tuple[object, ...], object] = {}
+
+
+def _memo_key(tag: str, args: tuple[ExprLike, ...]) -> tuple[object, ...]:
+    return (tag, *(a.ident if isinstance(a, Expr) else a for a in args))
+
+
+def _memoised(tag: str, build: Callable[..., Expr]) -> Callable[..., Expr]:
+    def memoised(*args: ExprLike) -> Expr:
+        key = _memo_key(tag, args)
+        hit = _memo.get(key)
+        if hit is None:
+            if len(_memo) >= MEMO_LIMIT:
+                _memo.clear()
+            hit = _memo[key] = build(*args)
+        return hit  # type: ignore[return-value]
+
+    memoised.__doc__ = build.__doc__
+    memoised.__name__ = build.__name__
+    return memoised
+
+
+def _add(*args: ExprLike) -> Expr:
     poly: dict[Monomial, int] = {}
     for arg in args:
         for mono, coeff in _to_poly(as_expr(arg)).items():
@@ -353,7 +401,7 @@ def add(*args: ExprLike) -> Expr:
     return _from_poly(poly)
 
 
-def mul(*args: ExprLike) -> Expr:
+def _mul(*args: ExprLike) -> Expr:
     poly: dict[Monomial, int] = {(): 1}
     for arg in args:
         rhs = _to_poly(as_expr(arg))
@@ -364,6 +412,10 @@ def mul(*args: ExprLike) -> Expr:
                 out[mono] = out.get(mono, 0) + c1 * c2
         poly = out
     return _from_poly(poly)
+
+
+add = _memoised("add", _add)
+mul = _memoised("mul", _mul)
 
 
 def _const_content(poly: Mapping[Monomial, int]) -> int:
@@ -589,22 +641,29 @@ def _extremum(cls: type[_Extremum], args: Iterable[ExprLike], is_min: bool) -> E
 
 def _never_wins(e: Expr, other: Expr, is_min: bool) -> bool:
     """`e` can be dropped: `other` is always at least as extreme (ties keep one)."""
+    return _beats(other, e, is_min) and not (_beats(e, other, is_min) and e.key < other.key)
 
-    def beats(a: Expr, b: Expr) -> bool:
-        if (a.bounds[1] <= b.bounds[0]) if is_min else (a.bounds[0] >= b.bounds[1]):
-            return True
-        if not (a.free_names() & b.free_names()) or len(a.key) + len(b.key) > 120:
-            return False  # the intervals are independent, or the difference is too costly
+
+def _beats(a: Expr, b: Expr, is_min: bool) -> bool:
+    """`a` is always at least as extreme as `b`."""
+    if (a.bounds[1] <= b.bounds[0]) if is_min else (a.bounds[0] >= b.bounds[1]):
+        return True
+    if not (a.free_names() & b.free_names()) or len(a.key) + len(b.key) > 120:
+        return False  # the intervals are independent, or the difference is too costly
+    key = ("beats", a.ident, b.ident, is_min)
+    hit = _memo.get(key)
+    if hit is None:
         lo, hi = add(a, mul(-1, b)).bounds  # a - b cancels shared terms
-        return hi <= 0 if is_min else lo >= 0
+        hit = _memo[key] = hi <= 0 if is_min else lo >= 0
+    return bool(hit)
 
-    return beats(other, e) and not (beats(e, other) and e.key < other.key)
 
-
+@functools.partial(_memoised, "min")
 def minimum(*args: ExprLike) -> Expr:
     return _extremum(Min, args, is_min=True)
 
 
+@functools.partial(_memoised, "max")
 def maximum(*args: ExprLike) -> Expr:
     return _extremum(Max, args, is_min=False)
 
@@ -800,9 +859,11 @@ class Select(Expr):
 
     @cached_property
     def _free_syms(self) -> frozenset[Sym]:
-        return self.cond.free_syms() | frozenset(
-            itertools.chain.from_iterable(c.free_syms() for c in self.children())
-        )
+        return self.cond.free_syms().union(*(c.free_syms() for c in self.children()))
+
+    @cached_property
+    def _domains(self) -> frozenset[tuple[str, int, int, int]]:
+        return frozenset((s.name, s.lower, s.upper, s.align) for s in self.free_syms())
 
     def _render(self) -> str:
         return f"select({self.cond}, {self.if_true}, {self.if_false})"
