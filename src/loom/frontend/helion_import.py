@@ -11,7 +11,9 @@ that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
 Two Helion constructs that synchronise blocks become block-local forms: `hl.atomic_add`
 from a split grid axis is a gather of the partials to one block (a split reduction), and
 phases separated by `hl.barrier` on the same grid run in order on each core, a later
-phase reading its own block's tiles from the earlier phase's values.
+phase reading its own block's tiles from the earlier phase's values. A later phase that
+reads tiles other blocks wrote needs a grid-wide barrier: each phase is then imported on
+its own (`phase=`) and becomes a launch of its own (see `loom.frontend.importer`).
 """
 
 from __future__ import annotations
@@ -218,6 +220,15 @@ def _line(node: torch.fx.Node) -> int:
     return int(match.group(1)) if match else 0
 
 
+class CrossBlockRead(Exception):
+    """A later phase reads tiles of `tensor` that other blocks wrote: the phases need a
+    grid-wide barrier, so the importer is run again once per phase (one launch each)."""
+
+    def __init__(self, tensor: str) -> None:
+        super().__init__(tensor)
+        self.tensor = tensor
+
+
 class HelionImporter(SurfaceOps):
     """One-shot converter; call :meth:`run` inside the bound kernel's environment."""
 
@@ -227,8 +238,11 @@ class HelionImporter(SurfaceOps):
         name: str,
         source_file: str,
         scalars: dict[str, float] | None = None,
+        phase: int | None = None,
     ) -> None:
         self.bound = bound
+        self.only_phase = phase
+        """Import only this phase (a launch of its own); None: every phase, forwarded."""
         self.scalars = dict(scalars or {})
         self.env = bound.env
         self.device_ir = bound.host_function.device_ir
@@ -300,7 +314,8 @@ class HelionImporter(SurfaceOps):
         scope = self.root_scope = _Scope()
         for phase, root in enumerate(roots):
             self.phase = phase
-            self._convert_graph(root, scope, inputs=())
+            if self.only_phase is None or phase == self.only_phase:
+                self._convert_graph(root, scope, inputs=())
         if len(roots) > 1:
             scope.ops = list(self._drop_scratch(tuple(scope.ops)))
         body = _without_unused_index_loads(drop_dead(tuple(scope.ops), self.superseded))
@@ -354,17 +369,7 @@ class HelionImporter(SurfaceOps):
             return None
         _, where, value = written
         if where != window:
-            self._unsupported(
-                node,
-                f"reading {tensor} after hl.barrier other than at the window its own block "
-                "stored in the phase before",
-                "a later phase may read only the tiles its own block stored, at the top "
-                "level of the earlier phase's loop: Loom runs each block's phases in order "
-                "on one core and lowers no grid-wide barrier between them (TT-Lang has no "
-                "barrier primitive), so data written by other cores cannot be waited for. "
-                "Reduce across blocks with hl.atomic_add instead, or split the phases into "
-                "two kernels",
-            )
+            raise CrossBlockRead(tensor)
         self.forwarded.add(tensor)
         return self._cast(scope, value, self.tensors[tensor].dtype, _line(node))
 
