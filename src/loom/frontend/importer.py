@@ -10,7 +10,7 @@ import helion
 from helion._compiler.device_ir import RootGraphInfo
 
 from loom.errors import FrontendError, ShapeError
-from loom.frontend.helion_import import CrossBlockRead, HelionImporter
+from loom.frontend.helion_import import GridBarrierNeeded, HelionImporter
 from loom.frontend.vectors import lift_1d_tensors
 from loom.ir.geometry import TILE
 from loom.ir.tile import TileProgram
@@ -50,11 +50,12 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
     with bound.env, bound.host_function:
         try:
             return lift_1d_tensors(HelionImporter(bound, name, source_file, scalars).run())
-        except CrossBlockRead:
+        except GridBarrierNeeded:
             pass
-        # A phase reads tiles other blocks wrote: one launch per phase, a grid-wide barrier
-        # between consecutive launches (every block of one, all waves, writes its DRAM
-        # tiles before any block of the next reads).
+        # A phase reads tiles other blocks wrote (or overwrites tiles they read, or runs
+        # on another grid): one launch per phase, a grid-wide barrier between consecutive
+        # launches (every block of one, all waves, finishes its DRAM traffic before any
+        # block of the next starts).
         phases = sum(isinstance(g, RootGraphInfo) for g in bound.host_function.device_ir.graphs)
         launches = [
             HelionImporter(bound, _launch_name(name, k), source_file, scalars, phase=k).run()

@@ -10,6 +10,7 @@ signalled completion.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from dataclasses import replace
 
@@ -52,7 +53,7 @@ def simulate_launches(
     return replace(
         longest,
         kernel=results[0].kernel,
-        grid=boundary_grid(results[0].grid, longest.grid),
+        grid=functools.reduce(boundary_grid, (r.grid for r in results)),
         cycles=cycles,
         kernel_cycles=kernel,
         launch_cycles=launch,
