@@ -293,7 +293,7 @@ def compile_traced(
     if then is not None:
         lowered.then = then.lowered
         for name, text in then.log.artifacts.items():
-            log.artifacts[f"{then.program.name}/{name}"] = text
+            log.artifacts[f"{then.program.name}.{name}"] = text  # a flat folder
         for stage, spent in then.log.seconds.items():
             log.seconds[stage] = log.seconds.get(stage, 0.0) + spent
     return CompileResult(
