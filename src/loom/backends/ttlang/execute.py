@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import tempfile
 import time
 import warnings
@@ -28,6 +27,7 @@ from loom.backends.ttlang.runner import (
     _from_grid,
     _load,
     _simulator,
+    _to_grid,
 )
 from loom.errors import VerificationError
 from loom.ir.program import DramTensor, Program
@@ -36,6 +36,8 @@ if TYPE_CHECKING:
     import torch
 
 TILE = 32
+_FLOATS = ("bf16", "fp16", "fp32")
+"""Formats `run_program` loads and reads back as they are."""
 
 
 @contextlib.contextmanager
@@ -115,18 +117,6 @@ def run_program(
         }
 
 
-def _to_grid(x: torch.Tensor, t: DramTensor) -> torch.Tensor:
-    """A logical tensor placed in its padded tile grid (zeros in the padding): the
-    inverse of `runner._from_grid`."""
-    import torch
-
-    stored = t.stored_shape
-    lead = math.prod(stored[:-2])
-    grid = torch.zeros(*stored[:-2], t.rows * TILE // lead, t.cols * TILE)
-    grid[tuple(slice(0, d) for d in t.shape)] = x.reshape(t.shape).float()
-    return grid.reshape(t.rows * TILE, t.cols * TILE)
-
-
 def verify_launches(
     programs: tuple[Program, ...],
     tensors: dict[str, torch.Tensor],
@@ -140,6 +130,17 @@ def verify_launches(
     wrote yet starts as zeros."""
     import torch
 
+    odd = sorted(
+        {f"{t.name} ({t.dtype})" for p in programs for t in p.tensors if t.dtype not in _FLOATS}
+    )
+    if odd:
+        raise VerificationError(
+            f"kernel {programs[0].kernel!r} runs as {len(programs)} launches and has "
+            f"block-float or int32 tensors ({', '.join(odd)}); Loom verifies a sequence of "
+            "launches with bf16, fp16 and fp32 tensors only (the host-side block-float "
+            "emulation and int32 grids are not carried between launches yet). Compile it "
+            "without --dtype block floats, or with float tensors."
+        )
     state = dict(tensors)
     wall = 0.0
     written: dict[str, DramTensor] = {}
