@@ -597,11 +597,12 @@ def _simulate_result(args: argparse.Namespace, spec, arch, lowered, log):  # typ
     trace = bool(args.trace or getattr(args, "html", None))
     sim = simulate_lowered(lowered, arch, log, trace=trace)
     flops = spec.flops(lowered.schedule.shape) if spec.flops else 0
+    modeled = round(lowered.modeled_cycles(arch))  # every launch, barriers included
     if not args.json:
-        print(simulation_summary(sim, lowered.schedule.modeled_cycles, flops), end="")
+        print(simulation_summary(sim, modeled, flops), end="")
     if args.trace:
         outputs.write_file(args.trace, trace_json(sim.trace_events))
-    data = simulation_dict(sim, lowered.schedule.modeled_cycles, flops)
+    data = simulation_dict(sim, modeled, flops)
     # wall-clock figures differ between identical runs: keep them apart from the results
     data["timings"] = {"events_per_second": data.pop("events_per_second", 0)}
     return data, sim

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import itertools
 import os
 import time
 from collections.abc import Callable
@@ -26,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from loom.arch import Arch
-from loom.backends.ttlang import VerifyResult, emit, verify, verify_outputs
+from loom.backends.ttlang import VerifyResult, emit, verify, verify_launches, verify_outputs
 from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
@@ -43,7 +44,7 @@ from loom.model.inputs import ProblemCache
 from loom.model.inputs import compulsory_bytes as _compulsory_bytes
 from loom.model.inputs import count_feasible as _count_feasible
 from loom.model.inputs import loop_depth as _loop_depth
-from loom.sim import SimResult, simulate
+from loom.sim import SimResult, boundary_grid, simulate, simulate_launches
 from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
 
@@ -157,6 +158,24 @@ class Lowered:
     schedule: Schedule
     lowered: Program
     source: str
+    then: Lowered | None = None
+    """The next launch, behind a grid-wide barrier (`TileProgram.after`)."""
+
+    def launches(self) -> tuple[Lowered, ...]:
+        return (self, *(self.then.launches() if self.then is not None else ()))
+
+    def modeled_cycles(self, arch: Arch) -> float:
+        """The model's cycles for this launch and those after it: each launch's schedule
+        (its program launch included) plus the grid barrier at each boundary (the CUDA
+        path's `barrier_cycles`), as `loom.sim.simulate_launches` times them."""
+        from loom.cuda.cost import barrier_cycles
+
+        chain = self.launches()
+        barriers = sum(
+            barrier_cycles(arch, boundary_grid(a.lowered.grid, b.lowered.grid))
+            for a, b in itertools.pairwise(chain)
+        )
+        return sum(lw.schedule.modeled_cycles for lw in chain) + barriers
 
 
 @dataclass
@@ -171,6 +190,9 @@ class CompileResult:
     log: StageLog
     lowered: Lowered
     refinement: Refinement | None = None
+    then: CompileResult | None = None
+    """The next launch's compilation (`TileProgram.after`), each launch scheduled on its
+    own."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +235,13 @@ def compile_traced(
     arch, shape = options.arch, options.shape
     fidelity = options.math_fidelity or arch.matmul.default_fidelity
     program = traced.program
+    then = None
+    if program.after is not None:  # the later launches first: one program per call below
+        after = program.after
+        later = dataclasses.replace(traced, name=after.name, program=after, flops=0)
+        then = compile_traced(later, options, StageLog(listener=log.listener))
+        program = dataclasses.replace(program, after=None)
+        traced = dataclasses.replace(traced, program=program, flops=0)
     log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
@@ -261,6 +290,12 @@ def compile_traced(
     )
     schedule = dataclasses.replace(schedule, formats=traced.formats_label)
     lowered = lower_schedule(program, buffered, schedule, arch, log)
+    if then is not None:
+        lowered.then = then.lowered
+        for name, text in then.log.artifacts.items():
+            log.artifacts[f"{then.program.name}.{name}"] = text  # a flat folder
+        for stage, spent in then.log.seconds.items():
+            log.seconds[stage] = log.seconds.get(stage, 0.0) + spent
     return CompileResult(
         program,
         buffered,
@@ -272,6 +307,7 @@ def compile_traced(
         log,
         lowered,
         refinement,
+        then,
     )
 
 
@@ -336,6 +372,12 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             f"{spec.name} takes {', '.join(spec.shape_keys)}; fix `shape` in the schedule."
         )
     program = run_frontend(spec, schedule.shape, log, schedule.formats)
+    if program.after is not None:
+        raise ScheduleError(
+            f"kernel {spec.name} runs as {len(program.launches())} launches (its hl.barrier "
+            "phases read tiles other blocks wrote), each with its own schedule, and a "
+            "schedule file holds one; compile the kernel instead of passing --schedule."
+        )
     buffered = log.timed("dataflow", lambda: build_buffers(program))
     return lower_schedule(program, buffered, schedule, arch, log)
 
@@ -347,6 +389,8 @@ def verify_lowered(
 
     `arch` is the description the schedule was compiled for (a user's file included);
     without it the runner loads the built-in description the program names."""
+    if lowered.then is not None:
+        return log.timed("verify", lambda: _verify_launches(spec, lowered))
     if spec.file is not None:
         from loom.kernels.checks import file_references  # imports torch: only here
 
@@ -374,8 +418,25 @@ def verify_lowered(
     return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
 
 
+def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
+    """Every launch on tt-lang-sim in order, DRAM persisting between them; the kernel's
+    returned tensors compared with the file's reference."""
+    from loom.kernels.checks import launch_references  # imports torch: only here
+
+    if spec.file is None:
+        raise ScheduleError(
+            f"kernel {spec.name} runs as {len(lowered.launches())} launches (its hl.barrier "
+            "phases read tiles other blocks wrote); Loom verifies such kernels from a Helion "
+            "file: pass the file and --kernel."
+        )
+    programs = tuple(lw.program for lw in lowered.launches())
+    tensors, references = launch_references(spec.file, programs)
+    return verify_launches(tuple(lw.lowered for lw in lowered.launches()), tensors, references)
+
+
 def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:
-    return log.timed("simulate", lambda: simulate(lowered.lowered, arch, trace=trace))
+    programs = tuple(lw.lowered for lw in lowered.launches())
+    return log.timed("simulate", lambda: simulate_launches(programs, arch, trace=trace))
 
 
 def simulate_top_k(result: CompileResult, log: StageLog) -> tuple[tuple[str, float], ...]:

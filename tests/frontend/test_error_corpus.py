@@ -19,20 +19,6 @@ CASES = {
         r"atomic_split_k\.py:13: Loom cannot compile `hl\.atomic_add into out, which the "
         r"kernel does not create with torch\.zeros`.*must start at zero",
     ),
-    "barrier": (
-        ["--arg", "x=64x64"],
-        r"barrier\.py:14: Loom cannot compile `reading tmp after hl\.barrier other than at "
-        r"the window its own block stored.*no grid-wide barrier",
-    ),
-    "barrier_overwrite": (
-        ["--arg", "x=64x64"],
-        r"barrier_overwrite\.py:13: Loom cannot compile `writing x after hl\.barrier where "
-        r"other blocks read it before`",
-    ),
-    "barrier_grids": (
-        ["--arg", "x=64x64"],
-        r"barrier_grids\.py: kernel 'two_grids' has top-level hl\.tile loops over different",
-    ),
     "argmax": (
         ["--arg", "x=64x64"],
         r"argmax\.py:11: Loom cannot compile `argmax over a dim tiled by the grid`.*inner "

@@ -229,6 +229,85 @@ def test_barrier_phases_on_one_grid_forward_the_scratch_tiles(tmp_path) -> None:
     assert [op.tensor for op in walk(program.body) if isinstance(op, Load)] == ["x"]
     assert [op.tensor for op in walk(program.body) if isinstance(op, Store)] == ["out"]
     assert len(program.grid) == 2
+    assert program.after is None  # own-block reads: one launch, no grid barrier
+
+
+BARRIER_KERNELS = {
+    "cross_block_read": """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def p(x: torch.Tensor) -> torch.Tensor:
+        m, n = x.size()
+        scratch = torch.empty([m, n], dtype=torch.float32, device=x.device)
+        out = torch.empty_like(x)
+        for tile_m, tile_n in hl.tile([m, n]):
+            scratch[tile_m, tile_n] = torch.exp(x[tile_m, tile_n].float())
+        hl.barrier()
+        for tile_m, tile_n in hl.tile([m, n]):
+            total = scratch[tile_m, :].sum(-1, keepdim=True)
+            out[tile_m, tile_n] = (scratch[tile_m, tile_n] / total).to(out.dtype)
+        return out
+    """,
+    "overwrite": """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def p(x: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        for tile_m, tile_n in hl.tile(x.size()):
+            out[tile_m, tile_n] = x[tile_n, tile_m] * 2.0
+        hl.barrier()
+        for tile_m, tile_n in hl.tile(x.size()):
+            x[tile_m, tile_n] = out[tile_m, tile_n] + 1.0
+        return out
+    """,
+    "other_grid": """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def p(x: torch.Tensor) -> torch.Tensor:
+        m, n = x.size()
+        tmp = torch.empty_like(x)
+        out = torch.empty([m], dtype=torch.float32, device=x.device)
+        for tile_m, tile_n in hl.tile([m, n]):
+            tmp[tile_m, tile_n] = x[tile_m, tile_n] * 2.0
+        hl.barrier()
+        for tile_r in hl.tile(m):
+            out[tile_r] = tmp[tile_r, :].float().sum(-1)
+        return out
+    """,
+}
+
+
+@pytest.mark.parametrize("case", sorted(BARRIER_KERNELS))
+def test_barrier_phases_that_need_a_grid_barrier_become_launches(tmp_path, case: str) -> None:  # type: ignore[no-untyped-def]
+    """A later phase reading other blocks' tiles, overwriting tiles other blocks read, or
+    running on another grid: one launch per phase, the DRAM tensor between them an output
+    of the first and an input of the second."""
+    import torch
+
+    from loom.ir.tile import Store
+
+    x = torch.zeros(64, 64, dtype=torch.bfloat16)
+    program = _file_program(tmp_path, BARRIER_KERNELS[case], (x,))
+    first, second = program.launches()
+    assert (first.name, second.name) == ("p", "p_launch2")
+    handed = {op.tensor for op in walk(first.body) if isinstance(op, Store)}
+    read = {a.name for a in second.args if a.role == "input"}
+    assert handed & read  # what launch 1 stored in DRAM, launch 2 reads
+    assert all(a.role == "output" for a in first.args if a.name in handed)
+    if case == "other_grid":
+        assert [a.tile.name for a in second.grid] == ["tile_r"]
 
 
 def test_a_leading_axis_reduction_is_a_loop_over_its_slices(tmp_path) -> None:  # type: ignore[no-untyped-def]

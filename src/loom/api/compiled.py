@@ -204,6 +204,12 @@ class CompiledKernel:
             from loom.pipeline import StageLog, verify_lowered
 
             return verify_lowered(spec, self._result.lowered, StageLog())  # every output
+        if self._result.then is not None:
+            raise LoomError(
+                f"kernel {spec.name} runs as {len(self._result.lowered.launches())} launches "
+                "(its hl.barrier phases read tiles other blocks wrote); verify it from its "
+                "file's own inputs and reference: call verify() without arguments."
+            )
         if inputs is None:
             inputs = tuple(spec.make_inputs(self.shape))
         else:
@@ -221,17 +227,20 @@ class CompiledKernel:
     def simulate(self, trace: bool = True) -> SimulationReport:
         """Time the kernel on the discrete-event simulator (cycles, time, TFLOPS,
         utilization, busy time per engine, core and activity, links, DRAM banks).
-        `trace=True` keeps the trace events (for `trace(path)` and `activities`)."""
-        from loom.sim import simulate
+        `trace=True` keeps the trace events (for `trace(path)` and `activities`). A kernel
+        run as several launches (hl.barrier phases) is timed launch after launch with the
+        grid barriers; its modeled pipes are those of the first launch."""
+        from loom.sim import simulate_launches
         from loom.solve.explain import term_breakdown
 
-        sim = simulate(self.program, self.arch, trace=trace)
+        launches = tuple(lw.lowered for lw in self._result.lowered.launches())
+        sim = simulate_launches(launches, self.arch, trace=trace)
         spec, s = self._bound.spec, self.schedule
         flops = spec.flops(s.shape) if spec.flops else 0
         env = _assignment(self._result)
         report = SimulationReport(
             raw=sim,
-            modeled_cycles=s.modeled_cycles,
+            modeled_cycles=round(self._result.lowered.modeled_cycles(self.arch)),
             flops=flops,
             activities=activities(sim.trace_events, self.arch.clock_ghz),
             modeled_pipes=tuple(

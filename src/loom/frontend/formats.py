@@ -80,7 +80,7 @@ def apply_formats(program: TileProgram, spec: FormatSpec) -> TileProgram:
     """`program` with the formats of `spec` (FormatError naming an unknown argument)."""
     if spec.empty:
         return program
-    names = {a.name for a in program.args}
+    names = {a.name for launch in program.launches() for a in launch.args}
     for name, _ in spec.per_arg:
         if name not in names:
             raise FormatError(
@@ -88,6 +88,12 @@ def apply_formats(program: TileProgram, spec: FormatSpec) -> TileProgram:
                 f"have; its tensor arguments are {', '.join(sorted(names))} (and '{ACC}' "
                 "for the accumulator)"
             )
+    return _apply_formats(program, spec)
+
+
+def _apply_formats(program: TileProgram, spec: FormatSpec) -> TileProgram:
+    """One launch re-typed, then the launches after it."""
+    after = _apply_formats(program.after, spec) if program.after is not None else None
     # integer tensors keep their format: --dtype re-stores float data only
     chosen = {
         a.name: a.dtype if a.dtype == DataFormat.INT32 else spec.default or a.dtype
@@ -107,7 +113,7 @@ def apply_formats(program: TileProgram, spec: FormatSpec) -> TileProgram:
                         retype.setdefault(v.name, spec.acc)
     args = tuple(dataclasses.replace(a, dtype=chosen[a.name]) for a in program.args)
     body = _retype(program.body, retype)
-    return dataclasses.replace(program, args=args, body=body)
+    return dataclasses.replace(program, args=args, body=body, after=after)
 
 
 def _retype(node: Any, retype: dict[str, str]) -> Any:

@@ -11,7 +11,9 @@ that constraint), so Helion's ragged-tile masks (`_mask_to`) are no-ops here.
 Two Helion constructs that synchronise blocks become block-local forms: `hl.atomic_add`
 from a split grid axis is a gather of the partials to one block (a split reduction), and
 phases separated by `hl.barrier` on the same grid run in order on each core, a later
-phase reading its own block's tiles from the earlier phase's values.
+phase reading its own block's tiles from the earlier phase's values. A later phase that
+reads tiles other blocks wrote needs a grid-wide barrier: each phase is then imported on
+its own (`phase=`) and becomes a launch of its own (see `loom.frontend.importer`).
 """
 
 from __future__ import annotations
@@ -218,6 +220,12 @@ def _line(node: torch.fx.Node) -> int:
     return int(match.group(1)) if match else 0
 
 
+class GridBarrierNeeded(Exception):
+    """The phases cannot run in order on each core: a later phase reads tiles other
+    blocks wrote, overwrites tiles other blocks read, or runs on another grid. The
+    importer is then run once per phase (one launch each, a grid-wide barrier between)."""
+
+
 class HelionImporter(SurfaceOps):
     """One-shot converter; call :meth:`run` inside the bound kernel's environment."""
 
@@ -227,8 +235,11 @@ class HelionImporter(SurfaceOps):
         name: str,
         source_file: str,
         scalars: dict[str, float] | None = None,
+        phase: int | None = None,
     ) -> None:
         self.bound = bound
+        self.only_phase = phase
+        """Import only this phase (a launch of its own); None: every phase, forwarded."""
         self.scalars = dict(scalars or {})
         self.env = bound.env
         self.device_ir = bound.host_function.device_ir
@@ -293,14 +304,18 @@ class HelionImporter(SurfaceOps):
         self._scan_gathers()
         self._make_symbols()
         grid_ids = self.device_ir.grid_block_ids
-        grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
-        for later in grid_ids[1:]:
-            self._same_grid(grid_ids[0], later)
+        if self.only_phase is not None:  # a launch of its own, on its own grid
+            grid = tuple(self._grid_axis(bid) for bid in grid_ids[self.only_phase])
+        else:
+            grid = tuple(self._grid_axis(bid) for bid in grid_ids[0])
+            for later in grid_ids[1:]:
+                self._same_grid(grid_ids[0], later)
         roots = [g for g in self.device_ir.graphs if isinstance(g, RootGraphInfo)]
         scope = self.root_scope = _Scope()
         for phase, root in enumerate(roots):
             self.phase = phase
-            self._convert_graph(root, scope, inputs=())
+            if self.only_phase is None or phase == self.only_phase:
+                self._convert_graph(root, scope, inputs=())
         if len(roots) > 1:
             scope.ops = list(self._drop_scratch(tuple(scope.ops)))
         body = _without_unused_index_loads(drop_dead(tuple(scope.ops), self.superseded))
@@ -325,21 +340,16 @@ class HelionImporter(SurfaceOps):
 
     # ----- phases (top-level grid loops separated by hl.barrier) ----------------------
     def _same_grid(self, first: list[int], later: list[int]) -> None:
-        """A later phase runs on the same grid: its blocks take the first phase's tile
-        symbols and indices, so block (i, j) of every phase runs on the same core."""
+        """A later phase on the same grid takes the first phase's tile symbols and
+        indices, so block (i, j) of every phase runs on the same core; a phase on another
+        grid needs a launch of its own."""
         sizes = [self.env.block_sizes[b].size for b in first]
         others = [self.env.block_sizes[b].size for b in later]
         same = len(first) == len(later) and all(
             self.block_exprs[a] == self.block_exprs[b] for a, b in zip(first, later, strict=False)
         )
         if sizes != others or not same:
-            raise FrontendError(
-                f"{self.source_file}: kernel {self.name!r} has top-level hl.tile loops over "
-                f"different grids ({sizes} and {others}); Loom compiles phases separated by "
-                "hl.barrier when they run on the same grid with the same tile sizes (each "
-                "block's phases then run in order on one core). Give every phase the same "
-                "hl.tile([...]) and block sizes, or split the phases into two kernels."
-            )
+            raise GridBarrierNeeded("grid")
         for a, b in zip(first, later, strict=True):
             self.block_index[b] = self.block_index[a]
             self.block_begin[b] = self.block_begin[a]
@@ -354,17 +364,7 @@ class HelionImporter(SurfaceOps):
             return None
         _, where, value = written
         if where != window:
-            self._unsupported(
-                node,
-                f"reading {tensor} after hl.barrier other than at the window its own block "
-                "stored in the phase before",
-                "a later phase may read only the tiles its own block stored, at the top "
-                "level of the earlier phase's loop: Loom runs each block's phases in order "
-                "on one core and lowers no grid-wide barrier between them (TT-Lang has no "
-                "barrier primitive), so data written by other cores cannot be waited for. "
-                "Reduce across blocks with hl.atomic_add instead, or split the phases into "
-                "two kernels",
-            )
+            raise GridBarrierNeeded(tensor)
         self.forwarded.add(tensor)
         return self._cast(scope, value, self.tensors[tensor].dtype, _line(node))
 
@@ -590,7 +590,7 @@ class HelionImporter(SurfaceOps):
             "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
             "sum/mean/amax/amin/var over any axis, argmax/argmin over the last two, "
             "`x[:, None]`, int32 tensors, "
-            "hl.atomic_add (split-K), hl.barrier phases on one grid, `.to(dtype)` and "
+            "hl.atomic_add (split-K), hl.barrier phases, `.to(dtype)` and "
             "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
         )
         raise FrontendError(
@@ -778,14 +778,7 @@ class HelionImporter(SurfaceOps):
         self._emit(scope, Store(tensor, window, value, _line(node)))
         read = self.phase_loads.get(tensor, [])
         if any(phase < self.phase and where != window for phase, where in read):
-            self._unsupported(
-                node,
-                f"writing {tensor} after hl.barrier where other blocks read it before",
-                "a later phase may overwrite only the tiles its own block read in the "
-                "earlier phase; Loom lowers no grid-wide barrier between phases (TT-Lang "
-                "has no barrier primitive), so the write could reach DRAM before another "
-                "core's read. Write the result to a new tensor",
-            )
+            raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
         top = scope is self.root_scope  # a store inside a loop cannot be forwarded
         self.phase_stores[tensor] = (self.phase, window if top else (), value)
 

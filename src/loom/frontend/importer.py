@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import replace
 from pathlib import Path
 
 import helion
+from helion._compiler.device_ir import RootGraphInfo
 
 from loom.errors import FrontendError, ShapeError
-from loom.frontend.helion_import import HelionImporter
+from loom.frontend.helion_import import GridBarrierNeeded, HelionImporter
 from loom.frontend.vectors import lift_1d_tensors
 from loom.ir.geometry import TILE
 from loom.ir.tile import TileProgram
@@ -46,12 +48,35 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
             "so that Helion can bind it on these input shapes."
         ) from None
     with bound.env, bound.host_function:
-        program = HelionImporter(bound, name, source_file, scalars).run()
-    return lift_1d_tensors(program)
+        try:
+            return lift_1d_tensors(HelionImporter(bound, name, source_file, scalars).run())
+        except GridBarrierNeeded:
+            pass
+        # A phase reads tiles other blocks wrote (or overwrites tiles they read, or runs
+        # on another grid): one launch per phase, a grid-wide barrier between consecutive
+        # launches (every block of one, all waves, finishes its DRAM traffic before any
+        # block of the next starts).
+        phases = sum(isinstance(g, RootGraphInfo) for g in bound.host_function.device_ir.graphs)
+        launches = [
+            HelionImporter(bound, _launch_name(name, k), source_file, scalars, phase=k).run()
+            for k in range(phases)
+        ]
+    chained: TileProgram | None = None
+    for launch in reversed(launches):
+        chained = replace(lift_1d_tensors(launch), after=chained)
+    assert chained is not None
+    return chained
+
+
+def _launch_name(name: str, phase: int) -> str:
+    """The first launch keeps the kernel's name (schedules are filed under it)."""
+    return name if phase == 0 else f"{name}_launch{phase + 1}"
 
 
 def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:
     """Loom computes on whole 32x32 tiles: tiled extents and matrix dims must fit them."""
+    if program.after is not None:
+        check_alignment(program.after, shape)
     problems: list[str] = []
 
     def key_of(extent: int) -> str:

@@ -293,6 +293,14 @@ class TileProgram:
     body: tuple[Op, ...]
     source_file: str = ""
     notes: tuple[str, ...] = field(default=())
+    after: TileProgram | None = None
+    """The launch that runs after this one behind a grid-wide barrier (a later
+    `hl.barrier` phase reading tiles other blocks wrote): its inputs include what this
+    launch stored in DRAM."""
+
+    def launches(self) -> tuple[TileProgram, ...]:
+        """This launch and every one after it, in order."""
+        return (self, *(self.after.launches() if self.after is not None else ()))
 
     def arg(self, name: str) -> TensorArg:
         for a in self.args:

@@ -54,6 +54,48 @@ def file_references(
     return inputs, dict(zip(names, outputs, strict=False))
 
 
+def launch_references(
+    fk: FileKernel, programs: tuple[TileProgram, ...]
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
+    """Inputs by name and references by output name for a kernel run as several launches
+    (`TileProgram.after`): a launch's input that an earlier launch stored is not a kernel
+    input (it flows between the launches in DRAM); only the returned tensors have
+    references, matched by the names in the kernel's `return` statement."""
+    stored: set[str] = set()
+    needed: list[str] = []
+    for program in programs:
+        needed += [a.name for a in program.args if a.role == "input" and a.name not in stored]
+        stored |= {a.name for a in program.args if a.role == "output"}
+    tensors = dict(fk.tensors)
+    for program in programs:
+        for name, vector in index_vectors(program).items():
+            tensors.setdefault(name, vector)
+    missing = [n for n in needed if n not in tensors]
+    if missing:
+        tensors.update(host_prelude(fk, missing))
+    unknown = [n for n in needed if n not in tensors]
+    if unknown:
+        raise FrontendError(
+            f"kernel {fk.name!r} reads {', '.join(unknown)} before any of its launches "
+            "writes it, and it is not among its tensor arguments "
+            f"({', '.join(fk.tensors) or 'none'}); read kernel arguments, or tensors an "
+            "earlier hl.barrier phase wrote."
+        )
+    shapes = {a.name: a.shape for p in programs for a in p.args}
+    inputs = {n: tensors[n].reshape(shapes[n]) for n in dict.fromkeys(needed)}
+    outputs = as_outputs(fk.reference(*fk.args))
+    names = list(fk.output_names)
+    if len(names) != len(outputs) or not set(names) <= stored:
+        raise FrontendError(
+            f"kernel {fk.name!r} runs as {len(programs)} launches (its hl.barrier phases "
+            "read tiles other blocks wrote), so its outputs are matched to the reference "
+            f"by the names it returns ({', '.join(names) or 'none'}), which must be "
+            f"tensors its loops store ({', '.join(sorted(stored))}) and as many as the "
+            f"reference returns ({len(outputs)}); return the stored tensors by name."
+        )
+    return inputs, dict(zip(names, outputs, strict=True))
+
+
 def index_vectors(program: TileProgram) -> dict[str, torch.Tensor]:
     """The index vectors Loom added as inputs for `tile.index` (0..extent-1 in fp32, as
     a row or, `<tile>_col_index`, as a column), by name."""

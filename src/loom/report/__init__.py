@@ -53,6 +53,28 @@ def compile_artifacts(result: CompileResult) -> dict[str, str]:
 
 
 def summary(result: CompileResult) -> str:
+    """The compiled schedule; for a kernel run as several launches (`hl.barrier` phases
+    reading other blocks' tiles), each launch's, then the sequence's modeled total."""
+    text = _launch_summary(result)
+    later = result.then
+    while later is not None:
+        text += "\n-- next launch, after a grid-wide barrier (hl.barrier) --\n"
+        text += _launch_summary(later)
+        later = later.then
+    if result.then is not None:
+        chain = result.lowered.launches()
+        modeled = result.lowered.modeled_cycles(result.arch)
+        parts = " + ".join(f"{lw.schedule.modeled_cycles:,}" for lw in chain)
+        barriers = modeled - sum(lw.schedule.modeled_cycles for lw in chain)
+        text += (
+            f"launches    {len(chain)} ({', '.join(lw.program.name for lw in chain)}): modeled "
+            f"{parts} + grid barrier {barriers:,.0f} = {modeled:,.0f} cycles "
+            f"= {result.arch.cycles_to_us(modeled):,.1f} us\n"
+        )
+    return text
+
+
+def _launch_summary(result: CompileResult) -> str:
     statuses = [s.status for s in result.ranking.solutions]
     counts = (
         result.candidates.candidates_total,

@@ -10,6 +10,7 @@ from the architecture description. It never imports the latency model (loom.mode
 """
 
 from loom.sim.barrier import grid_barrier_cycles
+from loom.sim.launches import boundary_grid, simulate_launches
 from loom.sim.params import SimParams, from_arch
 from loom.sim.primitives import Copy, run_copies
 from loom.sim.result import BytesMoved, CoreBusy, EngineBusy, LinkUse, SimResult
@@ -25,9 +26,11 @@ __all__ = [
     "SimOptions",
     "SimParams",
     "SimResult",
+    "boundary_grid",
     "from_arch",
     "grid_barrier_cycles",
     "run_copies",
     "simulate",
+    "simulate_launches",
     "trace_json",
 ]

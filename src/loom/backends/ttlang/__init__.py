@@ -7,6 +7,7 @@ The only package that knows TT-Lang syntax. `emit` returns the kernel source tex
 from __future__ import annotations
 
 from loom.backends.ttlang.emit import TTLANG_VERSION, emit
+from loom.backends.ttlang.execute import verify_launches
 from loom.backends.ttlang.runner import (
     TOLERANCE,
     OutputCheck,
@@ -24,5 +25,6 @@ __all__ = [
     "emit",
     "run",
     "verify",
+    "verify_launches",
     "verify_outputs",
 ]

@@ -3,7 +3,8 @@
 `runner.verify` checks a single-output kernel against a reference; a CUDA program is a
 sequence of launches whose outputs feed the next launch, so this runs one launch with
 all its tensors (outputs start from their current contents: a guarded kernel updates
-an array in place) and returns every tensor after it.
+an array in place) and returns every tensor after it. A Helion kernel whose `hl.barrier`
+phases became launches is verified the same way (`verify_launches`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import tempfile
+import time
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -18,14 +20,24 @@ from typing import TYPE_CHECKING
 
 from loom.arch import load_arch
 from loom.backends.ttlang.emit import emit, ident
-from loom.backends.ttlang.runner import _failure, _load, _simulator
+from loom.backends.ttlang.runner import (
+    VerifyResult,
+    _check,
+    _failure,
+    _from_grid,
+    _load,
+    _simulator,
+    _to_grid,
+)
 from loom.errors import VerificationError
-from loom.ir.program import Program
+from loom.ir.program import DramTensor, Program
 
 if TYPE_CHECKING:
     import torch
 
 TILE = 32
+_FLOATS = ("bf16", "fp16", "fp32")
+"""Formats `run_program` loads and reads back as they are."""
 
 
 @contextlib.contextmanager
@@ -103,3 +115,78 @@ def run_program(
             t.name: ttnn.to_torch(d).float().clone()
             for t, d in zip(program.tensors, devs, strict=False)
         }
+
+
+def verify_launches(
+    programs: tuple[Program, ...],
+    tensors: dict[str, torch.Tensor],
+    references: dict[str, torch.Tensor],
+) -> VerifyResult:
+    """Run `programs` one after the other on tt-lang-sim, DRAM contents persisting between
+    them (a later launch reads what an earlier one stored: the grid-wide barrier between
+    launches is the launch boundary), then compare every output that has a reference.
+
+    `tensors` holds the kernel's inputs by name; a tensor no launch was given and none
+    wrote yet starts as zeros."""
+    import torch
+
+    odd = sorted(
+        {f"{t.name} ({t.dtype})" for p in programs for t in p.tensors if t.dtype not in _FLOATS}
+    )
+    if odd:
+        raise VerificationError(
+            f"kernel {programs[0].kernel!r} runs as {len(programs)} launches and has "
+            f"block-float or int32 tensors ({', '.join(odd)}); Loom verifies a sequence of "
+            "launches with bf16, fp16 and fp32 tensors only (the host-side block-float "
+            "emulation and int32 grids are not carried between launches yet). Compile it "
+            "without --dtype block floats, or with float tensors."
+        )
+    state = dict(tensors)
+    wall = 0.0
+    written: dict[str, DramTensor] = {}
+    for program in programs:
+        values = {
+            t.name: _to_grid(state[t.name], t)
+            if t.name in state
+            else torch.zeros(t.rows * TILE, t.cols * TILE)
+            for t in program.tensors
+        }
+        start = time.perf_counter()
+        after = run_program(program, values)
+        wall += time.perf_counter() - start
+        for t in program.tensors:
+            if t.role == "output":
+                out = _from_grid(after[t.name], t)
+                state[t.name] = out.to(torch.bfloat16).float() if t.dtype == "bf16" else out
+                written[t.name] = t
+    checks = [
+        _check(name, state[name].reshape(ref.shape), ref, written[name].dtype)
+        for name, ref in references.items()
+        if name in written
+    ]
+    if not checks:
+        raise VerificationError(
+            f"no reference matches an output of kernel {programs[0].kernel!r} "
+            f"({', '.join(written)}); return the outputs from the reference."
+        )
+    worst = max(checks, key=lambda c: c.max_rel_error / c.tolerance if c.tolerance else 0.0)
+    passed = all(c.passed for c in checks)
+    detail = "; ".join(
+        f"{c.name}: max abs {c.max_abs_error:.3e}, rel {c.max_rel_error:.3e} "
+        f"(tol {c.tolerance:.1e})"
+        for c in checks
+    )
+    message = (
+        f"{'PASS' if passed else 'FAIL'} {programs[0].kernel} on {programs[0].arch} "
+        f"({len(programs)} launches): {detail}, simulated in {wall:.2f} s"
+    )
+    return VerifyResult(
+        passed,
+        worst.max_abs_error,
+        worst.max_rel_error,
+        worst.tolerance,
+        wall,
+        message,
+        "",
+        outputs=tuple(checks),
+    )
