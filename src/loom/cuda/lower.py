@@ -92,6 +92,11 @@ class _Lower:
         self.nets: list[PipeNet] = []
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
+        self.cut: Cond = BoolConst(False)
+        """Which tiles (shard rows) carry a mask."""
+        self.mask_col: Expr = as_expr(0)
+        self.kr: Expr = as_expr(0)
+        """Row kind of the current tile: 0 first, 1 last, 2 inner row of the range."""
         self.only_on: dict[str, tuple[int, int, int, int]] = {}
         """Constant frames read only by the cores where the condition holds (a sender's
         edge operator): delivered to and held by those cores alone."""
@@ -99,7 +104,7 @@ class _Lower:
         """Deliveries realized as multicasts (for the notes)."""
 
     # ----- layout ------------------------------------------------------------------------
-    def program(self) -> LaunchProgram | None:
+    def program(self) -> LaunchProgram | None:  # noqa: C901 - one branch per realization
         k = self.flow.tile
         r0, r1, c0, c1 = k.region.at(self.env)
         if r0 >= r1 or c0 >= c1:
@@ -384,12 +389,12 @@ class _Lower:
         partial_r += [self.r.eq(self.tr[1])] if r1 % TILE else []
         partial_c = [self.c.eq(self.tc[0])] if c0 % TILE else []
         partial_c += [self.c.eq(self.tc[1])] if c1 % TILE else []
-        self.cut: Cond = (
+        self.cut = (
             BoolConst(True) if self.plan.predicates == "all" else disj(*partial_r, *partial_c)
         )
         kr = select(self.r.eq(self.tr[0]), 0, select(self.r.eq(self.tr[1]), 1, 2))
         kc = select(self.c.eq(self.tc[0]), 0, select(self.c.eq(self.tc[1]), 1, 2))
-        self.mask_col: Expr = self.mask_base + 3 * kr + kc
+        self.mask_col = self.mask_base + 3 * kr + kc
         self.nmask_offset = 9
         self.kr = kr
         self.sunk_col: dict[str, Expr] = {}
@@ -745,9 +750,7 @@ class _Lower:
             bufs.append(Buffer(hc.patch, 1, 1, dt, depth, "load"))
             if hc.patch in self.conversions:
                 bufs.append(Buffer(f"{hc.patch}_send", 1, 1, dt, depth, "store"))
-        bufs += [
-            Buffer(m, *shapes.get(m, (1, 1)), dt, depth, "load") for m in ("mask", "nmask")
-        ]
+        bufs += [Buffer(m, *shapes.get(m, (1, 1)), dt, depth, "load") for m in ("mask", "nmask")]
         bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
         if self.flow.contraction is not None:
             bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))

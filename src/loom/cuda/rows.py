@@ -46,10 +46,13 @@ def row_problem(k: FlowKernel) -> str | None:
     return None
 
 
-def widen(k: FlowKernel, e: CExpr) -> tuple[CExpr, frozenset[str]]:
+def widen(  # noqa: C901 - one match per expression form
+    k: FlowKernel, e: CExpr
+) -> tuple[CExpr, frozenset[str]]:
     """The expression on 1xW blocks and the constants it now reads as 1xW rows."""
     wide = wide_operands(k)
-    consts = {c.name for c in k.consts} | {n for n, _ in k.sunk}
+    sunk = {n for n, _ in k.sunk}
+    consts = {c.name for c in k.consts} | sunk
     rows: set[str] = set()
 
     def shape(x: CExpr) -> str:
@@ -81,8 +84,8 @@ def widen(k: FlowKernel, e: CExpr) -> tuple[CExpr, frozenset[str]]:
             case FillExpr(value=v):
                 return FillExpr(v, 1, 1)
             case MatmulExpr(lhs=a, rhs=BlockRef(buffer=b), transpose_rhs=False) if b in consts:
-                rows.add(b)
-                return MatmulExpr(a, BlockRef(f"{b}_w"))
+                rows.add(b)  # a sunk selector keeps its name: DM delivers it per row
+                return MatmulExpr(a, BlockRef(b if b in sunk else f"{b}_w"))
             case MatmulExpr(lhs=a, rhs=b, transpose_rhs=False):
                 return MatmulExpr(a, grow(b))
             case BinaryExpr(op=op, lhs=a, rhs=b):
