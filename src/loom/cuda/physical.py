@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.cuda.annotations import Annotations
-from loom.cuda.rows import wide_operands
+from loom.cuda.rows import wide_operands, widen
 from loom.cuda.task import Task, TaskKernel
 from loom.cuda.tileplan import TILE
 from loom.errors import InfeasibleError
@@ -107,9 +107,11 @@ def _row_width(task: Task, k: TaskKernel, arch: Arch) -> int:
 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int, width: int = 1) -> int:
-    wide = wide_operands(k.flow) if width > 1 else frozenset()
+    wide, rows = frozenset[str](), frozenset[str]()
+    if width > 1:  # row streaming: shard-row blocks, right operators repeated along a row
+        wide, rows = wide_operands(k.flow), widen(k.flow, k.flow.expr)[1]
     tiles = sum(o.rows * o.cols * depth * (width if o.name in wide else 1) for o in k.flow.operands)
-    tiles += len(k.flow.consts) * width + len(k.flow.hoisted)  # held; repeated along a row
+    tiles += len(k.flow.consts) + len(rows) * (width - 1) + len(k.flow.hoisted)  # held
     tiles += 3 * depth * width  # mask, nmask, out
     if k.flow.contraction:
         tiles += 2

@@ -51,7 +51,8 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
         for k in flow.kernels:
             if k.conversions:  # the seed's rule
                 raise AnnotationError(
-                    f"task.streaming=row is illegal for `{k.key}`: with halo_conversion: "
+                    f"{flow.plan.path}:{k.tile.line}: task.streaming=row is illegal for "
+                    f"`{k.key}`: with halo_conversion: "
                     "sender a halo patch crosses compute -> DM -> compute inside the column "
                     "loop (converted, sent, then used), which needs a synchronisation at "
                     "every column; use streaming: column or halo_conversion: receiver."
@@ -59,8 +60,8 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
             problem = row_problem(k)
             if problem is not None:
                 raise AnnotationError(
-                    f"task.streaming=row is illegal for `{k.key}`: {problem}; use "
-                    "streaming: column."
+                    f"{flow.plan.path}:{k.tile.line}: task.streaming=row is illegal for "
+                    f"`{k.key}`: {problem}; use streaming: column."
                 )
     kernels = []
     for k in flow.kernels:
