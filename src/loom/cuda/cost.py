@@ -300,9 +300,7 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     cut = _overlap(dm["reader"] + masks + old_read, comp + mask_comp, dm["writer"], phys.depth)
     cut = max(cut, bank)
     rows = -(-lp.shape[0] // gy)
-    cut_rows = 0
-    if lp.cut_tiles:  # the edge shard of a cut column is cut in every row
-        cut_rows = rows if lp.cut_tiles > 2 * lp.shape[1] else min(rows, 2)
+    cut_rows = lp.busiest_cut_rows
     frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
     held = [c for c in block_refs(expr) if c in frames or c.endswith("_w")]
     preamble = sum(read(w if c.endswith("_w") else 1) for c in held)

@@ -70,6 +70,8 @@ class LaunchProgram:
     const_senders: tuple[int, ...] = ()
     """Held constants each sending core reads and multicasts (they work in parallel);
     empty when every core reads its own."""
+    busiest_cut_rows: int = 0
+    """task.streaming=row: shard rows that carry a mask on the busiest core."""
 
 
 def lower_launch(
@@ -92,6 +94,7 @@ class _Lower:
         self.nets: list[PipeNet] = []
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
+        self.busiest_cut_rows = 0
         self.cut: Cond = BoolConst(False)
         """Which tiles (shard rows) carry a mask."""
         self.mask_col: Expr = as_expr(0)
@@ -125,8 +128,7 @@ class _Lower:
         self.width = 1
         """Tiles per shard row (task.streaming=row: a core owns W contiguous columns)."""
         if self.row:
-            gx = max(d for d in range(1, gx + 1) if nc % d == 0)
-            self.width = nc // gx
+            nc, gx = self.shard_columns(nc, gx)
         self.grid = (gy, gx)
         self.even = nr % gy == 0 and nc % gx == 0
         """Every core runs every tile-loop trip (multicast groups stay in step)."""
@@ -230,9 +232,48 @@ class _Lower:
             0 if self.flow.sunk else self.cut_count(nr, nc),
             tuple(sorted(self.multicasts.items())),
             self.const_senders(const_names),
+            self.busiest_cut_rows,
         )
 
+    def shard_columns(self, nc: int, gx: int) -> tuple[int, int]:
+        """task.streaming=row: W = ceil(nc / gx) contiguous tile columns per core, the
+        range widened to gx * W tiles inside the array (the added tiles are masked out,
+        so they keep their values); where the array is narrower than that, the largest
+        core count that divides the range. Returns the (widened) tile columns and gx."""
+        cols = self.plan.array(self.flow.tile.target).cols // TILE
+        w = -(-nc // gx)
+        gx = -(-nc // w)
+        if gx * w > cols:
+            gx = max(d for d in range(1, gx + 1) if nc % d == 0)
+            w = nc // gx
+        start = min(self.tc[0], cols - gx * w)
+        self.tc = (start, start + gx * w - 1)
+        self.width = w
+        return gx * w, gx
+
+    def row_cut_count(self) -> int:
+        """Tiles of the shard rows that carry a mask (task.streaming=row)."""
+        w, gx = self.width, self.grid[1]
+        r0, r1 = self.rect[:2]
+        cols = range(self.tc[0], self.tc[1] + 1)
+        cut_shards = sum(
+            any(self.col_span(t) != (0, TILE) for t in cols[x * w : (x + 1) * w]) for x in range(gx)
+        )
+        cut, partial_rows = 0, 0
+        for r in range(self.tr[0], self.tr[1] + 1):
+            whole = self.plan.predicates == "all"
+            whole = (
+                whole or (r == self.tr[0] and r0 % TILE > 0) or (r == self.tr[1] and r1 % TILE > 0)
+            )
+            cut += w * (gx if whole else cut_shards)
+            partial_rows += whole
+        rows = -(-(self.tr[1] - self.tr[0] + 1) // self.grid[0])
+        self.busiest_cut_rows = rows if cut_shards else min(rows, partial_rows)
+        return cut
+
     def cut_count(self, nr: int, nc: int) -> int:
+        if self.row:
+            return self.row_cut_count()
         if isinstance(self.cut, BoolConst):
             return nr * nc if self.cut.value else 0
         r0, r1, c0, c1 = self.rect
@@ -296,6 +337,11 @@ class _Lower:
             held = [c for c in held if c in used]
         return tuple(held)
 
+    def col_span(self, t: int) -> tuple[int, int]:
+        """Active columns of tile column `t` (empty for the tiles a shard adds)."""
+        lo, hi = _span(self.rect[2], self.rect[3], t)
+        return (lo, hi) if lo < hi else (0, 0)
+
     def cwidth(self, name: str) -> int:
         return self.shapes.get(name, (1, 1))[1]
 
@@ -311,7 +357,7 @@ class _Lower:
                 self.shapes[o.name] = (1, w)
         for n in ("mask", "nmask", "out"):
             self.shapes[n] = (1, w)
-        r0, r1, c0, c1 = self.rect
+        r0, r1, _, _ = self.rect
         row_spans = [_span(r0, r1, self.tr[0]), _span(r0, r1, self.tr[1]), (0, TILE)]
         cols = range(self.tc[0], self.tc[1] + 1)
         nc = len(cols)
@@ -319,16 +365,20 @@ class _Lower:
         for kind in ("mask", "nmask"):
             for rr in row_spans:
                 for t in cols:
-                    self.consts.append(ConstSpec(kind, 0, rr, _span(c0, c1, t)))
+                    self.consts.append(ConstSpec(kind, 0, rr, self.col_span(t)))
         self.mask_col = base + nc * self.kr + (self.c - self.tc[0])
         self.nmask_offset = 3 * nc
         self.const_index["mask"] = base
         self.const_index["nmask"] = base + 3 * nc
         partial_r = [self.r.eq(self.tr[0])] if r0 % TILE else []
         partial_r += [self.r.eq(self.tr[1])] if r1 % TILE else []
-        partial_c = [self.c.eq(self.tc[0])] if c0 % TILE else []
-        partial_c += [(self.c + (w - 1)).eq(self.tc[1])] if c1 % TILE else []
-        if not isinstance(self.cut, BoolConst):
+        gx = self.grid[1]
+        partial_c = [
+            CORE_X.eq(x)
+            for x in range(gx)
+            if any(self.col_span(t) != (0, TILE) for t in cols[x * w : (x + 1) * w])
+        ]
+        if not (isinstance(self.cut, BoolConst) and self.cut.value):
             self.cut = disj(*partial_r, *partial_c)
         for name, axis in f.sunk:
             if axis != "col":
@@ -336,7 +386,7 @@ class _Lower:
             spec = self.consts[self.const_index[name]]
             self.sunk_col[name] = len(self.consts) + (self.c - self.tc[0])
             for t in cols:
-                self.consts.append(ConstSpec(spec.kind, spec.arg, (0, TILE), _span(c0, c1, t)))
+                self.consts.append(ConstSpec(spec.kind, spec.arg, (0, TILE), self.col_span(t)))
             self.shapes[name] = (1, w)
         sunk = {n for n, _ in f.sunk}
         for name in sorted(rows - sunk):  # a right operator repeated along the row
