@@ -43,8 +43,8 @@ class LaunchCost:
 
 
 def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
-    if phys.task.streaming == "row":
-        return _row_cost(phys, lp, arch)
+    if phys.task.streaming == "row" and lp.shape[1] > lp.program.grid[1]:
+        return _row_cost(phys, lp, arch)  # shard rows wider than one tile
     return _column_cost(phys, lp, arch)
 
 
