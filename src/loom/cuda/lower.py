@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.cuda.consts import ConstSpec
 from loom.cuda.physical import Physical, PhysKernel
-from loom.cuda.rows import wide_operands, widen
+from loom.cuda.rows import shard_width, wide_operands, widen
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
 from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
@@ -238,14 +238,10 @@ class _Lower:
     def shard_columns(self, nc: int, gx: int) -> tuple[int, int]:
         """task.streaming=row: W = ceil(nc / gx) contiguous tile columns per core, the
         range widened to gx * W tiles inside the array (the added tiles are masked out,
-        so they keep their values); where the array is narrower than that, the largest
-        core count that divides the range. Returns the (widened) tile columns and gx."""
+        so they keep their values; see rows.shard_width). Returns the (widened) tile
+        columns and gx."""
         cols = self.plan.array(self.flow.tile.target).cols // TILE
-        w = -(-nc // gx)
-        gx = -(-nc // w)
-        if gx * w > cols:
-            gx = max(d for d in range(1, gx + 1) if nc % d == 0)
-            w = nc // gx
+        w, gx = shard_width(nc, gx, cols)
         start = min(self.tc[0], cols - gx * w)
         self.tc = (start, start + gx * w - 1)
         self.width = w

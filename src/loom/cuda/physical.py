@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.cuda.annotations import Annotations
-from loom.cuda.rows import wide_operands, widen
+from loom.cuda.rows import shard_width, wide_operands, widen
 from loom.cuda.task import Task, TaskKernel
 from loom.cuda.tileplan import TILE
 from loom.errors import InfeasibleError
@@ -100,10 +100,9 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
 
 
 def _row_width(task: Task, k: TaskKernel, arch: Arch) -> int:
-    """Tiles per shard row of a whole-width launch (streaming: row): the target's tile
-    columns over the largest core count that divides them."""
+    """Tiles per shard row of a whole-width launch (streaming: row)."""
     cols = task.flow.plan.array(k.flow.tile.target).cols // TILE
-    return cols // max(d for d in range(1, min(cols, arch.grid_x) + 1) if cols % d == 0)
+    return shard_width(cols, arch.grid_x, cols)[0]
 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int, width: int = 1) -> int:

@@ -16,6 +16,16 @@ from loom.cuda.tileflow import FlowKernel
 from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
 
 
+def shard_width(nc: int, grid_x: int, cols: int) -> tuple[int, int]:
+    """(W, cores) for a range of `nc` tile columns in an array of `cols`: the narrowest
+    shard W whose ceil(nc / W) cores (at most grid_x) cover a whole number of shards
+    inside the array (the added tiles are masked out)."""
+    w = -(-nc // min(nc, grid_x))
+    while -(-nc // w) * w > cols:
+        w += 1
+    return w, -(-nc // w)
+
+
 class RowError(Exception):
     """Why a kernel's tile expression has no shard-row form."""
 
