@@ -100,9 +100,16 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
 
 
 def _row_width(task: Task, k: TaskKernel, arch: Arch) -> int:
-    """Tiles per shard row of a whole-width launch (streaming: row)."""
-    cols = task.flow.plan.array(k.flow.tile.target).cols // TILE
-    return shard_width(cols, arch.grid_x, cols)[0]
+    """Tiles per shard row of the kernel's widest-sharded launch (streaming: row)."""
+    plan = task.flow.plan
+    cols = plan.array(k.flow.tile.target).cols // TILE
+    ranges = set()
+    for step, env in plan.launches():
+        if step.kernel == k.flow.key:
+            _, _, c0, c1 = k.flow.tile.region.at(env)
+            if c0 < c1:
+                ranges.add((c1 - 1) // TILE - c0 // TILE + 1)
+    return max((shard_width(nc, arch.grid_x, cols)[0] for nc in ranges), default=1)
 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int, width: int = 1) -> int:
