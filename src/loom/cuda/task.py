@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom.cuda.annotations import Annotations
-from loom.cuda.rows import row_problem
+from loom.cuda.rows import row_problem, wide_operands, widen
 from loom.cuda.tileflow import FlowKernel, Operand, TileFlow
 from loom.errors import AnnotationError
 
@@ -73,6 +73,14 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
                 f"DM1 delivers {', '.join(moved)}"
                 if moved
                 else "dm_lanes=2: no delivery qualifies for DM1 (all own-tile); DM0 only"
+            )
+        if pol.streaming == "row":
+            wide = [o.name for o in k.operands if o.name in wide_operands(k)]
+            reps = sorted(widen(k, k.expr)[1])
+            notes.append(
+                f"streaming=row: {', '.join(wide)}, masks and the result move as one 1xW "
+                "block per shard row (one reserve/push each)"
+                + (f"; right operators repeated along the row: {', '.join(reps)}" if reps else "")
             )
         bufs = [o.name for o in k.operands] + [c.name for c in k.consts] + ["mask", "nmask", "out"]
         if k.contraction:
