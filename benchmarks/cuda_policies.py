@@ -157,6 +157,36 @@ def mechanisms(precisions: list[str]) -> None:
         print(f"| dm_lanes: {lanes} | {_busy('syrk', 'bf16', seed, ann)} |", flush=True)
 
 
+def row_streaming(precisions: list[str]) -> None:
+    """The seed's "row streaming with DM masks" (jacobi, 1.14x at BF16): jacobi's stencil
+    has no shard-row form in Loom (rejected, reason printed); gaussian with DM masks is
+    measured instead, at N=512 where a core owns 2 tile columns of a 16-tile row."""
+    from loom.errors import AnnotationError
+
+    row = {"task": {"streaming": "row"}, "tileflow": {"guard_mask": "dm"}}
+    try:
+        compile_cuda("examples/cuda/jacobi_2d.cu", _options("jacobi_2d", "bf16", row))
+    except AnnotationError as err:
+        print(f"\njacobi row streaming with DM masks (seed 1.14x bf16): rejected: {err}")
+    print("\ngaussian N=512, masks to DM, column -> row streaming (model and simulator):\n")
+    print("| precision | column us (model / sim) | row us (model / sim) | speedup model / sim |")
+    print("|---|---|---|---|")
+    from loom.cuda_flow import model_cuda
+
+    for prec in precisions:
+        out = []
+        for ann in ({"tileflow": {"guard_mask": "dm"}}, row):
+            opts = CudaOptions(ARCH, prec, (("N", "512"),), parse_annotations(ann, "bench"))
+            c = compile_cuda("examples/cuda/gaussian.cu", opts)
+            out.append((ARCH.cycles_to_us(model_cuda(c)), simulate_cuda(c).us))
+        (mc, sc), (mr, sr) = out
+        print(
+            f"| {prec} | {mc:.1f} / {sc:.1f} | {mr:.1f} / {sr:.1f} | "
+            f"{mc / mr:.2f}x / {sc / sr:.2f}x |",
+            flush=True,
+        )
+
+
 def _merge(a: dict, b: dict) -> dict:  # type: ignore[type-arg]
     out = {k: dict(v) for k, v in a.items()}
     for k, v in b.items():
@@ -287,6 +317,7 @@ def main() -> None:
             {"tileflow": {"halo_conversion": "sender"}},
             "n/a",
         )
+    row_streaming(precisions)
     print("\nsyrk reduction deliveries per core (the seed: 20,000 -> 2,000 -> 20):")
     for ann in (
         {},

@@ -45,6 +45,8 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
     ]
     if any(k.contraction is None for k in kernels):
         axes.append(("tileplan", "predicates", ["boundary", "all"]))
+    if all(k.contraction is None for k in kernels):  # illegal ones are ranked as rejected
+        axes.append(("task", "streaming", ["column", "row"]))
     if any(c.kind.startswith(("hshift", "vshift")) for k in kernels for c in k.consts):
         axes.append(("tileflow", "stencil_operator", ["separate", "fused"]))
         axes.append(("tileflow", "halo_conversion", ["receiver", "sender"]))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -118,13 +119,61 @@ def test_fusing_gaussian_factor_is_rejected_by_dependence_analysis() -> None:
         )
 
 
-def test_row_streaming_is_rejected_with_its_reason() -> None:
+def test_row_streaming_of_a_column_shift_is_rejected_with_its_reason() -> None:
     arch = load_arch("blackhole_p150_13x10")
     ann = parse_annotations({"task": {"streaming": "row"}}, "a.yaml")
-    with pytest.raises(AnnotationError, match=r"a shard row cannot be delivered as one block"):
+    with pytest.raises(
+        AnnotationError,
+        match=r"jacobi_2d\.cu:\d+: task\.streaming=row is illegal for `jacobi_kernel1`: "
+        r"operand a_r_cm1 is read one tile column off .* right operator \(X @ S\)",
+    ):
         compile_cuda(
             "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
         )
+
+
+def test_row_streaming_across_compute_dm_compute_is_rejected_by_the_seed_rule() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations(
+        {"task": {"streaming": "row"}, "tileflow": {"halo_conversion": "sender"}}, "a.yaml"
+    )
+    with pytest.raises(
+        AnnotationError, match=r"crosses compute -> DM -> compute inside the column loop"
+    ):
+        compile_cuda(
+            "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+        )
+
+
+def test_row_streaming_of_a_one_tile_value_without_a_right_operator_is_rejected() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations(
+        {"task": {"streaming": "row"}, "tileflow": {"reciprocal": "hoisted"}}, "a.yaml"
+    )
+    with pytest.raises(AnnotationError, match=r"a one-tile value \(.*\) is combined element-wise"):
+        compile_cuda(
+            "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+        )
+
+
+def test_row_streaming_that_overflows_l1_is_rejected_by_physical(tmp_path: Path) -> None:
+    """Shard rows of 8 tiles need 8x the column-streamed buffers: on a one-column grid
+    with a small L1 the per-core working set fits, the row-streamed buffers do not."""
+    import yaml
+
+    data = yaml.safe_load(Path("src/loom/arch/data/wormhole_n150.yaml").read_text())
+    path = tmp_path / "wh_8x1.yaml"
+    data.update(name=str(path), grid_x=1, worker_noc_x=[1], l1_bytes=131072)
+    data.update(l1_usable_bytes=131072)
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    arch = load_arch(str(path))
+    opts = CudaOptions(arch, "fp32", (("N", "256"),))
+    compile_cuda("examples/cuda/gaussian.cu", opts)  # column streaming fits
+    ann = parse_annotations({"task": {"streaming": "row"}}, "a.yaml")
+    with pytest.raises(
+        InfeasibleError, match=r"with 8-tile shard rows \(streaming: row\), more than 131072"
+    ):
+        compile_cuda("examples/cuda/gaussian.cu", replace(opts, annotations=ann))
 
 
 def test_dm_side_scaling_is_rejected_with_the_tt_lang_limit() -> None:

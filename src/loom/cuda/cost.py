@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.cuda.lower import LaunchProgram
 from loom.cuda.physical import Physical
+from loom.cuda.rows import wide_operands, widen
 from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE
 from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
@@ -42,6 +43,12 @@ class LaunchCost:
 
 
 def launch_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
+    if phys.task.streaming == "row" and lp.shape[1] > lp.program.grid[1]:
+        return _row_cost(phys, lp, arch)  # shard rows wider than one tile
+    return _column_cost(phys, lp, arch)
+
+
+def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     pk = phys.kernel(lp.kernel)
     flow, task = pk.task.flow, pk.task
     tb = arch.tile.bytes(phys.precision)
@@ -159,9 +166,12 @@ def barrier_cycles(arch: Arch, grid: tuple[int, int]) -> float:
     return 2 * (arch.fixed.semaphore_cycles + span) + (gy * gx - 1) * arch.noc.niu_cycles
 
 
-def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch) -> float:
+def _bank_round(
+    phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch, width: int = 1
+) -> float:
     """Cycles the hottest DRAM bank needs for one round of reads by every core (the
-    first tile of each core, first reduction block)."""
+    first tile of each core, first reduction block; the first shard row with row
+    streaming, whose wide operands span `width` tiles)."""
     plan = phys.task.flow.plan
     banks = len(arch.dram.banks)
     counts = [0] * banks
@@ -178,7 +188,7 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
     group = dict(lp.multicast)
     for y in range(gy):
         for x in range(gx):
-            own = {"r": tr0 + y, "c": tc0 + x, "k": 0}
+            own = {"r": tr0 + y, "c": tc0 + x * width, "k": 0}
             r, c = own["r"], own["c"]
             cut_r = (r == tr0 and r0 % TILE) or (r == tr1 and r1 % TILE)
             cut_c = (c == tc0 and c0 % TILE) or (c == tc1 and c1 % TILE)
@@ -194,8 +204,9 @@ def _bank_round(phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch)
                 rows_ = plan.array(o.array).rows // TILE
                 row = _tile(o.row, own, env, rows_)
                 col = _tile(o.col, own, env, cols)
+                span = width if o.col.base == "c" else 1
                 for dr in range(o.rows):
-                    for dc in range(o.cols):
+                    for dc in range(o.cols * span):
                         counts[((row + dr) * cols + col + dc) % banks] += 1
     tb = arch.tile.bytes(phys.precision)
     return max(counts) * tb / arch.dram.bank_bytes_per_cycle
@@ -236,3 +247,93 @@ def _compute(e: CExpr, arch: Arch, tb: int) -> float:
         return 0.0
 
     return arch.compute.op_overhead_cycles + walk(e) + arch.compute.pack_cycles(tb)
+
+
+def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
+    """task.streaming=row: per shard row of W tiles, one synchronisation per buffer.
+    Each wide delivery pays one DRAM latency for W tiles, compute works on 1xW blocks
+    (narrow @ wide matmuls are W tile-matmuls, one op overhead per row), the row is
+    written as one block; the stages overlap by the same rule as per tile, but at row
+    granularity, so the slower stage of a whole row sets the time (the seed's reading)."""
+    pk = phys.kernel(lp.kernel)
+    flow, task = pk.task.flow, pk.task
+    tb = arch.tile.bytes(phys.precision)
+    gy, gx = lp.program.grid
+    w = lp.shape[1] // gx
+    wide = wide_operands(flow)
+    lat, rbw = arch.dram.read_latency_cycles, arch.dram.reader_bytes_per_cycle
+    wlat, wbw = arch.dram.write_latency_cycles, arch.dram.writer_bytes_per_cycle
+
+    def read(n: int) -> float:
+        return lat + n * tb / rbw
+
+    group = dict(lp.multicast)
+    lanes = dict(task.lanes)
+    expr, _ = widen(flow, flow.expr)
+    used = block_refs(expr)
+    dm = {"reader": 0.0, "writer": wlat + w * tb / wbw}
+    for o in flow.operands:
+        if o.name in used:
+            n = w if o.name in wide else 1
+            cost = read(n)
+            if o.name in group:
+                cost += (
+                    2 * arch.fixed.semaphore_cycles + n * tb / arch.noc.multicast_bytes_per_cycle
+                )
+                cost += (gy + gx) * arch.noc.hop_cycles
+            dm[lanes[o.name]] += cost
+    for _, axis in flow.sunk:
+        dm["reader"] += read(w if axis == "col" else 1)
+    comp = _compute_row(expr, arch, tb, w, wide | {n for n, a in flow.sunk if a == "col"})
+    masks = 2 * read(w)
+    mask_comp = w * (
+        3 * arch.compute.eltwise("mul")
+        + arch.compute.eltwise("add")
+        + 3 * arch.compute.unpack_cycles(tb)
+    )
+    old_read = 0.0 if flow.old in used else read(w)
+    bank = _bank_round(phys, lp, flow, arch, w)
+    if flow.dm_copy:
+        plain = max(dm["reader"], dm["writer"], bank)
+    else:
+        plain = max(_overlap(dm["reader"], comp, dm["writer"], phys.depth), bank)
+    cut = _overlap(dm["reader"] + masks + old_read, comp + mask_comp, dm["writer"], phys.depth)
+    cut = max(cut, bank)
+    rows = -(-lp.shape[0] // gy)
+    cut_rows = lp.busiest_cut_rows
+    frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
+    held = [c for c in block_refs(expr) if c in frames or c.endswith("_w")]
+    preamble = sum(read(w if c.endswith("_w") else 1) for c in held)
+    cyc = preamble + (rows - cut_rows) * plain + cut_rows * cut
+    noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
+    for o in flow.operands:
+        if o.name in used:
+            noc[lanes[o.name]] += lp.tiles * tb / group.get(o.name, 1)
+    floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
+    return LaunchCost(max(cyc, floor), dm["reader"] / w, comp / w, dm["writer"] / w)
+
+
+def _compute_row(e: CExpr, arch: Arch, tb: int, w: int, wide: frozenset[str] | set[str]) -> float:
+    """One Compute statement on 1xW blocks: each op on a wide value costs W tile ops."""
+
+    def walk(x: CExpr) -> tuple[float, int]:
+        match x:
+            case BlockRef(buffer=b):
+                n = w if (b in wide or b.endswith("_w")) else 1
+                return n * float(arch.compute.unpack_cycles(tb)), n
+            case FillExpr():
+                return float(arch.compute.eltwise("copy")), 1
+            case MatmulExpr(lhs=a, rhs=b):
+                (ca, _), (cb, nb) = walk(a), walk(b)
+                return ca + cb + nb * arch.matmul.cycles("HiFi4"), nb
+            case BinaryExpr(op=op, lhs=a, rhs=b):
+                (ca, na), (cb, nb) = walk(a), walk(b)
+                n = max(na, nb)
+                return ca + cb + n * arch.compute.eltwise(op), n
+            case UnaryExpr(op=op, operand=a):
+                ca, na = walk(a)
+                return ca + na * arch.compute.eltwise(op), na
+        return 0.0, 1
+
+    cyc, n = walk(e)
+    return arch.compute.op_overhead_cycles + cyc + n * arch.compute.pack_cycles(tb)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.cuda.consts import ConstSpec
 from loom.cuda.physical import Physical, PhysKernel
+from loom.cuda.rows import shard_width, wide_operands, widen
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
 from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
@@ -69,6 +70,8 @@ class LaunchProgram:
     const_senders: tuple[int, ...] = ()
     """Held constants each sending core reads and multicasts (they work in parallel);
     empty when every core reads its own."""
+    busiest_cut_rows: int = 0
+    """task.streaming=row: shard rows that carry a mask on the busiest core."""
 
 
 def lower_launch(
@@ -91,6 +94,12 @@ class _Lower:
         self.nets: list[PipeNet] = []
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
+        self.busiest_cut_rows = 0
+        self.cut: Cond = BoolConst(False)
+        """Which tiles (shard rows) carry a mask."""
+        self.mask_col: Expr = as_expr(0)
+        self.kr: Expr = as_expr(0)
+        """Row kind of the current tile: 0 first, 1 last, 2 inner row of the range."""
         self.only_on: dict[str, tuple[int, int, int, int]] = {}
         """Constant frames read only by the cores where the condition holds (a sender's
         edge operator): delivered to and held by those cores alone."""
@@ -98,7 +107,7 @@ class _Lower:
         """Deliveries realized as multicasts (for the notes)."""
 
     # ----- layout ------------------------------------------------------------------------
-    def program(self) -> LaunchProgram | None:
+    def program(self) -> LaunchProgram | None:  # noqa: C901 - one branch per realization
         k = self.flow.tile
         r0, r1, c0, c1 = k.region.at(self.env)
         if r0 >= r1 or c0 >= c1:
@@ -115,19 +124,29 @@ class _Lower:
             gy = max(d for d in range(1, gy + 1) if nr % d == 0)
             gx = max(d for d in range(1, gx + 1) if nc % d == 0)
             self.block = (nr // gy, nc // gx)
+        self.row = self.phys.task.streaming == "row"
+        self.width = 1
+        """Tiles per shard row (task.streaming=row: a core owns W contiguous columns)."""
+        if self.row:
+            nc, gx = self.shard_columns(nc, gx)
         self.grid = (gy, gx)
         self.even = nr % gy == 0 and nc % gx == 0
         """Every core runs every tile-loop trip (multicast groups stay in step)."""
         self.wy = Sym("wy", 0, max(0, -(-nr // gy) - 1), 1, "index")
-        self.wx = Sym("wx", 0, max(0, -(-nc // gx) - 1), 1, "index")
+        self.wx = Sym("wx", 0, 0 if self.row else max(0, -(-nc // gx) - 1), 1, "index")
         self.r: Expr = self.tr[0] + CORE_Y + gy * self.wy
         self.c: Expr = self.tc[0] + CORE_X + gx * self.wx
+        if self.row:
+            self.c = self.tc[0] + CORE_X * self.width
         for c in self.flow.consts:
             arg = c.arg.eval(self.env)
             if c.kind.endswith("select"):
                 arg %= TILE
             self.add_const(c.name, ConstSpec(c.kind, arg))
         self.masks()
+        self.expr = self.flow.expr
+        if self.row:
+            self.row_masks()
         if self.blocked:
             assert self.flow.contraction is not None
             if not (isinstance(self.cut, BoolConst) and not self.cut.value):
@@ -154,7 +173,7 @@ class _Lower:
         const_names = self.frames()
         pre = tuple(
             self.deliver(
-                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, 1),
+                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, self.cwidth(c)),
                 self.grid,
                 "reader",
                 "const",
@@ -213,9 +232,44 @@ class _Lower:
             0 if self.flow.sunk else self.cut_count(nr, nc),
             tuple(sorted(self.multicasts.items())),
             self.const_senders(const_names),
+            self.busiest_cut_rows,
         )
 
+    def shard_columns(self, nc: int, gx: int) -> tuple[int, int]:
+        """task.streaming=row: W = ceil(nc / gx) contiguous tile columns per core, the
+        range widened to gx * W tiles inside the array (the added tiles are masked out,
+        so they keep their values; see rows.shard_width). Returns the (widened) tile
+        columns and gx."""
+        cols = self.plan.array(self.flow.tile.target).cols // TILE
+        w, gx = shard_width(nc, gx, cols)
+        start = min(self.tc[0], cols - gx * w)
+        self.tc = (start, start + gx * w - 1)
+        self.width = w
+        return gx * w, gx
+
+    def row_cut_count(self) -> int:
+        """Tiles of the shard rows that carry a mask (task.streaming=row)."""
+        w, gx = self.width, self.grid[1]
+        r0, r1 = self.rect[:2]
+        cols = range(self.tc[0], self.tc[1] + 1)
+        cut_shards = sum(
+            any(self.col_span(t) != (0, TILE) for t in cols[x * w : (x + 1) * w]) for x in range(gx)
+        )
+        cut, partial_rows = 0, 0
+        for r in range(self.tr[0], self.tr[1] + 1):
+            whole = self.plan.predicates == "all"
+            whole = (
+                whole or (r == self.tr[0] and r0 % TILE > 0) or (r == self.tr[1] and r1 % TILE > 0)
+            )
+            cut += w * (gx if whole else cut_shards)
+            partial_rows += whole
+        rows = -(-(self.tr[1] - self.tr[0] + 1) // self.grid[0])
+        self.busiest_cut_rows = rows if cut_shards else min(rows, partial_rows)
+        return cut
+
     def cut_count(self, nr: int, nc: int) -> int:
+        if self.row:
+            return self.row_cut_count()
         if isinstance(self.cut, BoolConst):
             return nr * nc if self.cut.value else 0
         r0, r1, c0, c1 = self.rect
@@ -273,7 +327,69 @@ class _Lower:
         """Constant buffers held for the whole launch (not the per-tile masks, nor the
         selectors a sunk guard delivers per tile)."""
         sunk = {n for n, _ in self.flow.sunk}
-        return tuple(c for c in self.const_index if c not in ("mask", "nmask") and c not in sunk)
+        held = [c for c in self.const_index if c not in ("mask", "nmask") and c not in sunk]
+        if self.row:  # only what the shard-row expression reads
+            used = block_refs(self.expr)
+            held = [c for c in held if c in used]
+        return tuple(held)
+
+    def col_span(self, t: int) -> tuple[int, int]:
+        """Active columns of tile column `t` (empty for the tiles a shard adds)."""
+        lo, hi = _span(self.rect[2], self.rect[3], t)
+        return (lo, hi) if lo < hi else (0, 0)
+
+    def cwidth(self, name: str) -> int:
+        return self.shapes.get(name, (1, 1))[1]
+
+    def row_masks(self) -> None:
+        """task.streaming=row: the expression on 1xW blocks, and per-column tables of the
+        masks, their complements and the column-sunk selectors, from which a core reads
+        the W entries of its shard in one block (a selective copy per shard row)."""
+        f, w = self.flow, self.width
+        self.expr, rows = widen(f, f.expr)
+        self.expr = _fills(self.expr, 1, w)
+        for o in f.operands:
+            if o.name in wide_operands(f):
+                self.shapes[o.name] = (1, w)
+        for n in ("mask", "nmask", "out"):
+            self.shapes[n] = (1, w)
+        r0, r1, _, _ = self.rect
+        row_spans = [_span(r0, r1, self.tr[0]), _span(r0, r1, self.tr[1]), (0, TILE)]
+        cols = range(self.tc[0], self.tc[1] + 1)
+        nc = len(cols)
+        base = len(self.consts)
+        for kind in ("mask", "nmask"):
+            for rr in row_spans:
+                for t in cols:
+                    self.consts.append(ConstSpec(kind, 0, rr, self.col_span(t)))
+        self.mask_col = base + nc * self.kr + (self.c - self.tc[0])
+        self.nmask_offset = 3 * nc
+        self.const_index["mask"] = base
+        self.const_index["nmask"] = base + 3 * nc
+        partial_r = [self.r.eq(self.tr[0])] if r0 % TILE else []
+        partial_r += [self.r.eq(self.tr[1])] if r1 % TILE else []
+        gx = self.grid[1]
+        partial_c = [
+            CORE_X.eq(x)
+            for x in range(gx)
+            if any(self.col_span(t) != (0, TILE) for t in cols[x * w : (x + 1) * w])
+        ]
+        if not (isinstance(self.cut, BoolConst) and self.cut.value):
+            self.cut = disj(*partial_r, *partial_c)
+        for name, axis in f.sunk:
+            if axis != "col":
+                continue
+            spec = self.consts[self.const_index[name]]
+            self.sunk_col[name] = len(self.consts) + (self.c - self.tc[0])
+            for t in cols:
+                self.consts.append(ConstSpec(spec.kind, spec.arg, (0, TILE), self.col_span(t)))
+            self.shapes[name] = (1, w)
+        sunk = {n for n, _ in f.sunk}
+        for name in sorted(rows - sunk):  # a right operator repeated along the row
+            spec = self.consts[self.const_index[name]]
+            self.add_const(f"{name}_w", spec)
+            self.consts.extend([spec] * (w - 1))
+            self.shapes[f"{name}_w"] = (1, w)
 
     def sunk_streams(self) -> tuple[tuple[Stmt, ...], ...]:
         """tileflow.guard_mask=dm: every tile computes the plain value; DM delivers the
@@ -285,7 +401,7 @@ class _Lower:
         ops = [o for o in f.operands if o.name in used]
         sel = tuple(
             self.deliver(
-                ReadDram(name, CONST, as_expr(0), self.sunk_col[name], 1, 1),
+                ReadDram(name, CONST, as_expr(0), self.sunk_col[name], 1, self.cwidth(name)),
                 (self.grid[0], 1) if axis == "col" else (1, self.grid[1]),
                 "reader",
                 name,
@@ -295,8 +411,8 @@ class _Lower:
         rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader") + sel
         wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
         names = tuple(o.name for o in ops) + tuple(n for n, _ in f.sunk)
-        comp = (Wait(names, (Reserve("out", (Compute("out", f.expr),)),)),)
-        write = WriteDram("out", f.tile.target, self.r, self.c, 1, 1)
+        comp = (Wait(names, (Reserve("out", (Compute("out", self.expr),)),)),)
+        write = WriteDram("out", f.tile.target, self.r, self.c, 1, self.width)
         return rd, comp, (*wr, Wait(("out",), (write,)))
 
     def add_const(self, name: str, spec: ConstSpec) -> None:
@@ -319,12 +435,14 @@ class _Lower:
         partial_r += [self.r.eq(self.tr[1])] if r1 % TILE else []
         partial_c = [self.c.eq(self.tc[0])] if c0 % TILE else []
         partial_c += [self.c.eq(self.tc[1])] if c1 % TILE else []
-        self.cut: Cond = (
+        self.cut = (
             BoolConst(True) if self.plan.predicates == "all" else disj(*partial_r, *partial_c)
         )
         kr = select(self.r.eq(self.tr[0]), 0, select(self.r.eq(self.tr[1]), 1, 2))
         kc = select(self.c.eq(self.tc[0]), 0, select(self.c.eq(self.tc[1]), 1, 2))
-        self.mask_col: Expr = self.mask_base + 3 * kr + kc
+        self.mask_col = self.mask_base + 3 * kr + kc
+        self.nmask_offset = 9
+        self.kr = kr
         self.sunk_col: dict[str, Expr] = {}
         """Per-tile column of a sunk selector: its three variants (first, last, inner
         tile of the range along its axis), each masked to that tile's active span."""
@@ -366,7 +484,7 @@ class _Lower:
         decl = self.plan.array(o.array)
         row = self.tile_of(o.row, self.r if o.row.base == "r" else self.c, decl.rows // TILE)
         col = self.tile_of(o.col, self.c if o.col.base == "c" else self.r, decl.cols // TILE)
-        read = ReadDram(o.name, o.array, row, col, 1, 1)
+        read = ReadDram(o.name, o.array, row, col, 1, self.shapes.get(o.name, (1, 1))[1])
         return self.deliver(read, self.shared_area(o), self.pk.task.lane(o.name), o.name)
 
     def shared_area(self, o: Operand) -> tuple[int, int]:
@@ -434,9 +552,10 @@ class _Lower:
         return name
 
     def mask_reads(self) -> tuple[Stmt, ...]:
+        w, off = self.width, self.nmask_offset
         return (
-            Reserve("mask", (ReadDram("mask", CONST, as_expr(0), self.mask_col, 1, 1),)),
-            Reserve("nmask", (ReadDram("nmask", CONST, as_expr(0), self.mask_col + 9, 1, 1),)),
+            Reserve("mask", (ReadDram("mask", CONST, as_expr(0), self.mask_col, 1, w),)),
+            Reserve("nmask", (ReadDram("nmask", CONST, as_expr(0), self.mask_col + off, 1, w),)),
         )
 
     # ----- element-wise kernels ----------------------------------------------------------
@@ -449,10 +568,10 @@ class _Lower:
         masked_ops = [o for o in f.operands if o.name in used or o.name == f.old]
         plain_ops = [o for o in f.operands if o.name in used]
         target = f.tile.target
-        write = WriteDram("out", target, self.r, self.c, 1, 1)
+        write = WriteDram("out", target, self.r, self.c, 1, self.width)
         masked_expr = BinaryExpr(
             "add",
-            BinaryExpr("mul", BlockRef("mask"), f.expr),
+            BinaryExpr("mul", BlockRef("mask"), self.expr),
             BinaryExpr("mul", BlockRef("nmask"), BlockRef(f.old)),
         )
 
@@ -469,7 +588,7 @@ class _Lower:
             names += ("mask", "nmask") if masked else ()
             if not masked and f.dm_copy and len(ops) == 1:
                 src = ops[0].name
-                copy = WriteDram(src, target, self.r, self.c, 1, 1)
+                copy = WriteDram(src, target, self.r, self.c, 1, self.width)
                 return rd, (), (*wr, Wait((src,), (copy,)))
             comp = (Wait(names, (Reserve("out", (Compute("out", expr),)),)),)
             return rd, comp, (*wr, Wait(("out",), (write,)))
@@ -478,7 +597,7 @@ class _Lower:
         if isinstance(self.cut, BoolConst) and self.cut.value:
             streams = m
         else:
-            p = branch(plain_ops, f.expr, False)
+            p = branch(plain_ops, self.expr, False)
             if isinstance(self.cut, BoolConst):
                 streams = p
             else:
@@ -670,14 +789,14 @@ class _Lower:
             Buffer(o.name, *shapes.get(o.name, (o.rows, o.cols)), dt, depth, "load")
             for o in self.flow.operands
         ]
-        bufs += [Buffer(c, 1, 1, dt, 1, "load") for c in self.frames()]
+        bufs += [Buffer(c, *shapes.get(c, (1, 1)), dt, 1, "load") for c in self.frames()]
         bufs += [Buffer(h, 1, 1, dt, 1, "compute") for h, _ in self.flow.hoisted]
-        bufs += [Buffer(n, 1, 1, dt, depth, "load") for n, _ in self.flow.sunk]
+        bufs += [Buffer(n, *shapes.get(n, (1, 1)), dt, depth, "load") for n, _ in self.flow.sunk]
         for hc in self.flow.conversions:
             bufs.append(Buffer(hc.patch, 1, 1, dt, depth, "load"))
             if hc.patch in self.conversions:
                 bufs.append(Buffer(f"{hc.patch}_send", 1, 1, dt, depth, "store"))
-        bufs += [Buffer("mask", 1, 1, dt, depth, "load"), Buffer("nmask", 1, 1, dt, depth, "load")]
+        bufs += [Buffer(m, *shapes.get(m, (1, 1)), dt, depth, "load") for m in ("mask", "nmask")]
         bufs.append(Buffer("out", *shapes.get("out", (1, 1)), dt, depth, "store"))
         if self.flow.contraction is not None:
             bufs.append(Buffer("acc", *shapes.get("acc", (1, 1)), dt, 2, "state"))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.cuda.annotations import Annotations
+from loom.cuda.rows import shard_width, wide_operands, widen
 from loom.cuda.task import Task, TaskKernel
 from loom.cuda.tileplan import TILE
 from loom.errors import InfeasibleError
@@ -72,12 +73,15 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
         )
     kernels = []
     for k in task.kernels:
-        l1 = _l1(k, depth, tile_bytes)
+        width = _row_width(task, k, arch) if task.streaming == "row" else 1
+        l1 = _l1(k, depth, tile_bytes, width)
         if l1 > arch.l1_usable_bytes:
             raise InfeasibleError(
                 f"{plan.path}: kernel `{k.flow.key}` needs {l1} bytes of L1 buffers per core "
-                f"at cb_depth={depth}, more than {arch.l1_usable_bytes}; lower "
-                "tileplan.strip_mine or physical.cb_depth."
+                f"at cb_depth={depth}"
+                f"{f' with {width}-tile shard rows (streaming: row)' if width > 1 else ''}, "
+                f"more than {arch.l1_usable_bytes}; lower tileplan.strip_mine or "
+                "physical.cb_depth, or use streaming: column."
             )
         need = _dst_need(k.flow.expr)
         cap = arch.compute.dst_capacity(precision)
@@ -95,9 +99,26 @@ def build_physical(task: Task, arch: Arch, precision: str, ann: Annotations) -> 
     )
 
 
-def _l1(k: TaskKernel, depth: int, tile_bytes: int) -> int:
-    tiles = sum(o.rows * o.cols * depth for o in k.flow.operands)
-    tiles += len(k.flow.consts) + len(k.flow.hoisted) + 3 * depth  # once; mask, nmask, out
+def _row_width(task: Task, k: TaskKernel, arch: Arch) -> int:
+    """Tiles per shard row of the kernel's widest-sharded launch (streaming: row)."""
+    plan = task.flow.plan
+    cols = plan.array(k.flow.tile.target).cols // TILE
+    ranges = set()
+    for step, env in plan.launches():
+        if step.kernel == k.flow.key:
+            _, _, c0, c1 = k.flow.tile.region.at(env)
+            if c0 < c1:
+                ranges.add((c1 - 1) // TILE - c0 // TILE + 1)
+    return max((shard_width(nc, arch.grid_x, cols)[0] for nc in ranges), default=1)
+
+
+def _l1(k: TaskKernel, depth: int, tile_bytes: int, width: int = 1) -> int:
+    wide, rows = frozenset[str](), frozenset[str]()
+    if width > 1:  # row streaming: shard-row blocks, right operators repeated along a row
+        wide, rows = wide_operands(k.flow), widen(k.flow, k.flow.expr)[1]
+    tiles = sum(o.rows * o.cols * depth * (width if o.name in wide else 1) for o in k.flow.operands)
+    tiles += len(k.flow.consts) + len(rows) * (width - 1) + len(k.flow.hoisted)  # held
+    tiles += 3 * depth * width  # mask, nmask, out
     if k.flow.contraction:
         tiles += 2
     return tiles * tile_bytes

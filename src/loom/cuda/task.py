@@ -6,11 +6,10 @@ logical L1 buffer stands at every crossing (each delivered operand, each constan
 frame, the result). With `dm_lanes: 2`, deliveries whose source tile differs along the
 column axis (west/east halos, column panels, row frames) move to DM1, so that, as in
 the seed's jacobi split, the two lanes read separate views. The own tile that a masked
-overlay preserves stays on DM0. Row streaming (one synchronisation per shard row) is
-rejected: Loom's Program synchronises a buffer once per block and computes every tile's
-shifts, selects and masks as matmuls and selects on one-tile blocks, so a shard row
-cannot be delivered as one block. (The seed's own rule is narrower: it rejects row
-streaming only where a value crosses compute -> DM -> compute inside the column loop.)
+overlay preserves stays on DM0. Row streaming (`streaming: row`, one synchronisation
+per shard row, see cuda/rows.py) is rejected, as in the seed, where a value crosses
+compute -> DM -> compute inside the column loop (a sender-converted halo patch), and
+where the tile expression has no 1xW block form (a right operator applied to a row).
 """
 
 from __future__ import annotations
@@ -18,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom.cuda.annotations import Annotations
+from loom.cuda.rows import row_problem, wide_operands, widen
 from loom.cuda.tileflow import FlowKernel, Operand, TileFlow
 from loom.errors import AnnotationError
 
@@ -48,14 +48,21 @@ class Task:
 def build_task(flow: TileFlow, ann: Annotations) -> Task:
     pol = ann.task
     if pol.streaming == "row":
-        k = flow.kernels[0]
-        raise AnnotationError(
-            f"task.streaming=row is illegal for `{k.key}` in Loom: its Program synchronises "
-            "a buffer once per block and computes each tile's shifts, selects and masks on "
-            "one-tile blocks, so a shard row cannot be delivered as one block (the seed's "
-            "narrower rule rejects only a compute -> DM -> compute crossing inside the column "
-            "loop); use streaming: column."
-        )
+        for k in flow.kernels:
+            if k.conversions:  # the seed's rule
+                raise AnnotationError(
+                    f"{flow.plan.path}:{k.tile.line}: task.streaming=row is illegal for "
+                    f"`{k.key}`: with halo_conversion: "
+                    "sender a halo patch crosses compute -> DM -> compute inside the column "
+                    "loop (converted, sent, then used), which needs a synchronisation at "
+                    "every column; use streaming: column or halo_conversion: receiver."
+                )
+            problem = row_problem(k)
+            if problem is not None:
+                raise AnnotationError(
+                    f"{flow.plan.path}:{k.tile.line}: task.streaming=row is illegal for "
+                    f"`{k.key}`: {problem}; use streaming: column."
+                )
     kernels = []
     for k in flow.kernels:
         lanes = tuple((o.name, _lane(o, k, pol.dm_lanes)) for o in k.operands)
@@ -66,6 +73,14 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
                 f"DM1 delivers {', '.join(moved)}"
                 if moved
                 else "dm_lanes=2: no delivery qualifies for DM1 (all own-tile); DM0 only"
+            )
+        if pol.streaming == "row":
+            wide = [o.name for o in k.operands if o.name in wide_operands(k)]
+            reps = sorted(widen(k, k.expr)[1])
+            notes.append(
+                f"streaming=row: {', '.join(wide)}, masks and the result move as one 1xW "
+                "block per shard row (one reserve/push each)"
+                + (f"; right operators repeated along the row: {', '.join(reps)}" if reps else "")
             )
         bufs = [o.name for o in k.operands] + [c.name for c in k.consts] + ["mask", "nmask", "out"]
         if k.contraction:
