@@ -28,6 +28,7 @@ from loom.backends.ttlang.runner import (
     _load,
     _simulator,
     _to_grid,
+    outputs_verdict,
 )
 from loom.errors import VerificationError
 from loom.ir.program import DramTensor, Program
@@ -169,24 +170,6 @@ def verify_launches(
             f"no reference matches an output of kernel {programs[0].kernel!r} "
             f"({', '.join(written)}); return the outputs from the reference."
         )
-    worst = max(checks, key=lambda c: c.max_rel_error / c.tolerance if c.tolerance else 0.0)
-    passed = all(c.passed for c in checks)
-    detail = "; ".join(
-        f"{c.name}: max abs {c.max_abs_error:.3e}, rel {c.max_rel_error:.3e} "
-        f"(tol {c.tolerance:.1e})"
-        for c in checks
-    )
-    message = (
-        f"{'PASS' if passed else 'FAIL'} {programs[0].kernel} on {programs[0].arch} "
-        f"({len(programs)} launches): {detail}, simulated in {wall:.2f} s"
-    )
-    return VerifyResult(
-        passed,
-        worst.max_abs_error,
-        worst.max_rel_error,
-        worst.tolerance,
-        wall,
-        message,
-        "",
-        outputs=tuple(checks),
+    return outputs_verdict(
+        checks, f"{programs[0].kernel} on {programs[0].arch} ({len(programs)} launches)", wall, ""
     )

@@ -423,6 +423,14 @@ def verify_outputs(
             f"no reference matches an output of kernel {program.kernel!r} "
             f"({', '.join(t.name for t in outs)}); return the outputs from the reference."
         )
+    return outputs_verdict(checks, f"{program.kernel} on {program.arch}", wall, str(path))
+
+
+def outputs_verdict(
+    checks: list[OutputCheck], subject: str, wall: float, source: str
+) -> VerifyResult:
+    """One verdict over every output: it passes only if each does, and it reports the
+    output nearest its tolerance (an exact-comparison output with any error is worst)."""
     worst = max(
         checks,
         key=lambda c: (
@@ -435,17 +443,13 @@ def verify_outputs(
         f"(tol {c.tolerance:.1e})"
         for c in checks
     )
-    message = (
-        f"{'PASS' if passed else 'FAIL'} {program.kernel} on {program.arch}: {detail}, "
-        f"simulated in {wall:.2f} s"
-    )
     return VerifyResult(
         passed,
         worst.max_abs_error,
         worst.max_rel_error,
         worst.tolerance,
         wall,
-        message,
-        str(path),
+        f"{'PASS' if passed else 'FAIL'} {subject}: {detail}, simulated in {wall:.2f} s",
+        source,
         outputs=tuple(checks),
     )
