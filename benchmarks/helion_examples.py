@@ -41,7 +41,7 @@ def main() -> None:
         outcome = verify_lowered(spec, result.lowered, result.log)
         sim = simulate_lowered(result.lowered, arch, result.log)
         moved = sim.bytes_moved.dram_read + sim.bytes_moved.dram_write
-        modeled = result.schedule.modeled_cycles
+        modeled = result.lowered.modeled_cycles(arch)  # every launch, barriers included
         print(
             f"{file:24} {kernel:20} {'PASS' if outcome.passed else 'FAIL':6} "
             f"{outcome.max_rel_error:13.3e} {modeled:9,.0f} {sim.cycles:9,.0f} "
