@@ -184,9 +184,7 @@ def _speed_args(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="trace and solve again (ignore the cached Tile IR and compile result)",
     )
-    parser.add_argument(
-        "--quiet", "-q", action="store_true", help="no progress on the terminal"
-    )
+    parser.add_argument("--quiet", "-q", action="store_true", help="no progress on the terminal")
 
 
 def _cuda_args(parser: argparse.ArgumentParser) -> None:
@@ -194,13 +192,19 @@ def _cuda_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--define", action="append", default=[], help=".cu only: NAME=VALUE")
     parser.add_argument("--annotations", help=".cu only: policy annotations (YAML)")
     parser.add_argument(
-        "--stop-after", choices=["tileplan", "tileflow", "task", "physical"],
+        "--stop-after",
+        choices=["tileplan", "tileflow", "task", "physical"],
         help=".cu only: print the checkpoints up to this one and stop",
     )
-    parser.add_argument("--precision", choices=["bf16", "fp32"], default="fp32",
-                        help=".cu only: element type of the arrays")
     parser.add_argument(
-        "--resume", metavar="CHECKPOINT",
+        "--precision",
+        choices=["bf16", "fp32"],
+        default="fp32",
+        help=".cu only: element type of the arrays",
+    )
+    parser.add_argument(
+        "--resume",
+        metavar="CHECKPOINT",
         help=".cu only: continue from a checkpoint written by --stop-after with --dump-dir",
     )
 
@@ -237,9 +241,7 @@ def _eval_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     ev.add_argument("--archs", default="", help="comma-separated subset of the architectures")
     _sweep_args(ev, "eval-results")
     sw = sub.add_parser("sweep", help="Loom vs the baselines over shapes x architectures")
-    sw.add_argument(
-        "kernel", help="gemm | flash_attention | flash_attention_causal | flash_decode"
-    )
+    sw.add_argument("kernel", help="gemm | flash_attention | flash_attention_causal | flash_decode")
     sw.add_argument("--shapes", nargs="+", required=True, help="e.g. M=256,N=256,K=512 ...")
     sw.add_argument("--archs", default="wormhole_n150", help="comma-separated architectures")
     _sweep_args(sw, "sweep-results")
@@ -348,6 +350,7 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
     from loom.pipeline import CompileOptions
 
     arch = load_arch(args.arch or "wormhole_n150")
+
     def options(shape: dict[str, int]) -> CompileOptions:
         return CompileOptions(
             arch=arch,
@@ -711,8 +714,7 @@ def _split(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
     bad = [x for x in items if x not in allowed]
     if bad:
         raise UsageError(
-            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)} "
-            "(comma-separated)."
+            f"unknown {what} {', '.join(bad)}; choose from {', '.join(allowed)} (comma-separated)."
         )
     return items
 

@@ -74,6 +74,7 @@ def test_no_cache_compiles_again(capsys, tmp_path: Path) -> None:  # type: ignor
         os.environ["LOOM_CACHE_DIR"] = old
     assert "compile result reused" not in first and "compile result reused" in again
     assert "compile result reused" not in fresh
+
     # the same schedule either way (the compile-time line aside)
     def schedule(text: str) -> list[str]:
         return [line for line in text.splitlines() if not line.startswith(("compile", "cache"))]

@@ -37,5 +37,3 @@ def report(compiled, wormhole) -> ReportData:  # type: ignore[no-untyped-def]
             trace_file="report.trace.json",
         )
     )
-
-

@@ -27,8 +27,7 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
     )
     spread = ", ".join(f"{a} across {n} cores" for a, n in d.axis_cores) or "one core"
     out = [
-        f"Loom compiled {d.kernel} ({shape}, {d.dtype}, {d.math_fidelity}) for "
-        f"{d.arch_text}.",
+        f"Loom compiled {d.kernel} ({shape}, {d.dtype}, {d.math_fidelity}) for {d.arch_text}.",
         f"Loom chose candidate {d.candidate}: {d.cores} cores (view {d.view}; {spread}), out "
         f"of {total} legal candidates ({kept} after dominance pruning, {feasible} with legal "
         f"block sizes{searched}).",

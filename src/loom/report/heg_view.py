@@ -124,9 +124,7 @@ def _nodes(item: HegItem) -> list[HegItem]:
     return [item, *(n for c in item.children for n in _nodes(c))]
 
 
-def _attach(
-    item: HegItem, busy: dict[tuple[str, str], tuple[float, str]], pipe: str
-) -> HegItem:
+def _attach(item: HegItem, busy: dict[tuple[str, str], tuple[float, str]], pipe: str) -> HegItem:
     """`item` and its subtree with the simulated figures of `busy` (see `pipe_busy`)."""
     if item.kind == "pipe":
         load, body, store = item.children
@@ -150,9 +148,7 @@ def _attach(
             _with(store, busy.get((item.name, "store"))),
         )
         return dataclasses.replace(item, children=children)
-    return dataclasses.replace(
-        item, children=tuple(_attach(c, busy, pipe) for c in item.children)
-    )
+    return dataclasses.replace(item, children=tuple(_attach(c, busy, pipe) for c in item.children))
 
 
 def _with(item: HegItem, figure: tuple[float, str] | None) -> HegItem:
