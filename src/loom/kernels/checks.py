@@ -23,13 +23,8 @@ from loom.kernels.files import FileKernel, as_outputs
 def file_references(
     fk: FileKernel, program: TileProgram
 ) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
-    tensors = dict(fk.tensors)
     ins = [a.name for a in program.args if a.role == "input"]
-    for name, vector in index_vectors(program).items():
-        tensors.setdefault(name, vector)
-    missing = [n for n in ins if n not in tensors]
-    if missing:
-        tensors.update(host_prelude(fk, missing))
+    tensors = _known_tensors(fk, (program,), ins)
     unknown = [n for n in ins if n not in tensors]
     if unknown:
         raise FrontendError(
@@ -66,13 +61,7 @@ def launch_references(
     for program in programs:
         needed += [a.name for a in program.args if a.role == "input" and a.name not in stored]
         stored |= {a.name for a in program.args if a.role == "output"}
-    tensors = dict(fk.tensors)
-    for program in programs:
-        for name, vector in index_vectors(program).items():
-            tensors.setdefault(name, vector)
-    missing = [n for n in needed if n not in tensors]
-    if missing:
-        tensors.update(host_prelude(fk, missing))
+    tensors = _known_tensors(fk, programs, needed)
     unknown = [n for n in needed if n not in tensors]
     if unknown:
         raise FrontendError(
@@ -94,6 +83,22 @@ def launch_references(
             f"reference returns ({len(outputs)}); return the stored tensors by name."
         )
     return inputs, dict(zip(names, outputs, strict=True))
+
+
+def _known_tensors(
+    fk: FileKernel, programs: tuple[TileProgram, ...], needed: list[str]
+) -> dict[str, torch.Tensor]:
+    """The tensors the programs can read by name: the kernel's arguments, the index
+    vectors Loom added, and what the host code derives before the device loop for the
+    `needed` names still missing (the caller reports any left over)."""
+    tensors = dict(fk.tensors)
+    for program in programs:
+        for name, vector in index_vectors(program).items():
+            tensors.setdefault(name, vector)
+    missing = [n for n in needed if n not in tensors]
+    if missing:
+        tensors.update(host_prelude(fk, missing))
+    return tensors
 
 
 def index_vectors(program: TileProgram) -> dict[str, torch.Tensor]:
