@@ -38,6 +38,14 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
         f"{d.modeled_tflops:.2f} TFLOPS ({100 * d.modeled_tflops / d.peak_tflops:.0f}% of the "
         f"{d.peak_tflops:.1f} TFLOPS {d.math_fidelity} peak of these cores).",
     ]
+    if d.launches:
+        parts = " + ".join(f"{r.modeled_cycles:,} ({r.name})" for r in d.launches)
+        out.append(
+            f"The kernel runs as {len(d.launches)} launches with a grid-wide barrier between "
+            f"consecutive ones (hl.barrier phases reading tiles other blocks wrote); these "
+            f"sentences describe the first launch. Whole kernel modeled: {parts} + grid "
+            f"barriers {d.barrier_cycles:,} = {d.total_cycles:,} cycles."
+        )
     if d.bottleneck:
         out.append(f"The bottleneck is {d.bottleneck}.")
     if d.heg is not None:
@@ -90,7 +98,7 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
         out.append(
             f"The simulator measured {d.sim.cycles:,.0f} cycles = {d.sim.us:,.1f} us, "
             f"{d.sim.tflops:.2f} TFLOPS, simulated / modeled = "
-            f"{d.sim.cycles / max(d.modeled_cycles, 1):.2f}{busy}."
+            f"{d.sim.cycles / max(d.total_cycles, 1):.2f}{busy}."
         )
     for v in d.verify:
         verdict = "matches" if v.passed else "does NOT match"

@@ -66,6 +66,18 @@ class CandidateRow:
 
 
 @dataclass(frozen=True, slots=True)
+class LaunchRow:
+    """One launch of a kernel run as several (`hl.barrier` phases reading other blocks'
+    tiles): each launch has its own schedule."""
+
+    name: str
+    candidate: str
+    cores: int
+    block_sizes: tuple[tuple[str, int], ...]
+    modeled_cycles: int
+
+
+@dataclass(frozen=True, slots=True)
 class NeighbourRow:
     block_sizes: tuple[tuple[str, int], ...]
     modeled_cycles: int
@@ -168,6 +180,19 @@ class ReportData:
     sim: SimView | None
     roofline: Roofline
     verify: tuple[VerifyRow, ...]
+    launches: tuple[LaunchRow, ...]
+    """Every launch, in order, when the kernel runs as several; empty for one launch (the
+    rest of the page then describes the first launch)."""
+    total_cycles: int
+    """Modeled cycles of the whole kernel: every launch plus the grid barriers between
+    them, what the simulator times; `modeled_cycles` when it is one launch."""
+
+    @property
+    def barrier_cycles(self) -> int:
+        """Modeled grid-barrier cycles between launches (0 for one launch)."""
+        if not self.launches:
+            return 0
+        return self.total_cycles - sum(r.modeled_cycles for r in self.launches)
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[^A-Za-z_]+")
@@ -402,6 +427,24 @@ def build_report(inputs: ReportInputs) -> ReportData:
         verify=verify_rows(
             inputs.verify, tuple(t.name for t in lw.lowered.tensors if t.role == "output")
         ),
+        launches=launch_rows(lw),
+        total_cycles=round(lw.modeled_cycles(arch)),
+    )
+
+
+def launch_rows(lowered: Lowered) -> tuple[LaunchRow, ...]:
+    chain = lowered.launches()
+    if len(chain) == 1:
+        return ()
+    return tuple(
+        LaunchRow(
+            name=x.program.name,
+            candidate=x.schedule.candidate,
+            cores=x.schedule.mapping.num_cores,
+            block_sizes=tuple(x.schedule.block_sizes.items()),
+            modeled_cycles=x.schedule.modeled_cycles,
+        )
+        for x in chain
     )
 
 
