@@ -68,7 +68,7 @@ def find_accumulators(
                     store_alloc.role != "store" or store_alloc.scope != state.scope
                 ):
                     store_alloc = None
-                placements = PLACEMENTS[:2]
+                placements: tuple[str, ...] = PLACEMENTS[:2]
                 if policy == "output" and store_alloc is not None:
                     placements = PLACEMENTS
                 found.append(
@@ -84,9 +84,7 @@ def find_accumulators(
     return tuple(found)
 
 
-def _accumulator(
-    ops: tuple[Op, ...], loop: ForLoop, init: str, arg: str, nxt: str
-) -> bool:
+def _accumulator(ops: tuple[Op, ...], loop: ForLoop, init: str, arg: str, nxt: str) -> bool:
     """Whether the carried value is a fill-started matmul accumulator."""
     starts = [op for op in ops if init in {r.name for r in op.results()}]
     if len(starts) != 1 or not isinstance(starts[0], Full):
@@ -99,9 +97,7 @@ def _accumulator(
     mm = updates[0]
     if mm.acc is None or mm.acc.name != arg:
         return False
-    if _uses(loop.body, arg) != [mm] or _uses(loop.body, nxt):
-        return False
-    return True
+    return _uses(loop.body, arg) == [mm] and not _uses(loop.body, nxt)
 
 
 def _store_of(ops: tuple[Op, ...], result: str) -> str:

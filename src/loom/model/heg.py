@@ -426,9 +426,7 @@ class HegBuilder:
                     size = self.tile_bytes(value.dtype)
                     unpack.append(self.tiles(value) * arch.compute.unpack_cycles(size))
         pack: list[Expr] = [
-            self.tiles(v) * self.pack_cycles(v)
-            for v in op.results()
-            if self.buffered_value(v)
+            self.tiles(v) * self.pack_cycles(v) for v in op.results() if self.buffered_value(v)
         ]
         parts = [add(*(t.cycles for t in math))]
         parts += [add(*unpack)] if unpack else []
