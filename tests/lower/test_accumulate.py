@@ -105,3 +105,13 @@ def test_placement_runs_on_tt_lang_sim(placement: str, policy: str, tmp_path: Pa
         assert result.max_rel_error > 0  # the partial sums were rounded to bf16
     else:
         assert result.tolerance == TOLERANCE["bf16"]
+
+
+def test_schedule_file_keeps_the_placement() -> None:
+    from loom.ir.schedule_file import parse_schedule
+
+    tile = kernel_program("gemm", SHAPE)
+    schedule = make_schedule(tile, "wormhole_n150", MN, BLOCKS)
+    placed = dataclasses.replace(schedule, accumulators={"acc": "output"})
+    assert parse_schedule(placed.to_json(), "test").accumulators == {"acc": "output"}
+    assert "accumulators" not in schedule.to_json()  # none chosen: the file is as before

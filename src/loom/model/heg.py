@@ -40,7 +40,7 @@ from loom.ir.tile import (
     walk,
 )
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, add, ceildiv, cmp, maximum, mul, select
+from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
 
 
 def knob(kind: str, scope: Scope) -> Sym:
@@ -452,9 +452,11 @@ class HegBuilder:
             compute.pack_accumulate_cycles(self.tile_bytes(value.dtype)),
             compute.pack_accumulate_cycles(self.tile_bytes(out)),
         ][: len(acc.placements)]
-        chosen: Expr = Const(cycles[-1])
-        for i in reversed(range(len(cycles) - 1)):
-            chosen = select(cmp("==", x, i), cycles[i], chosen)
+        # piecewise in x without a conditional (the bounds evaluate it on whole grids):
+        # [x >= 1] = min(x, 1), [x >= 2] = max(x - 1, 0)
+        chosen: Expr = Const(cycles[0]) + minimum(x, 1) * (cycles[1] - cycles[0])
+        if len(cycles) > 2:
+            chosen = chosen + maximum(x - 1, 0) * (cycles[2] - cycles[1])
         return chosen
 
     def merge(self, guard: If) -> tuple[list[HegNode], list[prim.TransferSpec]]:
