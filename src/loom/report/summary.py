@@ -10,7 +10,6 @@ from loom.ir.schedule import Schedule
 from loom.report.heg_view import KNOB_TEXT
 from loom.sim import SimResult
 
-
 ACCUMULATOR_TEXT = {
     "separate": "separate (two blocks in its own format)",
     "l1": "l1 (one block in its own format, the packer adds into L1)",
