@@ -264,6 +264,15 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--math-fidelity", choices=["LoFi", "HiFi2", "HiFi3", "HiFi4"], default="")
     parser.add_argument(
+        "--accumulate",
+        choices=["strict", "output"],
+        default="strict",
+        help="accumulation policy: strict (default) keeps every accumulator in the format "
+        "the kernel gives it; output also lets a matmul accumulator live in the output's "
+        "block in the output's format (bf16 partial sums, as TTNN with "
+        "fp32_dest_acc_en=False): less precise, less L1; the model picks per schedule",
+    )
+    parser.add_argument(
         "--dtype",
         default="",
         help="data formats: a default for every tensor argument (bf16, fp32, bfp8, bfp4 or "
@@ -362,6 +371,7 @@ def _compile(args: argparse.Namespace):  # type: ignore[no-untyped-def]
             solver=args.solver,
             time_limit_s=args.time_limit,
             refine=args.refine,
+            accumulate=args.accumulate,
         )
 
     return compile_cached(

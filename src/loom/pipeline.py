@@ -31,7 +31,7 @@ from loom.backends.ttlang import VerifyResult, emit, verify, verify_launches, ve
 from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
-from loom.ir.buffers import BufferedProgram
+from loom.ir.buffers import ACCUMULATE_POLICIES, BufferedProgram
 from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
@@ -119,6 +119,12 @@ class CompileOptions:
     refine: int = 0
     """Simulate the model's best `refine` schedules and keep the simulator's fastest
     (0: the model's pick stands)."""
+    accumulate: str = "strict"
+    """The accumulation policy (`loom.ir.buffers.ACCUMULATE_POLICIES`): ``strict`` keeps
+    every accumulator in the format the kernel gives it; ``output`` also lets a matmul
+    accumulator live in its output's block, in the output's format (bf16 partial sums,
+    as TTNN with fp32_dest_acc_en=False): a precision relaxation, chosen by the model
+    where it pays."""
 
 
 @dataclass(frozen=True)
@@ -243,7 +249,7 @@ def compile_traced(
         program = dataclasses.replace(program, after=None)
         traced = dataclasses.replace(traced, program=program, flops=0)
     log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
-    buffered = log.timed("dataflow", lambda: build_buffers(program))
+    buffered = log.timed("dataflow", lambda: build_buffers(program, options.accumulate))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
     flops = traced.flops
     dram_bytes = _compulsory_bytes(program, arch)
@@ -254,6 +260,11 @@ def compile_traced(
     }
     if options.refine < 0:
         raise ScheduleError(f"--refine must be >= 0 (got {options.refine}); fix the option.")
+    if options.accumulate not in ACCUMULATE_POLICIES:
+        raise ScheduleError(
+            f"--accumulate must be one of {', '.join(ACCUMULATE_POLICIES)} "
+            f"(got {options.accumulate!r}); fix the option."
+        )
     rank_options = RankOptions(
         top_k=max(options.top_k, options.refine),
         jobs=options.jobs or os.cpu_count() or 1,
@@ -378,7 +389,10 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             "phases read tiles other blocks wrote), each with its own schedule, and a "
             "schedule file holds one; compile the kernel instead of passing --schedule."
         )
-    buffered = log.timed("dataflow", lambda: build_buffers(program))
+    # the schedule file records its accumulators' placements: one in the output's format
+    # is the explicit choice of the output accumulation policy
+    policy = "output" if "output" in schedule.accumulators.values() else "strict"
+    buffered = log.timed("dataflow", lambda: build_buffers(program, policy))
     return lower_schedule(program, buffered, schedule, arch, log)
 
 

@@ -33,6 +33,7 @@ def compile(  # the name users expect, as in torch.compile
     jobs: int = 0,
     solver: str = "cpsat",
     time_limit_s: float = 10.0,
+    accumulate: str = "strict",
 ) -> CompiledKernel:
     """Compile a Helion kernel for a Tenstorrent architecture; no tuning runs.
 
@@ -44,7 +45,9 @@ def compile(  # the name users expect, as in torch.compile
     `math_fidelity` (default: the architecture's), `dtype` (data formats as `--dtype`
     takes them, e.g. `"bfp8"` or `"bf16,b=bfp4,acc=fp32"`), `top_k` ranked schedules kept, `jobs`
     parallel solves (0 = all cores), `solver` (`cpsat` or the exhaustive `enumerate`),
-    `time_limit_s` per CP-SAT problem in deterministic seconds.
+    `time_limit_s` per CP-SAT problem in deterministic seconds, `accumulate` the
+    accumulation policy (`"strict"`, or `"output"`: a matmul accumulator may live in the
+    output's block in the output's format, a precision relaxation).
 
     Raises a `LoomError` subclass (the CLI's one-paragraph errors) on bad input."""
     from loom.api.binding import bind_kernel
@@ -62,6 +65,7 @@ def compile(  # the name users expect, as in torch.compile
         top_k=top_k,
         solver=solver,
         time_limit_s=time_limit_s,
+        accumulate=accumulate,
     )
     return CompiledKernel(bound, compile_kernel(bound.spec, options))
 

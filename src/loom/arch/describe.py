@@ -106,7 +106,8 @@ def _compute_lines(a: Arch) -> list[str]:
         f"  dst tiles     {_table(c.dst_tiles)} (full sync)",
         f"  eltwise       {_table(c.eltwise_cycles_per_tile)}",
         f"  reduce        {_table(c.reduce_cycles_per_tile)}",
-        f"  unpack {c.unpack_bytes_per_cycle} B/cycle, pack {c.pack_bytes_per_cycle} B/cycle, "
+        f"  unpack {c.unpack_bytes_per_cycle} B/cycle, pack {c.pack_bytes_per_cycle} B/cycle "
+        f"({c.pack_accumulate_bytes_per_cycle} adding into L1), "
         f"op overhead {c.op_overhead_cycles} cycles",
     ]
 

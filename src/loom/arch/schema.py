@@ -64,6 +64,7 @@ class ComputeFile(_Section):
     reduce_cycles_per_tile: Annotated[dict[Text, Cycles], Field(min_length=1)]
     unpack_bytes_per_cycle: Rate
     pack_bytes_per_cycle: Rate
+    pack_accumulate_bytes_per_cycle: Rate
     op_overhead_cycles: Cycles
 
 

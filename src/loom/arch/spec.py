@@ -80,6 +80,9 @@ class Compute:
     """Both unpackers together, L1 -> source registers."""
     pack_bytes_per_cycle: float
     """All packers together, destination registers -> L1."""
+    pack_accumulate_bytes_per_cycle: float
+    """All packers together when they add into L1 (packer L1 accumulation: each write
+    reads the old value first)."""
     op_overhead_cycles: int
     """Fixed cost of starting one compute instruction sequence (init, dst acquire)."""
 
@@ -94,6 +97,10 @@ class Compute:
 
     def pack_cycles(self, tile_bytes: int) -> int:
         return -(-tile_bytes * 1000 // round(self.pack_bytes_per_cycle * 1000))
+
+    def pack_accumulate_cycles(self, tile_bytes: int) -> int:
+        """Cycles to add one tile into L1 (packer L1 accumulation)."""
+        return -(-tile_bytes * 1000 // round(self.pack_accumulate_bytes_per_cycle * 1000))
 
     def dst_capacity(self, dtype: str) -> int:
         return _lookup(self.dst_tiles, dtype, "dst dtype")

@@ -2,6 +2,7 @@
 
 from dataclasses import replace
 
+from loom.dataflow.accumulate import find_accumulators
 from loom.dataflow.concretize import concretize, spread_loads
 from loom.dataflow.layout import infer_layouts
 from loom.dataflow.reify import reify
@@ -10,8 +11,9 @@ from loom.ir.scope import Scope
 from loom.ir.tile import TileProgram
 
 
-def build_buffers(program: TileProgram) -> BufferedProgram:
-    """Reify `program`'s tile values into virtual buffers and bind them to L1 storage."""
+def build_buffers(program: TileProgram, accumulate: str = "strict") -> BufferedProgram:
+    """Reify `program`'s tile values into virtual buffers and bind them to L1 storage;
+    `accumulate` is the accumulation policy (`loom.ir.buffers.ACCUMULATE_POLICIES`)."""
     layouts, buffers, inlined = reify(program)
     scopes = _scopes(buffers)
     buffers = tuple(replace(vb, scope=scopes[vb.scope]) for vb in buffers)
@@ -23,6 +25,7 @@ def build_buffers(program: TileProgram) -> BufferedProgram:
         allocations=allocations,
         inlined=inlined,
         scopes=tuple(scopes.values()),
+        accumulators=find_accumulators(program, buffers, allocations, accumulate),
     )
 
 

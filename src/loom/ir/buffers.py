@@ -99,6 +99,50 @@ class Allocation:
         return self.layout.tiles
 
 
+PLACEMENTS = ("separate", "l1", "output")
+"""Where a matmul accumulator lives; a placement's index is the value of its knob.
+
+* ``separate``: its own state buffer of two blocks in its own format (fp32): each step
+  reads one block and writes the other;
+* ``l1``: one block in its own format, held across the reduction loop; the packer adds
+  every step's product into it (packer L1 accumulation, a read-modify-write of L1);
+* ``output``: the output's store block, in the output's format (bf16): the partial sums
+  are rounded to that format after every step (TTNN with fp32_dest_acc_en=False and
+  packer_l1_acc=True). A precision relaxation: offered only under the ``output``
+  accumulation policy (`loom compile --accumulate output`)."""
+
+ACC_KNOB = "acc_"
+"""Prefix of an accumulator's placement knob (followed by its state allocation)."""
+
+ACCUMULATE_POLICIES = ("strict", "output")
+"""`strict`: accumulators keep the format the kernel gives them (placements separate, l1);
+`output`: they may also accumulate in the output's format (placement output)."""
+
+
+@dataclass(frozen=True)
+class Accumulator:
+    """A loop-carried matmul accumulator (`acc = acc + a @ b` over a reduction loop,
+    started by a fill and only stored after the loop) and where it may live."""
+
+    state: str
+    """Its state allocation (two blocks when ``separate``)."""
+    store: str
+    """The store allocation that receives its final value ('' when none can hold it)."""
+    scope: Scope
+    placements: tuple[str, ...]
+    """The placements it may take, a prefix of PLACEMENTS."""
+
+    @property
+    def knob(self) -> str:
+        """Name of its placement knob (values: indices into PLACEMENTS)."""
+        return f"{ACC_KNOB}{self.state}"
+
+
+def state_depth(placement: str) -> int:
+    """Blocks of the accumulator's own state buffer under `placement` (2, 1 or 0)."""
+    return 2 - PLACEMENTS.index(placement)
+
+
 @dataclass(frozen=True)
 class BufferedProgram:
     program: TileProgram
@@ -110,6 +154,15 @@ class BufferedProgram:
     """Values computed inside the expression of their single consumer (no buffer)."""
     scopes: tuple[Scope, ...] = ()
     """Every scope that holds a buffer, with the load and store buffers it owns."""
+    accumulators: tuple[Accumulator, ...] = ()
+    """The matmul accumulators whose placement the schedule chooses."""
+
+    def accumulator(self, state: str) -> Accumulator | None:
+        """The accumulator whose state allocation is `state`, if any."""
+        for acc in self.accumulators:
+            if acc.state == state:
+                return acc
+        return None
 
     def buffer_of(self, value: str) -> VirtualBuffer | None:
         for vb in self.buffers:
@@ -129,6 +182,12 @@ class BufferedProgram:
             if buffer in alloc.buffers:
                 return alloc
         raise KeyError(buffer)
+
+    def allocation_of_name(self, name: str) -> Allocation:
+        for alloc in self.allocations:
+            if alloc.name == name:
+                return alloc
+        raise KeyError(name)
 
     def l1_terms(self) -> tuple[tuple[Allocation, Expr], ...]:
         """(allocation, tiles per block) pairs; bytes = tiles x tile bytes x depth."""

@@ -274,10 +274,16 @@ class Parallel(Stmt):
 
 @dataclass(frozen=True)
 class Compute(Stmt):
-    """Evaluate `expr` and store it into the reserved block of `dst`."""
+    """Evaluate `expr` and store it into the reserved block of `dst`.
+
+    With `accumulate` the reserved block is an accumulator held open by an enclosing
+    `Reserve` across a loop (packer L1 accumulation): a `FillExpr` starts it, every other
+    expression is added into it (the packer reads the block's value and writes the sum),
+    and the block is pushed when the `Reserve` ends."""
 
     dst: str
     expr: CExpr
+    accumulate: bool = False
 
 
 @dataclass(frozen=True)

@@ -162,9 +162,14 @@ class Schedule:
     """The user's data formats (``--dtype``: a default, ``arg=format`` overrides and
     ``acc=format``); empty keeps the kernel source's dtypes. `dtype` is the first
     argument's resulting format."""
+    accumulators: dict[str, str] = field(default_factory=dict)
+    """Matmul accumulator (its state allocation) -> where it lives: one of
+    `loom.ir.buffers.PLACEMENTS`; an accumulator not named here is ``separate``."""
 
     def to_json(self) -> str:
         data = asdict(self)
+        if not self.accumulators:
+            del data["accumulators"]
         data["version"] = SCHEDULE_VERSION
         data["mapping"]["cores"] = [self.mapping.cores_y, self.mapping.cores_x]
         data["mapping"]["view"] = self.mapping.label()

@@ -105,6 +105,7 @@ class ScheduleFile(_Strict):
     waves: dict[Name, Annotated[int, Field(ge=1, le=2**31)]] = {}
     notes: tuple[str, ...] = ()
     formats: Annotated[str, Field(max_length=400)] = ""
+    accumulators: dict[Name, Literal["separate", "l1", "output"]] = {}
 
     @field_validator("modeled_us", "modeled_tflops", "compile_seconds")
     @classmethod
@@ -180,6 +181,7 @@ class ScheduleFile(_Strict):
             waves=dict(self.waves),
             notes=self.notes,
             formats=self.formats,
+            accumulators=dict(self.accumulators),
         )
 
 

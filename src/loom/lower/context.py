@@ -12,7 +12,13 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.errors import ScheduleError
-from loom.ir.buffers import Allocation, BufferedProgram, TileLayout, VirtualBuffer
+from loom.ir.buffers import (
+    Allocation,
+    BufferedProgram,
+    TileLayout,
+    VirtualBuffer,
+    state_depth,
+)
 from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, ForLoop, Op, TileProgram, accesses, walk
@@ -137,11 +143,22 @@ def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...
     return tuple(plans)
 
 
-def _depth(alloc: Allocation, schedule: Schedule) -> int:
+def _depth(alloc: Allocation, schedule: Schedule, buffered: BufferedProgram) -> int:
     knobs = schedule.pipeline.get(alloc.scope.key, {})
     extra = (alloc.role == "load" and knobs.get("b_load", 0)) or (
         alloc.role == "store" and knobs.get("b_store", 0)
     )
+    acc = buffered.accumulator(alloc.name)
+    if acc is not None:
+        placement = schedule.accumulators.get(alloc.name, "separate")
+        if placement not in acc.placements:
+            raise ScheduleError(
+                f"the schedule places accumulator {alloc.name!r} {placement!r}, but it may "
+                f"take only {', '.join(acc.placements)} here; 'output' (accumulating in "
+                "the output's format) needs the output accumulation policy (--accumulate "
+                "output) and a result that is only stored."
+            )
+        return state_depth(placement)
     return alloc.base_depth + (1 if extra else 0)
 
 
@@ -205,12 +222,15 @@ def build_context(buffered: BufferedProgram, schedule: Schedule, arch: Arch) -> 
     )
     for alloc in buffered.allocations:
         rows, cols = ctx.tiles(alloc.layout)
+        depth = _depth(alloc, schedule, buffered)
+        if depth == 0:
+            continue  # an accumulator kept in its output's block
         ctx.cbs[alloc.name] = Buffer(
             alloc.name,
             rows,
             cols,
             alloc.dtype,
-            _depth(alloc, schedule),
+            depth,
             "gather" if alloc.role.startswith("gather") else alloc.role,
         )
     return ctx

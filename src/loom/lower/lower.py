@@ -15,6 +15,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import TileProgram
+from loom.lower.accumulate import place_accumulators
 from loom.lower.check import check_program
 from loom.lower.compute import ComputeBuilder
 from loom.lower.context import LowerContext, build_context
@@ -69,7 +70,13 @@ def lower(tile: TileProgram, buffers: BufferedProgram, schedule: Schedule, arch:
     merge = Merge(ctx, compute, movement)
     compute.merge = merge.compute_steps
     reader = movement.reader(tile.body, dict(ctx.env))
-    compute_stream = compute.stream()
+    compute_stream = place_accumulators(
+        compute.stream(),
+        {
+            acc.state: (schedule.accumulators.get(acc.state, "separate"), acc.store)
+            for acc in buffers.accumulators
+        },
+    )
     writer = movement.writer(tile.body, dict(ctx.env), merge.writer_stmts)
     program = Program(
         kernel=tile.name,

@@ -84,6 +84,8 @@ def _head(s: Stmt) -> str:
             return f"receive each source of {n} into {b}"
         case ReceiveEach(buffers=bs, net=n):
             return f"receive each source of {n} into {', '.join(bs)}"
+        case Compute(dst=d, expr=e, accumulate=True):
+            return f"{d} += {format_cexpr(e)}  (L1 accumulation)"
         case Compute(dst=d, expr=e):
             return f"{d} = {format_cexpr(e)}"
     raise TypeError(type(s).__name__)

@@ -13,8 +13,9 @@ Constraints (paper §2.6):
 * primitive validity: a block holds one batch slice (the DRAM layout folds batches
   into rows, so a block of several slices would not be contiguous);
 * the L1 footprint — every allocation's tiles x tile bytes x depth, where a load
-  (store) buffer gets a second block when its pipe's b_load (b_store) is on — fits the
-  usable L1.
+  (store) buffer gets a second block when its pipe's b_load (b_store) is on, and a matmul
+  accumulator's state has 2, 1 or 0 blocks for its placement knob 0, 1, 2 (separate,
+  l1, output: `loom.ir.buffers.PLACEMENTS`) — fits the usable L1.
 
 Univariate constraints also filter the domains up front; they stay in the list so the
 explanation can still name them.
@@ -29,7 +30,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Constraint, Problem, latency, pipes
 from loom.ir.tile import ForLoop, Load, Store, accesses, walk
-from loom.model.heg import HegBuilder, knob
+from loom.model.heg import HegBuilder, knob, placement_knob
 from loom.symbolic import Const, Expr, Sym, add, cmp, mod
 
 
@@ -78,6 +79,9 @@ class ProblemBuilder:
             for sym, stage in ((pipe.b_load, pipe.load), (pipe.b_store, pipe.store)):
                 symbols[sym.name] = sym
                 knobs[sym.name] = (0, 1) if stage.terms else (0,)
+        for acc in self.b.accumulators:
+            symbols[acc.knob] = placement_knob(acc)
+        knobs.update(self.accumulator_knobs())
         domains, constraints, l1, reason = self.legality(knobs)
         fixed = {name: 0 for name, values in knobs.items() if values == (0,)}
         symbols = {s.name: s for s in self.program.tile_syms} | symbols
@@ -121,6 +125,10 @@ class ProblemBuilder:
             reason = f"no legal value of {', '.join(empty)}"
         return domains, constraints, l1, reason
 
+    def accumulator_knobs(self) -> dict[str, tuple[int, ...]]:
+        """The placement knob of every accumulator, over the placements it may take."""
+        return {acc.knob: tuple(range(len(acc.placements))) for acc in self.b.accumulators}
+
     def _extents(self) -> dict[str, int]:
         extents = {a.tile.name: a.extent for a in self.program.grid}
         for op in walk(self.program.body):
@@ -139,6 +147,9 @@ class ProblemBuilder:
                 k = knob("b_load" if alloc.role == "load" else "b_store", alloc.scope)
                 if domains.get(k.name, (0,)) != (0,):
                     depth = depth + k
+            acc = self.b.accumulator(alloc.name)
+            if acc is not None and domains.get(acc.knob, (0,)) != (0,):
+                depth = depth - placement_knob(acc)  # 2, 1 or 0 blocks
             tile_bytes = self.arch.tile.bytes(
                 alloc.dtype if alloc.dtype in self.arch.tile.dtypes else "fp32"
             )
@@ -222,7 +233,7 @@ def check_feasible(buffered: BufferedProgram, candidate: Candidate, arch: Arch) 
     the whole (small) domain product searched.
     """
     builder = ProblemBuilder(buffered, candidate, arch, arch.matmul.default_fidelity, 0)
-    domains, constraints, _, reason = builder.legality({})
+    domains, constraints, _, reason = builder.legality(builder.accumulator_knobs())
     if reason:
         return reason
     names = list(domains)

@@ -16,7 +16,7 @@ import math
 
 from loom.arch import Arch
 from loom.arch import noc as nocmap
-from loom.ir.buffers import BufferedProgram, TileLayout
+from loom.ir.buffers import Accumulator, BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.geometry import TILE
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term, latency, sequential
@@ -40,12 +40,17 @@ from loom.ir.tile import (
     walk,
 )
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, mul, select
+from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
 
 
 def knob(kind: str, scope: Scope) -> Sym:
     """The pipeline knob `kind` (``b_load``/``b_store``) of `scope`'s pipe: 0 or 1."""
     return Sym(scope.knob(kind), 0, 1, 1, "knob")
+
+
+def placement_knob(acc: Accumulator) -> Sym:
+    """The placement knob of `acc`: an index into `loom.ir.buffers.PLACEMENTS`."""
+    return Sym(acc.knob, 0, len(acc.placements) - 1, 1, "knob")
 
 
 class HegBuilder:
@@ -66,6 +71,14 @@ class HegBuilder:
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
         self.fills: list[Term] = []
         """Fills of the grid's steady loops, exposed once per program (`steady_fill`)."""
+        self.accumulated: dict[str, tuple[Accumulator, str]] = {}
+        """Value held by a matmul accumulator's state -> (accumulator, its store's dtype)."""
+        for acc in buffered.accumulators:
+            state = buffered.allocation_of_name(acc.state)
+            out = buffered.allocation_of_name(acc.store).dtype if acc.store else state.dtype
+            for vb in buffered.buffers:
+                if vb.name in state.buffers:
+                    self.accumulated.update(dict.fromkeys(vb.values, (acc, out)))
 
     # ----- helpers -----------------------------------------------------------------
     def copy_of(self, op: Op) -> CopyPlan:
@@ -413,9 +426,7 @@ class HegBuilder:
                     size = self.tile_bytes(value.dtype)
                     unpack.append(self.tiles(value) * arch.compute.unpack_cycles(size))
         pack: list[Expr] = [
-            self.tiles(v) * arch.compute.pack_cycles(self.tile_bytes(v.dtype))
-            for v in op.results()
-            if self.buffered_value(v)
+            self.tiles(v) * self.pack_cycles(v) for v in op.results() if self.buffered_value(v)
         ]
         parts = [add(*(t.cycles for t in math))]
         parts += [add(*unpack)] if unpack else []
@@ -424,6 +435,29 @@ class HegBuilder:
         first = math[0]
         what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
         return Term(first.kind, what, maximum(*parts) + overhead)
+
+    def pack_cycles(self, value: Value) -> Expr:
+        """Cycles to pack one tile of `value`. A matmul accumulator's step packs into
+        its placement (`loom.ir.buffers.PLACEMENTS`): the other block of its state in its
+        own format (separate), or its one block in its own format (l1) or in the output's
+        (output) by adding into L1, at the packers' accumulate rate."""
+        compute = self.arch.compute
+        plain = compute.pack_cycles(self.tile_bytes(value.dtype))
+        if value.name not in self.accumulated:
+            return Const(plain)
+        acc, out = self.accumulated[value.name]
+        x = placement_knob(acc)
+        cycles = [
+            plain,
+            compute.pack_accumulate_cycles(self.tile_bytes(value.dtype)),
+            compute.pack_accumulate_cycles(self.tile_bytes(out)),
+        ][: len(acc.placements)]
+        # piecewise in x without a conditional (the bounds evaluate it on whole grids):
+        # [x >= 1] = min(x, 1), [x >= 2] = max(x - 1, 0)
+        chosen: Expr = Const(cycles[0]) + minimum(x, 1) * (cycles[1] - cycles[0])
+        if len(cycles) > 2:
+            chosen = chosen + maximum(x - 1, 0) * (cycles[2] - cycles[1])
+        return chosen
 
     def merge(self, guard: If) -> tuple[list[HegNode], list[prim.TransferSpec]]:
         """Owner-only merge: ops on gathered values fold once per partial."""

@@ -21,6 +21,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from loom.ir.buffers import ACC_KNOB, PLACEMENTS
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Problem, Seq, Stage, latency, pipes
 from loom.ir.schedule import Schedule
 from loom.ir.scope import Scope
@@ -72,6 +73,10 @@ def heg_view(problem: Problem, schedule: Schedule, sim: SimResult | None) -> Heg
         knobs = schedule.pipeline.get(p.name, {"b_load": 0, "b_store": 0})
         env[p.b_load.name] = knobs["b_load"]
         env[p.b_store.name] = knobs["b_store"]
+    for name in problem.knob_names:
+        if name.startswith(ACC_KNOB):
+            placement = schedule.accumulators.get(name.removeprefix(ACC_KNOB), "separate")
+            env[name] = PLACEMENTS.index(placement)
     total = max(problem.objective.eval(env), 1)
     tree = _walk(problem.heg, env, schedule, 1, total, True, {}, "compute")
     if sim is None or not sim.trace_events or not sim.us:

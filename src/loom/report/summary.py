@@ -10,6 +10,12 @@ from loom.ir.schedule import Schedule
 from loom.report.heg_view import KNOB_TEXT
 from loom.sim import SimResult
 
+ACCUMULATOR_TEXT = {
+    "separate": "separate (two blocks in its own format)",
+    "l1": "l1 (one block in its own format, the packer adds into L1)",
+    "output": "output (in the output's block and format: --accumulate output)",
+}
+
 
 def mesh_labels(schedule: Schedule, arch: Arch) -> list[list[str]]:
     """Per core (rows y, columns x): its spatial index per grid axis, e.g. `m3n1`, or
@@ -66,6 +72,8 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
     lines.append("tiles       " + ", ".join(f"{k} = {v}" for k, v in s.block_sizes.items()))
     for node, knobs in s.pipeline.items():
         lines.append(f"pipeline    {node}: {KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
+    for state, placement in s.accumulators.items():
+        lines.append(f"accumulator {state}: {ACCUMULATOR_TEXT[placement]}")
     for c in s.copies:
         detail = (
             f" to {c.area[0]}x{c.area[1]} cores ({', '.join(c.multicast_dims)})"

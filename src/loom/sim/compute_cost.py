@@ -16,7 +16,9 @@ draining the pipeline (one tile-operation's unpack, one tile's pack):
 
 `acc + A @ B` with `acc` read from L1 is an accumulating matmul: with packer L1
 accumulation (TT-Metal's packer_l1_acc) the packer adds into L1 for free; without it the
-accumulator is reloaded into Dst (unpacked and copied) first.
+accumulator is reloaded into Dst (unpacked and copied) first. A statement marked
+`accumulate` adds into the block it holds (Loom's single-block accumulator): its pack is
+a read-modify-write of L1 at `compute.pack_accumulate_bytes_per_cycle`.
 """
 
 from __future__ import annotations
@@ -98,7 +100,9 @@ class CostModel:
         self._walk(stmt.expr, tally, dst)
         p = self.params
         unpack = tally.unpack_bytes / p.unpack_bytes_per_cycle
-        pack = dst.tiles * dst.tile_bytes / p.pack_bytes_per_cycle
+        adds = stmt.accumulate and not isinstance(stmt.expr, FillExpr)
+        rate = p.pack_accumulate_bytes_per_cycle if adds else p.pack_bytes_per_cycle
+        pack = dst.tiles * dst.tile_bytes / rate
         fill = unpack / tally.tile_ops if tally.tile_ops else 0.0
         drain = pack / dst.tiles if dst.tiles else 0.0
         total = self.arch.compute.op_overhead_cycles + max(unpack, tally.math, pack) + fill + drain

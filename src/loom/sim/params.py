@@ -56,6 +56,8 @@ class SimParams:
     """Both unpackers together (L1 -> source registers)."""
     pack_bytes_per_cycle: float
     """Packers together (Dst -> L1)."""
+    pack_accumulate_bytes_per_cycle: float
+    """Packers together adding into L1 (packer L1 accumulation, a read-modify-write)."""
 
     def size_bandwidth(self, nbytes: float) -> float:
         """Per-transaction bandwidth cap for `nbytes` (piecewise linear, as Arch.Noc)."""
@@ -136,6 +138,7 @@ def from_arch(arch: Arch) -> SimParams:
         dram_writer_bytes_per_cycle=dram.writer_bytes_per_cycle,
         unpack_bytes_per_cycle=comp.unpack_bytes_per_cycle,
         pack_bytes_per_cycle=comp.pack_bytes_per_cycle,
+        pack_accumulate_bytes_per_cycle=comp.pack_accumulate_bytes_per_cycle,
     )
 
 

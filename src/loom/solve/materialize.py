@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom.arch import Arch
+from loom.ir.buffers import ACC_KNOB, PLACEMENTS
 from loom.ir.problem import Problem, pipes
 from loom.ir.schedule import Copy, Schedule, TopEntry
 from loom.ir.solution import Solution
@@ -28,6 +29,15 @@ def pipeline_knobs(problem: Problem, env: dict[str, int]) -> dict[str, dict[str,
     return {
         p.scope.key: {"b_load": env.get(p.b_load.name, 0), "b_store": env.get(p.b_store.name, 0)}
         for p in pipes(problem.heg)
+    }
+
+
+def accumulator_placements(problem: Problem, env: dict[str, int]) -> dict[str, str]:
+    """Each matmul accumulator's placement under `env` (its knob indexes PLACEMENTS)."""
+    return {
+        name.removeprefix(ACC_KNOB): PLACEMENTS[env.get(name, 0)]
+        for name in problem.knob_names
+        if name.startswith(ACC_KNOB)
     }
 
 
@@ -57,6 +67,7 @@ def materialize(
         copies=copies,
         block_sizes={n: env[n] for n in problem.tile_names},
         pipeline=pipeline_knobs(problem, env),
+        accumulators=accumulator_placements(problem, env),
         l1_bytes=solution.l1_bytes,
         l1_capacity_bytes=arch.l1_usable_bytes,
         modeled_cycles=solution.cycles,

@@ -17,6 +17,7 @@ from loom.errors import ScheduleError
 from loom.ir.formats import FORMATS
 from loom.ir.program import (
     Compute,
+    FillExpr,
     IfCore,
     Loop,
     Parallel,
@@ -180,12 +181,21 @@ class Emitter:
             case Reserve(buffer=b, body=body):
                 out.add(f"with {ident(b)}_cb.reserve() as {ident(b)}_wr:")
                 self.nested(body)
+                if _accumulates(b, body):
+                    # packer L1 accumulation: the sum lands in the held block
+                    out.depth += 1
+                    out.add(f"{ident(b)}_wr.store({ident(b)}_acc)")
+                    out.depth -= 1
             case Wait(buffers=bufs, body=body):
                 heads = ", ".join(f"{ident(b)}_cb.wait() as {ident(b)}_rd" for b in bufs)
                 out.add(f"with {heads}:")
                 self.held.update(bufs)
                 self.nested(body)
                 self.held.difference_update(bufs)
+            case Compute(dst=dst, expr=FillExpr() as expr, accumulate=True):
+                out.add(f"{ident(dst)}_acc = {self.blocks.text(expr)}")
+            case Compute(dst=dst, expr=expr, accumulate=True):
+                out.add(f"{ident(dst)}_acc += {self.blocks.text(expr)}")
             case Compute(dst=dst, expr=expr):
                 out.add(f"{ident(dst)}_wr.store({self.blocks.text(expr)})")
             case Parallel(copies=copies):
@@ -241,6 +251,18 @@ class Emitter:
             self.out.add(f"with {ident(b)}_cb.reserve() as {ident(b)}_wr:")
             self.out.add(f"    tx = ttl.copy(pipe, {ident(b)}_wr)")
             self.out.add("    tx.wait()")
+
+
+def _accumulates(buffer: str, body: tuple[Stmt, ...]) -> bool:
+    """Whether `body` accumulates into the held block of `buffer` (TT-Lang's `+=` on a
+    block expression whose result is stored into the reserved block: the compiler lowers
+    it to packer L1 accumulation into that block)."""
+    for s in body:
+        if isinstance(s, Compute) and s.accumulate and s.dst == buffer:
+            return True
+        if isinstance(s, Loop | Wait) and _accumulates(buffer, s.body):
+            return True
+    return False
 
 
 def _window(tensor: str, row: Expr, col: Expr, rows: int, cols: int) -> str:

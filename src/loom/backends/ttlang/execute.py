@@ -14,7 +14,6 @@ import io
 import tempfile
 import time
 import warnings
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +25,7 @@ from loom.backends.ttlang.runner import (
     _failure,
     _from_grid,
     _load,
+    _native,
     _simulator,
     _to_grid,
     outputs_verdict,
@@ -39,25 +39,6 @@ if TYPE_CHECKING:
 TILE = 32
 _FLOATS = ("bf16", "fp16", "fp32")
 """Formats `run_program` loads and reads back as they are."""
-
-
-@contextlib.contextmanager
-def _native(on: bool) -> Iterator[None]:
-    """tt-lang-sim in native narrow dtypes for the duration (promotion restored after)."""
-    if not on:
-        yield
-        return
-    import torch
-    from ttl.sim.ttnnsim import set_disable_float32_promotion
-
-    promoted = {"bfloat16": torch.bfloat16, "float16": torch.float16}
-    set_disable_float32_promotion(True)
-    try:
-        yield
-    finally:
-        set_disable_float32_promotion(False)
-        for name, dtype in promoted.items():
-            setattr(torch, name, dtype)
 
 
 def run_program(

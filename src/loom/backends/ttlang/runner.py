@@ -49,7 +49,18 @@ from loom.backends.ttlang.emit import emit, ident
 from loom.errors import VerificationError
 from loom.ir.formats import is_block_float
 from loom.ir.geometry import TILE
-from loom.ir.program import DramTensor, Program
+from loom.ir.program import (
+    Compute,
+    DramTensor,
+    FillExpr,
+    IfCore,
+    Loop,
+    Program,
+    Reserve,
+    Stmt,
+    Wait,
+)
+from loom.symbolic import Const
 
 if TYPE_CHECKING:
     import torch
@@ -135,6 +146,25 @@ def _simulator(l1_bytes: int) -> Iterator[tuple[Any, Any]]:
         for name, dtype in real.items():
             setattr(torch, name, dtype)
         torch.set_num_threads(threads)
+
+
+@contextlib.contextmanager
+def _native(on: bool) -> Iterator[None]:
+    """tt-lang-sim in native narrow dtypes for the duration (promotion restored after)."""
+    if not on:
+        yield
+        return
+    import torch
+    from ttl.sim.ttnnsim import set_disable_float32_promotion
+
+    promoted = {"bfloat16": torch.bfloat16, "float16": torch.float16}
+    set_disable_float32_promotion(True)
+    try:
+        yield
+    finally:
+        set_disable_float32_promotion(False)
+        for name, dtype in promoted.items():
+            setattr(torch, name, dtype)
 
 
 def _load(path: Path, sim_ttl: Any) -> types.ModuleType:
@@ -248,7 +278,8 @@ def _run(
     """Run the kernel; returns (output tile grid as torch, seconds in the operation)."""
     arch = arch or load_arch(program.arch)
     log = io.StringIO()
-    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn):
+    native = accumulation_steps(program) > 0
+    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn), _native(native):
         module = _load(path, sim_ttl)
         tensors = _device_tensors(program, inputs, ttnn, module)
         kernel = getattr(module, module.KERNEL)
@@ -348,6 +379,7 @@ def verify(
     if is_block_float(out_t.dtype):
         out, ref = quantize(out, out_t.dtype), quantize(ref, out_t.dtype)
         tol = block_tolerance(out_t.dtype)
+    tol += accumulation_tolerance(program)
     abs_err = float((out - ref).abs().max())
     scale = max(float(ref.abs().max()), 1e-30)
     rel = abs_err / scale
@@ -361,6 +393,58 @@ def verify(
     note = _format_note(program).removeprefix("; ")
     check = OutputCheck(out_t.name, passed, abs_err, rel, tol)
     return VerifyResult(passed, abs_err, rel, tol, wall, message, str(path), note, (check,))
+
+
+def accumulation_steps(program: Program) -> int:
+    """Steps of the longest accumulation in the output's format (an accumulator placed
+    ``output``: a held store block added into inside a loop); 0 when there is none."""
+    stores = {b.name for b in program.buffers if b.role == "store"}
+
+    def steps(body: tuple[Stmt, ...], target: str, trips: int) -> int:
+        """The most steps adding into `target` within `body`, `trips` deep in loops."""
+        most = 0
+        for s in body:
+            if isinstance(s, Compute) and s.accumulate and s.dst == target:
+                if not isinstance(s.expr, FillExpr):
+                    most = max(most, trips)
+            elif isinstance(s, Loop):
+                n = s.count.value if isinstance(s.count, Const) else 1
+                most = max(most, steps(s.body, target, trips * n))
+            elif isinstance(s, Wait | Reserve):
+                most = max(most, steps(s.body, target, trips))
+            elif isinstance(s, IfCore):
+                most = max(most, steps(s.then, target, trips), steps(s.orelse, target, trips))
+        return most
+
+    def find(body: tuple[Stmt, ...]) -> int:
+        most = 0
+        for s in body:
+            if isinstance(s, Reserve) and s.buffer in stores:
+                most = max(most, steps(s.body, s.buffer, 1))
+            for inner in _children(s):
+                most = max(most, find(inner))
+        return most
+
+    return find(program.compute)
+
+
+def _children(s: Stmt) -> tuple[tuple[Stmt, ...], ...]:
+    if isinstance(s, IfCore):
+        return (s.then, s.orelse)
+    if isinstance(s, Loop | Wait | Reserve):
+        return (s.body,)
+    return ()
+
+
+def accumulation_tolerance(program: Program) -> float:
+    """The extra error an accumulation in the output's format may add: every step rounds
+    the partial sum to the format (half an ulp, at most 2^-(p) of it for p bits of
+    precision), so n steps add at most n 2^-p of the largest partial, taken as the
+    largest output (partial sums of a GEMM on centred data grow toward the final one).
+    The simulator then runs in the format's own arithmetic (`_native`), as the device
+    does; bf16 has p = 8."""
+    steps = accumulation_steps(program)
+    return steps * 2.0**-8 if steps else 0.0
 
 
 def _format_note(program: Program) -> str:
