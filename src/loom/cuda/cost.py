@@ -269,7 +269,8 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
 
     group = dict(lp.multicast)
     lanes = dict(task.lanes)
-    expr, _ = widen(flow, flow.expr)
+    form = widen(flow, flow.expr)
+    expr = form.expr
     used = block_refs(expr)
     dm = {"reader": 0.0, "writer": wlat + w * tb / wbw}
     for o in flow.operands:
@@ -284,7 +285,9 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
             dm[lanes[o.name]] += cost
     for _, axis in flow.sunk:
         dm["reader"] += read(w if axis == "col" else 1)
-    comp = _compute_row(expr, arch, tb, w, wide | {n for n, a in flow.sunk if a == "col"})
+    shapes = {n: (1, w) for n in wide | {n for n, a in flow.sunk if a == "col"}}
+    shapes |= {n: s for n in used if (s := form.operator_shape(n, w)) is not None}
+    comp = _compute_row(expr, arch, tb, shapes)
     masks = 2 * read(w)
     mask_comp = w * (
         3 * arch.compute.eltwise("mul")
@@ -302,8 +305,8 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     rows = -(-lp.shape[0] // gy)
     cut_rows = lp.busiest_cut_rows
     frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
-    held = [c for c in block_refs(expr) if c in frames or c.endswith("_w")]
-    preamble = sum(read(w if c.endswith("_w") else 1) for c in held)
+    held = [c for c in sorted(used) if c in frames or form.operator_shape(c, w)]
+    preamble = sum(read(shapes.get(c, (1, 1))[0] * shapes.get(c, (1, 1))[1]) for c in held)
     cyc = preamble + (rows - cut_rows) * plain + cut_rows * cut
     noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
@@ -313,27 +316,29 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     return LaunchCost(max(cyc, floor), dm["reader"] / w, comp / w, dm["writer"] / w)
 
 
-def _compute_row(e: CExpr, arch: Arch, tb: int, w: int, wide: frozenset[str] | set[str]) -> float:
-    """One Compute statement on 1xW blocks: each op on a wide value costs W tile ops."""
+def _compute_row(e: CExpr, arch: Arch, tb: int, shapes: dict[str, tuple[int, int]]) -> float:
+    """One Compute statement on 1xW blocks: an element-wise op on a 1xW value costs W
+    tile ops, a block matmul (a x k) @ (k x b) a*k*b tile matmuls (a band operator's
+    1xW @ WxW is W^2)."""
 
-    def walk(x: CExpr) -> tuple[float, int]:
+    def walk(x: CExpr) -> tuple[float, tuple[int, int]]:
         match x:
             case BlockRef(buffer=b):
-                n = w if (b in wide or b.endswith("_w")) else 1
-                return n * float(arch.compute.unpack_cycles(tb)), n
+                s = shapes.get(b, (1, 1))
+                return s[0] * s[1] * float(arch.compute.unpack_cycles(tb)), s
             case FillExpr():
-                return float(arch.compute.eltwise("copy")), 1
+                return float(arch.compute.eltwise("copy")), (1, 1)
             case MatmulExpr(lhs=a, rhs=b):
-                (ca, _), (cb, nb) = walk(a), walk(b)
-                return ca + cb + nb * arch.matmul.cycles("HiFi4"), nb
+                (ca, sa), (cb, sb) = walk(a), walk(b)
+                return ca + cb + sa[0] * sa[1] * sb[1] * arch.matmul.cycles("HiFi4"), (sa[0], sb[1])
             case BinaryExpr(op=op, lhs=a, rhs=b):
-                (ca, na), (cb, nb) = walk(a), walk(b)
-                n = max(na, nb)
-                return ca + cb + n * arch.compute.eltwise(op), n
+                (ca, sa), (cb, sb) = walk(a), walk(b)
+                s = (max(sa[0], sb[0]), max(sa[1], sb[1]))
+                return ca + cb + s[0] * s[1] * arch.compute.eltwise(op), s
             case UnaryExpr(op=op, operand=a):
-                ca, na = walk(a)
-                return ca + na * arch.compute.eltwise(op), na
-        return 0.0, 1
+                ca, sa = walk(a)
+                return ca + sa[0] * sa[1] * arch.compute.eltwise(op), sa
+        return 0.0, (1, 1)
 
-    cyc, n = walk(e)
-    return arch.compute.op_overhead_cycles + cyc + n * arch.compute.pack_cycles(tb)
+    cyc, s = walk(e)
+    return arch.compute.op_overhead_cycles + cyc + s[0] * s[1] * arch.compute.pack_cycles(tb)
