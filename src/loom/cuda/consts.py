@@ -27,6 +27,8 @@ class ConstSpec:
 
     def block(self) -> np.ndarray:
         """The spec's tile column: one tile, or a stack's (32 * rows) x 32 column."""
+        if self.kind == "zero":
+            return np.zeros((TILE, TILE))
         if self.kind != "stack":
             return self.tile()
         return np.concatenate(
@@ -63,8 +65,6 @@ class ConstSpec:
                 for d in range(-TILE + 1, TILE):
                     if a >> (d + TILE) & 1:
                         t += ConstSpec(one, d).tile()
-            case "zero":
-                pass
             case "identity":
                 t = np.eye(TILE)
             case _ if self.kind.endswith("_t"):  # the transposed operator

@@ -175,7 +175,7 @@ def barrier_cycles(arch: Arch, grid: tuple[int, int]) -> float:
     return 2 * (arch.fixed.semaphore_cycles + span) + (gy * gx - 1) * arch.noc.niu_cycles
 
 
-def _bank_round(
+def _bank_round(  # noqa: C901 - one count per kind of read
     phys: Physical,
     lp: LaunchProgram,
     flow: FlowKernel,
@@ -249,11 +249,11 @@ def _bank_round(
 
 def _selector_reads(lp: LaunchProgram, names: list[str]) -> list[tuple[str, ReadDram]]:
     """The per-tile reads of a sunk guard's selectors from the constant table."""
-    out = []
+    out: list[tuple[str, ReadDram]] = []
     for s in walk_stmts(lp.program.reader):
-        if isinstance(s, ReadDram) and s.tensor == CONST and s.buffer in names:
-            if s.buffer not in [n for n, _ in out]:
-                out.append((s.buffer, s))
+        new = isinstance(s, ReadDram) and s.buffer in names and s.buffer not in dict(out)
+        if new and isinstance(s, ReadDram) and s.tensor == CONST:
+            out.append((s.buffer, s))
     return out
 
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.cuda.consts import ConstSpec, table_rows
 from loom.cuda.physical import Physical, PhysKernel
-from loom.cuda.rows import shard_width, wide_operands, widen
+from loom.cuda.rows import band_columns, edge_row, shard_width, wide_operands, widen
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
 from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
@@ -398,20 +398,14 @@ class _Lower:
         for sh in form.shifts:  # a column shift: one band operator and 1xW edge rows
             self.row_halos |= {h for _, h, _, _ in sh.edges}
             ops = {c: self.consts[self.const_index[c]] for _, c in sh.terms}
-            for t in range(w):
-                stack = tuple(
-                    tuple(ops[c] for d, c in sh.terms if i == t + d) for i in range(w)
-                )
-                spec = ConstSpec("stack", stack=stack)
-                if t == 0:
-                    self.add_const(sh.band, spec)
-                else:
-                    self.consts.append(spec)
+            first, *rest = band_columns(sh, ops, w)
+            self.add_const(sh.band, first)
+            self.consts.extend(rest)
             self.shapes[sh.band] = (w, w)
             for name, _, d, c in sh.edges:
-                at = 0 if d < 0 else w - 1
-                self.add_const(name, ops[c] if at == 0 else ConstSpec("zero"))
-                self.consts.extend(ops[c] if t == at else ConstSpec("zero") for t in range(1, w))
+                first, *rest = edge_row(d, ops[c], w)
+                self.add_const(name, first)
+                self.consts.extend(rest)
                 self.shapes[name] = (1, w)
 
     def sunk_streams(self) -> tuple[tuple[Stmt, ...], ...]:
@@ -801,8 +795,8 @@ class _Lower:
             out.append(
                 DramTensor(n, (d.rows, d.cols), self.dtype, role, d.rows // TILE, d.cols // TILE)
             )
-        n, h = len(self.consts), table_rows(tuple(self.consts))
-        out.append(DramTensor(CONST, (TILE * h, TILE * n), self.dtype, "input", h, n))
+        width, h = len(self.consts), table_rows(tuple(self.consts))
+        out.append(DramTensor(CONST, (TILE * h, TILE * width), self.dtype, "input", h, width))
         return tuple(out)
 
     def buffers(self) -> tuple[Buffer, ...]:

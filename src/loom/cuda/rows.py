@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from loom.cuda.consts import ConstSpec
 from loom.cuda.tileflow import FlowKernel, Operand, block_refs
 from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
 
@@ -39,6 +40,24 @@ class RowShift:
     edges: tuple[tuple[str, str, int, str], ...]
     """(1xW edge row, halo operand, d, constant): the constant at the shard's first tile
     (d < 0) or last tile (d > 0), zeros elsewhere."""
+
+
+def band_columns(sh: RowShift, specs: dict[str, ConstSpec], width: int) -> tuple[ConstSpec, ...]:
+    """The band operator's W tile columns: column t stacks, in block row t + d, the
+    constants of the terms with offset d (none: a zero block)."""
+    return tuple(
+        ConstSpec(
+            "stack",
+            stack=tuple(tuple(specs[c] for d, c in sh.terms if i == t + d) for i in range(width)),
+        )
+        for t in range(width)
+    )
+
+
+def edge_row(d: int, spec: ConstSpec, width: int) -> tuple[ConstSpec, ...]:
+    """A halo's 1xW edge row: its patch at the shard's first (d < 0) or last tile."""
+    at = 0 if d < 0 else width - 1
+    return tuple(spec if t == at else ConstSpec("zero") for t in range(width))
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,7 +159,12 @@ def widen(  # noqa: C901 - one match per expression form
                         "block matmul contracts across the row instead of applying per tile"
                     )
                 if t and sb == "wide":
-                    raise RowError("a shard row is used as a transposed right operand")
+                    raise RowError(
+                        "a shard row is used as a transposed right operand (X^T, as "
+                        "tileflow.halo=transposed does): the transpose of a 1xW block is a Wx1 "
+                        "column, not the row of its transposed tiles (with halo: tile a column "
+                        "shift becomes a band operator on the row)"
+                    )
                 return sb
             case BinaryExpr(lhs=a, rhs=b):
                 sa, sb = shape(a), shape(b)
@@ -202,9 +226,10 @@ def _shift_term(k: FlowKernel, t: CExpr) -> tuple[Operand, str] | None:
             ops = {o.name: o for o in k.operands}
             held = {c.name for c in k.consts} - {n for n, _ in k.sunk}
             o = ops.get(x)
-            if o is not None and c in held and o.col.base == "c" and abs(o.col.delta) <= 1:
-                if _own(k, o) is not None:
-                    return o, c
+            if o is None or c not in held or _own(k, o) is None:
+                return None
+            if o.col.base == "c" and abs(o.col.delta) <= 1:
+                return o, c
     return None
 
 

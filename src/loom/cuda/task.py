@@ -86,10 +86,11 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
             )
             for sh in form.shifts:
                 halos = ", ".join(f"{h} @ {name}" for name, h, _, _ in sh.edges)
+                patch = f", halo tiles patched in by 1xW edge rows: {halos}" if halos else ""
                 notes.append(
                     f"streaming=row: column shift of {sh.own} as one WxW band operator "
                     f"{sh.own} @ {sh.band} ({' + '.join(c for _, c in sh.terms)} on their "
-                    "diagonals)" + (f", halo tiles patched in by 1xW edge rows: {halos}" if halos else "")
+                    f"diagonals){patch}"
                 )
         bufs = [o.name for o in k.operands] + [c.name for c in k.consts] + ["mask", "nmask", "out"]
         if k.contraction:
