@@ -7,7 +7,7 @@ prints the Spearman rank correlation of the two over the whole space, and the re
 the model's top pick (its simulated time over the best simulated time, minus one). Then
 it measures, side by side on the simulator, the policy effects the seed reports.
 
-    PYTHONPATH=src .venv/bin/python benchmarks/cuda_policies.py [--quick]
+    PYTHONPATH=src .venv/bin/python benchmarks/cuda_policies.py [--quick | --rows | --space NAME]
 
 Sizes are small enough for a 2-core machine; host loops with more than 12 steps are
 timed on 6 evenly spaced steps and interpolated (exact for jacobi, whose steps are equal).
@@ -158,33 +158,42 @@ def mechanisms(precisions: list[str]) -> None:
 
 
 def row_streaming(precisions: list[str]) -> None:
-    """The seed's "row streaming with DM masks" (jacobi, 1.14x at BF16): jacobi's stencil
-    has no shard-row form in Loom (rejected, reason printed); gaussian with DM masks is
-    measured instead, at N=512 where a core owns 2 tile columns of a 16-tile row."""
-    from loom.errors import AnnotationError
-
-    row = {"task": {"streaming": "row"}, "tileflow": {"guard_mask": "dm"}}
-    try:
-        compile_cuda("examples/cuda/jacobi_2d.cu", _options("jacobi_2d", "bf16", row))
-    except AnnotationError as err:
-        print(f"\njacobi row streaming with DM masks (seed 1.14x bf16): rejected: {err}")
-    print("\ngaussian N=512, masks to DM, column -> row streaming (model and simulator):\n")
-    print("| precision | column us (model / sim) | row us (model / sim) | speedup model / sim |")
-    print("|---|---|---|---|")
+    """The seed's "row streaming with DM masks" (jacobi, 1.14x at BF16), column against
+    row streaming side by side, model and simulator, at N=512, where a core owns 2 tile
+    columns of a 16-tile row: jacobi (its column shift as a 2x2 band operator per shard
+    row; it has no guard to sink, so its masks stay on compute) and gaussian with DM
+    masks."""
     from loom.cuda_flow import model_cuda
 
-    for prec in precisions:
-        out = []
-        for ann in ({"tileflow": {"guard_mask": "dm"}}, row):
-            opts = CudaOptions(ARCH, prec, (("N", "512"),), parse_annotations(ann, "bench"))
-            c = compile_cuda("examples/cuda/gaussian.cu", opts)
-            out.append((ARCH.cycles_to_us(model_cuda(c)), simulate_cuda(c).us))
-        (mc, sc), (mr, sr) = out
-        print(
-            f"| {prec} | {mc:.1f} / {sc:.1f} | {mr:.1f} / {sr:.1f} | "
-            f"{mc / mr:.2f}x / {sc / sr:.2f}x |",
-            flush=True,
-        )
+    cases = [
+        ("jacobi_2d", (("N", "512"), ("TSTEPS", "20")), {}),
+        ("jacobi_2d", (("N", "512"), ("TSTEPS", "20")), {"task": {"dm_lanes": 2}}),
+        (
+            "jacobi_2d",
+            (("N", "512"), ("TSTEPS", "20")),
+            {"tileflow": {"stencil_operator": "fused"}},
+        ),
+        ("gaussian", (("N", "512"),), {"tileflow": {"guard_mask": "dm"}}),
+    ]
+    print("\nN=512, column -> row streaming (model and simulator):\n")
+    print(
+        "| workload | base policy | precision | column us (model / sim) | row us (model / sim) "
+        "| speedup model / sim |"
+    )
+    print("|---|---|---|---|---|---|")
+    for name, defines, base in cases:
+        for prec in precisions:
+            out = []
+            for ann in (base, _merge(base, {"task": {"streaming": "row"}})):
+                opts = CudaOptions(ARCH, prec, defines, parse_annotations(ann, "bench"))
+                c = compile_cuda(f"examples/cuda/{name}.cu", opts)
+                out.append((ARCH.cycles_to_us(model_cuda(c)), simulate_cuda(c).us))
+            (mc, sc), (mr, sr) = out
+            print(
+                f"| {name} | {parse_annotations(base, 'bench').name()} | {prec} | "
+                f"{mc:.1f} / {sc:.1f} | {mr:.1f} / {sr:.1f} | {mc / mr:.2f}x / {sc / sr:.2f}x |",
+                flush=True,
+            )
 
 
 def _merge(a: dict, b: dict) -> dict:  # type: ignore[type-arg]
@@ -197,8 +206,23 @@ def _merge(a: dict, b: dict) -> dict:  # type: ignore[type-arg]
 def main() -> None:
     p = argparse.ArgumentParser()
     p.add_argument("--quick", action="store_true", help="bf16 only, effects only")
+    p.add_argument("--rows", action="store_true", help="only the row-streaming comparison")
+    p.add_argument("--space", choices=sorted(WORKLOADS), help="only this workload's space")
     args = p.parse_args()
     precisions = ["bf16"] if args.quick else ["bf16", "fp32"]
+    if args.rows:
+        row_streaming(precisions)
+        return
+    if args.space:
+        print(f"arch {ARCH.name}; {args.space} {WORKLOADS[args.space]}\n")
+        print(
+            "| workload | precision | configurations | Spearman | model's pick | "
+            "simulator's best | regret | time |"
+        )
+        print("|---|---|---|---|---|---|---|---|")
+        for prec in precisions:
+            space(args.space, prec)
+        return
     print(f"arch {ARCH.name}; sizes {WORKLOADS}\n")
     print("## Seed effects on the simulator (speedup = base / changed)\n")
     print("| effect | precision | base us | changed us | speedup | seed |")

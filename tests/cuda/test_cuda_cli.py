@@ -69,11 +69,12 @@ def test_malformed_define_is_rejected(capsys: pytest.CaptureFixture[str]) -> Non
     assert "--define 'N': write NAME=VALUE" in capsys.readouterr().err
 
 
-def _checkpoint(tmp_path, capsys: pytest.CaptureFixture[str]) -> tuple[str, dict]:  # type: ignore[no-untyped-def, type-arg]
+def _checkpoint(tmp_path, capsys: pytest.CaptureFixture[str], *extra: str) -> tuple[str, dict]:  # type: ignore[no-untyped-def, type-arg]
     import json
 
     folder = tmp_path / "d"
     args = ["compile", "examples/cuda/jacobi_2d.cu", "--define", "N=64", "--define", "TSTEPS=2"]
+    args += list(extra)
     assert main([*args, "--stop-after", "tileflow", "--dump-dir", str(folder)]) == 0
     capsys.readouterr()
     path = folder / "tileflow.json"
@@ -98,7 +99,10 @@ def test_a_checkpoint_resumes_with_edited_later_policies(tmp_path, capsys) -> No
 @pytest.mark.parametrize(
     ("edit", "reason"),
     [
-        (lambda d: d["annotations"]["task"].update(streaming="row"), "streaming=row is illegal"),
+        (
+            lambda d: d["annotations"]["tileplan"].update(interchange=True),
+            "already applied",
+        ),
         (lambda d: d["annotations"]["task"].update(dm_lanes=3), "annotations.task.dm_lanes"),
         (lambda d: d["annotations"]["tileplan"].update(predicates="all"), "already applied"),
         (lambda d: d.update(checkpoint=d["checkpoint"].replace("halo", "tile")), "does not match"),
@@ -118,3 +122,21 @@ def test_an_edited_illegal_checkpoint_is_rejected_with_its_reason(  # type: igno
     assert main(["compile", "--resume", path]) != 0
     err = capsys.readouterr().err
     assert reason in err and "Traceback" not in err
+
+
+def test_row_streaming_edited_into_a_sender_halo_checkpoint_is_rejected(  # type: ignore[no-untyped-def]
+    tmp_path, capsys
+) -> None:
+    """A tileflow checkpoint with sender-side halo conversion: row streaming, edited in
+    at the task stage, is rejected by the seed's rule."""
+    import json
+
+    ann = tmp_path / "sender.yaml"
+    ann.write_text("tileflow: {halo_conversion: sender}\n")
+    path, data = _checkpoint(tmp_path, capsys, "--annotations", str(ann))
+    data["annotations"]["task"]["streaming"] = "row"
+    with open(path, "w") as f:
+        json.dump(data, f)
+    assert main(["compile", "--resume", path]) != 0
+    err = capsys.readouterr().err
+    assert "streaming=row is illegal" in err and "compute -> DM -> compute" in err

@@ -243,6 +243,17 @@ def _one_column_arch(tmp_path: Path):  # type: ignore[no-untyped-def]
     return load_arch(str(path))
 
 
+def _two_column_arch(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """Wormhole with a 2x2 grid: two shards per tile row, so halos cross shards."""
+    import yaml
+
+    data = yaml.safe_load(Path("src/loom/arch/data/wormhole_n150.yaml").read_text())
+    path = tmp_path / "wh_2x2.yaml"
+    data.update(name=str(path), grid_x=2, grid_y=2, worker_noc_x=[1, 2], worker_noc_y=[1, 2])
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return load_arch(str(path))
+
+
 @pytest.mark.parametrize("guard_mask", ["dm", pytest.param("compute", marks=pytest.mark.slow)])
 def test_row_streaming_delivers_shard_rows_and_verifies(tmp_path: Path, guard_mask: str) -> None:
     """task.streaming=row: each streamed operand, mask and result moves as one 1x2 block
@@ -269,4 +280,54 @@ def test_row_streaming_delivers_shard_rows_and_verifies(tmp_path: Path, guard_ma
     assert any(isinstance(s, WriteDram) and s.cols == 2 for s in stmts)
     r = verify_cuda(c)
     assert r.max_rel_error_emulated == 0.0 and r.rel_frobenius < 1e-6
+    assert simulate_cuda(c).cycles > 0 and model_cuda(c) > 0
+
+
+@pytest.mark.parametrize(
+    ("precision", "stencil", "n"),
+    [("fp32", "separate", 64), ("bf16", "separate", 128), ("fp32", "fused", 128)],
+)
+def test_jacobi_row_streaming_shifts_shard_rows_by_a_band_operator_and_verifies(
+    tmp_path: Path, precision: str, stencil: str, n: int
+) -> None:
+    """task.streaming=row on jacobi: each core's shard row of 2 tiles is shifted west and
+    east by one 2x2 band operator, the halo tiles (west of the shard's first tile, east
+    of its last: the neighbour shard's, on a grid of two core columns) patched in by 1x2
+    edge rows; the result matches FP64 as closely as column streaming does (the band
+    sums two shifts in one matmul, a different fp32 rounding order)."""
+    from loom.cuda_flow import launches
+    from loom.ir.program import ReadDram, walk_stmts
+
+    arch = _one_column_arch(tmp_path) if n == 64 else _two_column_arch(tmp_path)
+    defines = (("N", str(n)), ("TSTEPS", "2"))
+    w = 2
+    base = {"tileflow": {"stencil_operator": stencil}}
+    row = {**base, "task": {"streaming": "row"}}
+    c = compile_cuda(
+        "examples/cuda/jacobi_2d.cu",
+        CudaOptions(arch, precision, defines, parse_annotations(row, "test")),
+    )
+    lp = next(lp for _, lp in launches(c) if lp.kernel == "jacobi_kernel1")
+    p = lp.program
+    band = p.buffer("band0_a_r_c")
+    assert p.grid == ((2, 1) if n == 64 else (2, 2)) and (band.rows, band.cols) == (w, w)
+    reads = {s.buffer: s for s in walk_stmts(p.reader) if isinstance(s, ReadDram)}
+    assert reads["a_r_c"].cols == w and reads["a_r_cm1"].cols == reads["a_r_cp1"].cols == 1
+    at = {"core_y": 0, "core_x": 0, "wy": 0, "wx": 0}
+    east = reads["a_r_cp1"].col.eval(at)
+    assert east == (1 if n == 64 else 2)  # east of the shard's last tile (clamped at N=64)
+    if n == 128:  # west of the second shard's first tile: the first shard's last
+        assert reads["a_r_cm1"].col.eval({**at, "core_x": 1}) == 1
+    r = verify_cuda(c)
+    if precision == "fp32":
+        assert r.max_rel_error_emulated < 1e-6 and r.rel_frobenius < 1e-6
+    else:
+        col = verify_cuda(
+            compile_cuda(
+                "examples/cuda/jacobi_2d.cu",
+                CudaOptions(arch, precision, defines, parse_annotations(base, "test")),
+            )
+        )
+        assert r.max_rel_error_emulated <= 2.0**-6
+        assert abs(r.rel_frobenius - col.rel_frobenius) <= 0.1 * col.rel_frobenius
     assert simulate_cuda(c).cycles > 0 and model_cuda(c) > 0

@@ -119,13 +119,15 @@ def test_fusing_gaussian_factor_is_rejected_by_dependence_analysis() -> None:
         )
 
 
-def test_row_streaming_of_a_column_shift_is_rejected_with_its_reason() -> None:
+def test_row_streaming_of_a_transposed_halo_is_rejected_with_its_reason() -> None:
     arch = load_arch("blackhole_p150_13x10")
-    ann = parse_annotations({"task": {"streaming": "row"}}, "a.yaml")
+    ann = parse_annotations(
+        {"task": {"streaming": "row"}, "tileflow": {"halo": "transposed"}}, "a.yaml"
+    )
     with pytest.raises(
         AnnotationError,
         match=r"jacobi_2d\.cu:\d+: task\.streaming=row is illegal for `jacobi_kernel1`: "
-        r"operand a_r_cm1 is read one tile column off .* right operator \(X @ S\)",
+        r"a shard row is used as a transposed right operand .* a Wx1 column",
     ):
         compile_cuda(
             "examples/cuda/jacobi_2d.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)

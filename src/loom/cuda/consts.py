@@ -3,6 +3,8 @@
 A selector or shift tile is a 0/1 matrix, so a tile matmul by it moves elements
 exactly (one non-zero product per output element); a mask tile is the guard's
 indicator on one tile, and its complement keeps the old value on inactive lanes.
+A "stack" is one tile column of a multi-tile operator (a shard row's column shift,
+see cuda/rows.py): its i-th tile is the sum of the tiles listed for block row i.
 """
 
 from __future__ import annotations
@@ -20,6 +22,18 @@ class ConstSpec:
     arg: int = 0
     rows: tuple[int, int] = (0, TILE)
     cols: tuple[int, int] = (0, TILE)
+    stack: tuple[tuple[ConstSpec, ...], ...] = ()
+    """kind "stack": the tiles summed into each block row of a tile column."""
+
+    def block(self) -> np.ndarray:
+        """The spec's tile column: one tile, or a stack's (32 * rows) x 32 column."""
+        if self.kind == "zero":
+            return np.zeros((TILE, TILE))
+        if self.kind != "stack":
+            return self.tile()
+        return np.concatenate(
+            [sum((s.tile() for s in part), np.zeros((TILE, TILE))) for part in self.stack]
+        )
 
     def tile(self) -> np.ndarray:
         t = np.zeros((TILE, TILE))
@@ -64,6 +78,18 @@ class ConstSpec:
         return t
 
 
+def table_rows(specs: tuple[ConstSpec, ...]) -> int:
+    """Tile rows of the constant tensor: the tallest stack's."""
+    return max((len(s.stack) for s in specs), default=1) or 1
+
+
 def const_table(specs: tuple[ConstSpec, ...]) -> np.ndarray:
-    """The constant tensor of a launch: its tiles side by side (32 x 32n)."""
-    return np.concatenate([s.tile() for s in specs], axis=1) if specs else np.zeros((TILE, TILE))
+    """The constant tensor of a launch: its tile columns side by side (32h x 32n), a
+    one-tile spec in the top row (the rows below it zero)."""
+    if not specs:
+        return np.zeros((TILE, TILE))
+    out = np.zeros((TILE * table_rows(specs), TILE * len(specs)))
+    for i, s in enumerate(specs):
+        col = s.block()
+        out[: col.shape[0], TILE * i : TILE * (i + 1)] = col
+    return out

@@ -25,12 +25,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom.arch import Arch
-from loom.cuda.lower import LaunchProgram
+from loom.cuda.lower import CONST, LaunchProgram
 from loom.cuda.physical import Physical
 from loom.cuda.rows import wide_operands, widen
 from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE
-from loom.ir.program import BinaryExpr, BlockRef, CExpr, FillExpr, MatmulExpr, UnaryExpr
+from loom.ir.program import (
+    BinaryExpr,
+    BlockRef,
+    CExpr,
+    FillExpr,
+    MatmulExpr,
+    ReadDram,
+    UnaryExpr,
+    walk_stmts,
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,15 +175,24 @@ def barrier_cycles(arch: Arch, grid: tuple[int, int]) -> float:
     return 2 * (arch.fixed.semaphore_cycles + span) + (gy * gx - 1) * arch.noc.niu_cycles
 
 
-def _bank_round(
-    phys: Physical, lp: LaunchProgram, flow: FlowKernel, arch: Arch, width: int = 1
+def _bank_round(  # noqa: C901 - one count per kind of read
+    phys: Physical,
+    lp: LaunchProgram,
+    flow: FlowKernel,
+    arch: Arch,
+    width: int = 1,
+    serial: bool = False,
 ) -> float:
     """Cycles the hottest DRAM bank needs for one round of reads by every core (the
     first tile of each core, first reduction block; the first shard row with row
-    streaming, whose wide operands span `width` tiles)."""
+    streaming, whose wide operands span `width` tiles). The selectors a sunk guard
+    delivers per tile count with the operands (their pages in the constant table).
+    With `serial`, every core issues the round's reads in the same order, each waited
+    for before the next, so the round is the sum over its reads of each read's hottest
+    bank (rather than the hottest bank of all of them together)."""
     plan = phys.task.flow.plan
     banks = len(arch.dram.banks)
-    counts = [0] * banks
+    counts: dict[str, list[int]] = {}
     gy, gx = lp.program.grid
     env = dict(lp.env)
     reg = flow.tile.region.at(env)
@@ -186,6 +204,11 @@ def _bank_round(
     tr1, tc1 = (r1 - 1) // TILE, (c1 - 1) // TILE
     masked = flow.contraction is None
     group = dict(lp.multicast)
+    selectors = _selector_reads(lp, [n for n, _ in flow.sunk]) if serial else []
+
+    def add(key: str, page: int) -> None:
+        counts.setdefault(key, [0] * banks)[page % banks] += 1
+
     for y in range(gy):
         for x in range(gx):
             own = {"r": tr0 + y, "c": tc0 + x * width, "k": 0}
@@ -195,8 +218,8 @@ def _bank_round(
             if masked and (plan.predicates == "all" or cut_r or cut_c):
                 kind = 3 * (0 if r == tr0 else 1 if r == tr1 else 2)
                 kind += 0 if c == tc0 else 1 if c == tc1 else 2
-                for page in (len(flow.consts) + kind, len(flow.consts) + 9 + kind):
-                    counts[page % banks] += 1
+                add("mask", len(flow.consts) + kind)
+                add("nmask", len(flow.consts) + 9 + kind)
             for o in ops:
                 if o.name in group and _receiver(o, y, x):
                     continue  # a multicast group's sender reads its pages once
@@ -207,9 +230,31 @@ def _bank_round(
                 span = width if o.col.base == "c" else 1
                 for dr in range(o.rows):
                     for dc in range(o.cols * span):
-                        counts[((row + dr) * cols + col + dc) % banks] += 1
+                        add(o.name, (row + dr) * cols + col + dc)
+            at = {"core_y": y, "core_x": x, "wy": 0, "wx": 0, **env}
+            for name, read in selectors:
+                if name in group and (y, x) != (0, 0):
+                    continue
+                for dc in range(read.cols):
+                    add(name, read.col.eval(at) + dc)
     tb = arch.tile.bytes(phys.precision)
-    return max(counts) * tb / arch.dram.bank_bytes_per_cycle
+    if not counts:
+        return 0.0
+    if serial:
+        hot = sum(max(v) for v in counts.values())
+    else:
+        hot = max(sum(v[b] for v in counts.values()) for b in range(banks))
+    return hot * tb / arch.dram.bank_bytes_per_cycle
+
+
+def _selector_reads(lp: LaunchProgram, names: list[str]) -> list[tuple[str, ReadDram]]:
+    """The per-tile reads of a sunk guard's selectors from the constant table."""
+    out: list[tuple[str, ReadDram]] = []
+    for s in walk_stmts(lp.program.reader):
+        new = isinstance(s, ReadDram) and s.buffer in names and s.buffer not in dict(out)
+        if new and isinstance(s, ReadDram) and s.tensor == CONST:
+            out.append((s.buffer, s))
+    return out
 
 
 def _receiver(o: Operand, y: int, x: int) -> bool:
@@ -269,7 +314,8 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
 
     group = dict(lp.multicast)
     lanes = dict(task.lanes)
-    expr, _ = widen(flow, flow.expr)
+    form = widen(flow, flow.expr)
+    expr = form.expr
     used = block_refs(expr)
     dm = {"reader": 0.0, "writer": wlat + w * tb / wbw}
     for o in flow.operands:
@@ -284,7 +330,9 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
             dm[lanes[o.name]] += cost
     for _, axis in flow.sunk:
         dm["reader"] += read(w if axis == "col" else 1)
-    comp = _compute_row(expr, arch, tb, w, wide | {n for n, a in flow.sunk if a == "col"})
+    shapes = {n: (1, w) for n in wide | {n for n, a in flow.sunk if a == "col"}}
+    shapes |= {n: s for n in used if (s := form.operator_shape(n, w)) is not None}
+    comp = _compute_row(expr, arch, tb, shapes)
     masks = 2 * read(w)
     mask_comp = w * (
         3 * arch.compute.eltwise("mul")
@@ -292,7 +340,7 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         + 3 * arch.compute.unpack_cycles(tb)
     )
     old_read = 0.0 if flow.old in used else read(w)
-    bank = _bank_round(phys, lp, flow, arch, w)
+    bank = _bank_round(phys, lp, flow, arch, w, serial=True)
     if flow.dm_copy:
         plain = max(dm["reader"], dm["writer"], bank)
     else:
@@ -302,8 +350,9 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     rows = -(-lp.shape[0] // gy)
     cut_rows = lp.busiest_cut_rows
     frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
-    held = [c for c in block_refs(expr) if c in frames or c.endswith("_w")]
-    preamble = sum(read(w if c.endswith("_w") else 1) for c in held)
+    sunk = {n for n, _ in flow.sunk}  # delivered per row, not held
+    held = [c for c in sorted(used - sunk) if c in frames or form.operator_shape(c, w)]
+    preamble = sum(_held_read(lp, arch, tb, c, "const" in group) for c in held)
     cyc = preamble + (rows - cut_rows) * plain + cut_rows * cut
     noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
@@ -313,27 +362,54 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     return LaunchCost(max(cyc, floor), dm["reader"] / w, comp / w, dm["writer"] / w)
 
 
-def _compute_row(e: CExpr, arch: Arch, tb: int, w: int, wide: frozenset[str] | set[str]) -> float:
-    """One Compute statement on 1xW blocks: each op on a wide value costs W tile ops."""
+def _held_read(lp: LaunchProgram, arch: Arch, tb: int, name: str, multicast: bool) -> float:
+    """A held constant block of n tiles, read before the tile loop: by one core and
+    multicast (the read, then per send the receivers' semaphores, the write and the hops),
+    or by every core at once, when the bank holding the most of its pages serves every
+    core's copy of them in turn (as in the column cost's preamble)."""
+    gy, gx = lp.program.grid
+    rows, cols, col = 1, 1, 0
+    for s in walk_stmts(lp.program.reader):
+        if isinstance(s, ReadDram) and s.buffer == name and s.tensor == CONST:
+            rows, cols, col = s.rows, s.cols, int(s.col.eval({}))
+            break
+    n = rows * cols
+    read = arch.dram.read_latency_cycles + n * tb / arch.dram.reader_bytes_per_cycle
+    if multicast:
+        sends = (gy > 1) + (gx > 1)
+        send = 2 * arch.fixed.semaphore_cycles + n * tb / arch.noc.multicast_bytes_per_cycle
+        return read + sends * (send + (gy + gx) * arch.noc.hop_cycles)
+    banks = len(arch.dram.banks)
+    counts = [0] * banks
+    for r in range(rows):
+        for c in range(cols):
+            counts[(r * len(lp.consts) + col + c) % banks] += 1
+    return max(read, gy * gx * max(counts) * tb / arch.dram.bank_bytes_per_cycle)
 
-    def walk(x: CExpr) -> tuple[float, int]:
+
+def _compute_row(e: CExpr, arch: Arch, tb: int, shapes: dict[str, tuple[int, int]]) -> float:
+    """One Compute statement on 1xW blocks: an element-wise op on a 1xW value costs W
+    tile ops, a block matmul (a x k) @ (k x b) a*k*b tile matmuls (a band operator's
+    1xW @ WxW is W^2)."""
+
+    def walk(x: CExpr) -> tuple[float, tuple[int, int]]:
         match x:
             case BlockRef(buffer=b):
-                n = w if (b in wide or b.endswith("_w")) else 1
-                return n * float(arch.compute.unpack_cycles(tb)), n
+                s = shapes.get(b, (1, 1))
+                return s[0] * s[1] * float(arch.compute.unpack_cycles(tb)), s
             case FillExpr():
-                return float(arch.compute.eltwise("copy")), 1
+                return float(arch.compute.eltwise("copy")), (1, 1)
             case MatmulExpr(lhs=a, rhs=b):
-                (ca, _), (cb, nb) = walk(a), walk(b)
-                return ca + cb + nb * arch.matmul.cycles("HiFi4"), nb
+                (ca, sa), (cb, sb) = walk(a), walk(b)
+                return ca + cb + sa[0] * sa[1] * sb[1] * arch.matmul.cycles("HiFi4"), (sa[0], sb[1])
             case BinaryExpr(op=op, lhs=a, rhs=b):
-                (ca, na), (cb, nb) = walk(a), walk(b)
-                n = max(na, nb)
-                return ca + cb + n * arch.compute.eltwise(op), n
+                (ca, sa), (cb, sb) = walk(a), walk(b)
+                s = (max(sa[0], sb[0]), max(sa[1], sb[1]))
+                return ca + cb + s[0] * s[1] * arch.compute.eltwise(op), s
             case UnaryExpr(op=op, operand=a):
-                ca, na = walk(a)
-                return ca + na * arch.compute.eltwise(op), na
-        return 0.0, 1
+                ca, sa = walk(a)
+                return ca + sa[0] * sa[1] * arch.compute.eltwise(op), sa
+        return 0.0, (1, 1)
 
-    cyc, n = walk(e)
-    return arch.compute.op_overhead_cycles + cyc + n * arch.compute.pack_cycles(tb)
+    cyc, s = walk(e)
+    return arch.compute.op_overhead_cycles + cyc + s[0] * s[1] * arch.compute.pack_cycles(tb)

@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from loom.arch import Arch
-from loom.cuda.consts import ConstSpec
+from loom.cuda.consts import ConstSpec, table_rows
 from loom.cuda.physical import Physical, PhysKernel
-from loom.cuda.rows import shard_width, wide_operands, widen
+from loom.cuda.rows import band_columns, edge_row, shard_width, wide_operands, widen
 from loom.cuda.tileflow import Contraction, FlowKernel, Operand, TileIndex, block_refs
 from loom.cuda.tileplan import TILE, TilePlan, format_value, loads
 from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
@@ -95,6 +95,8 @@ class _Lower:
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
         self.busiest_cut_rows = 0
+        self.row_halos: set[str] = set()
+        """task.streaming=row: halo tiles patched into a shard row's column shift."""
         self.cut: Cond = BoolConst(False)
         """Which tiles (shard rows) carry a mask."""
         self.mask_col: Expr = as_expr(0)
@@ -173,7 +175,9 @@ class _Lower:
         const_names = self.frames()
         pre = tuple(
             self.deliver(
-                ReadDram(c, CONST, as_expr(0), as_expr(self.const_index[c]), 1, self.cwidth(c)),
+                ReadDram(
+                    c, CONST, as_expr(0), as_expr(self.const_index[c]), *self.shapes.get(c, (1, 1))
+                ),
                 self.grid,
                 "reader",
                 "const",
@@ -346,8 +350,9 @@ class _Lower:
         masks, their complements and the column-sunk selectors, from which a core reads
         the W entries of its shard in one block (a selective copy per shard row)."""
         f, w = self.flow, self.width
-        self.expr, rows = widen(f, f.expr)
-        self.expr = _fills(self.expr, 1, w)
+        form = widen(f, f.expr)
+        rows = form.repeated
+        self.expr = _fills(form.expr, 1, w)
         for o in f.operands:
             if o.name in wide_operands(f):
                 self.shapes[o.name] = (1, w)
@@ -390,6 +395,18 @@ class _Lower:
             self.add_const(f"{name}_w", spec)
             self.consts.extend([spec] * (w - 1))
             self.shapes[f"{name}_w"] = (1, w)
+        for sh in form.shifts:  # a column shift: one band operator and 1xW edge rows
+            self.row_halos |= {h for _, h, _, _ in sh.edges}
+            ops = {c: self.consts[self.const_index[c]] for _, c in sh.terms}
+            first, *rest = band_columns(sh, ops, w)
+            self.add_const(sh.band, first)
+            self.consts.extend(rest)
+            self.shapes[sh.band] = (w, w)
+            for name, _, d, c in sh.edges:
+                first, *rest = edge_row(d, ops[c], w)
+                self.add_const(name, first)
+                self.consts.extend(rest)
+                self.shapes[name] = (1, w)
 
     def sunk_streams(self) -> tuple[tuple[Stmt, ...], ...]:
         """tileflow.guard_mask=dm: every tile computes the plain value; DM delivers the
@@ -483,7 +500,10 @@ class _Lower:
     def read(self, o: Operand) -> Stmt:
         decl = self.plan.array(o.array)
         row = self.tile_of(o.row, self.r if o.row.base == "r" else self.c, decl.rows // TILE)
-        col = self.tile_of(o.col, self.c if o.col.base == "c" else self.r, decl.cols // TILE)
+        own_c = self.c
+        if o.name in self.row_halos and o.col.delta > 0:  # east of the shard's last tile
+            own_c = self.c + (self.width - 1)
+        col = self.tile_of(o.col, own_c if o.col.base == "c" else self.r, decl.cols // TILE)
         read = ReadDram(o.name, o.array, row, col, 1, self.shapes.get(o.name, (1, 1))[1])
         return self.deliver(read, self.shared_area(o), self.pk.task.lane(o.name), o.name)
 
@@ -775,11 +795,8 @@ class _Lower:
             out.append(
                 DramTensor(n, (d.rows, d.cols), self.dtype, role, d.rows // TILE, d.cols // TILE)
             )
-        out.append(
-            DramTensor(
-                CONST, (TILE, TILE * len(self.consts)), self.dtype, "input", 1, len(self.consts)
-            )
-        )
+        width, h = len(self.consts), table_rows(tuple(self.consts))
+        out.append(DramTensor(CONST, (TILE * h, TILE * width), self.dtype, "input", h, width))
         return tuple(out)
 
     def buffers(self) -> tuple[Buffer, ...]:

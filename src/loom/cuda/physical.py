@@ -21,6 +21,7 @@ from loom.arch import Arch
 from loom.cuda.annotations import Annotations
 from loom.cuda.rows import shard_width, wide_operands, widen
 from loom.cuda.task import Task, TaskKernel
+from loom.cuda.tileflow import block_refs
 from loom.cuda.tileplan import TILE
 from loom.errors import InfeasibleError
 from loom.ir.program import BinaryExpr, CExpr, MatmulExpr
@@ -113,11 +114,19 @@ def _row_width(task: Task, k: TaskKernel, arch: Arch) -> int:
 
 
 def _l1(k: TaskKernel, depth: int, tile_bytes: int, width: int = 1) -> int:
-    wide, rows = frozenset[str](), frozenset[str]()
-    if width > 1:  # row streaming: shard-row blocks, right operators repeated along a row
-        wide, rows = wide_operands(k.flow), widen(k.flow, k.flow.expr)[1]
+    wide = frozenset[str]()
+    held = len(k.flow.consts)
+    if width > 1:  # row streaming: shard-row blocks, multi-tile operators held
+        wide, form = wide_operands(k.flow), widen(k.flow, k.flow.expr)
+        held = 0
+        for name in block_refs(form.expr):
+            shape = form.operator_shape(name, width)
+            if shape is not None:
+                held += shape[0] * shape[1]
+            elif any(c.name == name for c in k.flow.consts):
+                held += 1
     tiles = sum(o.rows * o.cols * depth * (width if o.name in wide else 1) for o in k.flow.operands)
-    tiles += len(k.flow.consts) + len(rows) * (width - 1) + len(k.flow.hoisted)  # held
+    tiles += held + len(k.flow.hoisted)  # held
     tiles += 3 * depth * width  # mask, nmask, out
     if k.flow.contraction:
         tiles += 2

@@ -9,7 +9,8 @@ the seed's jacobi split, the two lanes read separate views. The own tile that a 
 overlay preserves stays on DM0. Row streaming (`streaming: row`, one synchronisation
 per shard row, see cuda/rows.py) is rejected, as in the seed, where a value crosses
 compute -> DM -> compute inside the column loop (a sender-converted halo patch), and
-where the tile expression has no 1xW block form (a right operator applied to a row).
+where the tile expression has no 1xW block form (a right operator applied to a row
+other than a column shift, which becomes a band operator; a transposed operand).
 """
 
 from __future__ import annotations
@@ -76,12 +77,21 @@ def build_task(flow: TileFlow, ann: Annotations) -> Task:
             )
         if pol.streaming == "row":
             wide = [o.name for o in k.operands if o.name in wide_operands(k)]
-            reps = sorted(widen(k, k.expr)[1])
+            form = widen(k, k.expr)
+            reps = sorted(form.repeated)
             notes.append(
                 f"streaming=row: {', '.join(wide)}, masks and the result move as one 1xW "
                 "block per shard row (one reserve/push each)"
                 + (f"; right operators repeated along the row: {', '.join(reps)}" if reps else "")
             )
+            for sh in form.shifts:
+                halos = ", ".join(f"{h} @ {name}" for name, h, _, _ in sh.edges)
+                patch = f", halo tiles patched in by 1xW edge rows: {halos}" if halos else ""
+                notes.append(
+                    f"streaming=row: column shift of {sh.own} as one WxW band operator "
+                    f"{sh.own} @ {sh.band} ({' + '.join(c for _, c in sh.terms)} on their "
+                    f"diagonals){patch}"
+                )
         bufs = [o.name for o in k.operands] + [c.name for c in k.consts] + ["mask", "nmask", "out"]
         if k.contraction:
             bufs.append("acc")
