@@ -34,6 +34,7 @@ what lets CP-SAT solve them quickly.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -144,16 +145,7 @@ def _busiest(
     only: frozenset[Link] | None,
 ) -> Expr:
     rate = arch.noc.link_effective_bytes_per_cycle
-    vectors: dict[Link, list[float]] = {}
-    for i, load in enumerate(loads):
-        for link, share in load:
-            if only is None or link in only:
-                vectors.setdefault(link, [0.0] * len(transfers))[i] += share
-    distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
-    kept: list[tuple[float, ...]] = []
-    for vec in distinct:
-        if not any(all(a >= b for a, b in zip(k, vec, strict=True)) for k in kept):
-            kept.append(vec)
+    kept = _dominant(tuple(loads), only)
     if not kept:
         return Const(0)
     sums = [
@@ -167,6 +159,26 @@ def _busiest(
         for vec in kept
     ]
     return maximum(*sums)
+
+
+@functools.lru_cache(maxsize=4096)
+def _dominant(
+    loads: tuple[LinkLoad, ...], only: frozenset[Link] | None
+) -> tuple[tuple[float, ...], ...]:
+    """Each link's shares of the transfers (of the links in `only`), the links whose
+    shares are all at most another link's dropped. Cached: candidates with the same
+    cores in use and copy patterns share their (cached) link loads."""
+    vectors: dict[Link, list[float]] = {}
+    for i, load in enumerate(loads):
+        for link, share in load:
+            if only is None or link in only:
+                vectors.setdefault(link, [0.0] * len(loads))[i] += share
+    distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
+    kept: list[tuple[float, ...]] = []
+    for vec in distinct:
+        if not any(all(a >= b for a, b in zip(k, vec, strict=True)) for k in kept):
+            kept.append(vec)
+    return tuple(kept)
 
 
 def multicast_send(arch: Arch, tile_bytes: int, group: int) -> int:
