@@ -29,7 +29,7 @@ ExprLike = Union["Expr", int]
 _T = TypeVar("_T")
 
 
-class cached_property(Generic[_T]):  # noqa: N801 - the name of the functools one it replaces
+class cached_property(Generic[_T]):
     """`functools.cached_property` without its lock (Python 3.11 takes one lock shared by
     every instance on each first access): expressions are built by the millions and never
     shared between threads while they are built. The value lands in the instance's
