@@ -53,7 +53,7 @@ def _fmt(shape: dict[str, int]) -> str:
 
 def in_process(
     kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int
-) -> tuple[float, str]:
+) -> tuple[float, float, str]:
     target = loom.load_arch(arch)
     times, cpu, last = [], [], None
     for _ in range(repeats):
@@ -71,7 +71,7 @@ def in_process(
         f"{s.candidates_after_pruning:>5} cand {solved:>4} solved "
         f"({100 * share:5.1f}% pruned)  {s.modeled_tflops:8.2f} TFLOPS"
     )
-    return statistics.median(times), note
+    return statistics.median(times), statistics.median(cpu), note
 
 
 def whole_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int) -> float:
@@ -107,15 +107,17 @@ def main() -> None:
     print(f"compile time, median of {args.repeats} in-process runs, --jobs {args.jobs}")
     for kernel in args.kernels.split(","):
         for arch in archs:
-            medians = []
+            medians, cpus = [], []
             print(f"\n{kernel} on {arch}")
             for shape in SHAPES[kernel]:
-                median, note = in_process(kernel, shape, arch, args.repeats, args.jobs)
+                median, cpu, note = in_process(kernel, shape, arch, args.repeats, args.jobs)
                 medians.append(median)
+                cpus.append(cpu)
                 print(f"  {_fmt(shape):28} {median:6.2f} s   {note}")
             print(
                 f"  median over {len(medians)} shapes: {statistics.median(medians):.2f} s "
-                f"(min {min(medians):.2f}, max {max(medians):.2f})"
+                f"(min {min(medians):.2f}, max {max(medians):.2f}); cpu "
+                f"{statistics.median(cpus):.2f} s (min {min(cpus):.2f}, max {max(cpus):.2f})"
             )
     print("\nwhole process (imports included), median of runs:")
     for kernel in args.kernels.split(","):

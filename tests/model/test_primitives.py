@@ -8,8 +8,9 @@ from dataclasses import replace
 from typing import Any
 
 from loom.arch import Arch, load_arch
+from loom.arch import noc as nocmap
 from loom.model import primitives as prim
-from loom.symbolic import Const
+from loom.symbolic import Const, Sym
 
 BH = load_arch("blackhole_p150_13x10")
 
@@ -74,3 +75,44 @@ def test_only_the_other_engines_reads_share_a_transfers_links() -> None:
     assert prim.read_phase(BH, a, (a,)).eval({}) == alone
     assert prim.read_phase(BH, a, (a, same)).eval({}) == alone
     assert prim.read_phase(BH, a, (a, other)).eval({}) == 2 * alone
+
+
+def busiest_link_oracle(
+    arch: Arch, transfers: tuple[prim.TransferSpec, ...], env: dict[str, int]
+) -> int:
+    """Every link's cycles for the stage's bytes, the largest: no link dropped."""
+    rate = arch.noc.link_effective_bytes_per_cycle
+    shares: dict[object, list[float]] = {}
+    for i, t in enumerate(transfers):
+        for link, share in t.links:
+            shares.setdefault(link, [0.0] * len(transfers))[i] += share
+    return max(
+        sum(
+            t.tiles.eval(env) * prim.per_tile(t.tile_bytes * round(s, 6), rate)
+            for t, s in zip(transfers, vec, strict=True)
+            if round(s, 6) > 0
+        )
+        for vec in shares.values()
+    )
+
+
+def test_the_busiest_link_keeps_every_link_that_can_be_the_busiest() -> None:
+    # real patterns (an 8x8 grid, multicast rows and columns, the DRAM reads and writes),
+    # the same link loads passed twice and as equal copies: the cached dominance must
+    # give the brute-force maximum for every tile count
+    wh = load_arch("wormhole_n150")
+    tm, tn = Sym("tm", 32, 512, 32), Sym("tn", 32, 512, 32)
+    a = nocmap.load_link_load(wh, "reader", (8, 8), "multicast", (1, 8))
+    b = nocmap.load_link_load(wh, "writer", (8, 8), "multicast", (8, 1))
+    u = nocmap.load_link_load(wh, "reader", (4, 8), "unicast", (1, 1))
+    out = nocmap.dram_link_load(wh, 1, nocmap.all_cores((8, 8)), write=True)
+    stages = [
+        (transfer(tiles=tm, links=a), transfer(tiles=tn, links=b, engine="writer")),
+        (transfer(tiles=tm, links=u), transfer(tiles=tn * 2, links=b, engine="writer")),
+        (transfer(tiles=tm * tn, links=out),),
+        (transfer(tiles=tm, links=tuple(list(a))), transfer(tiles=tn, links=tuple(list(b)))),
+    ]
+    for stage in (*stages, *stages):
+        bound = prim.link_bound(wh, stage)
+        for env in ({"tm": 32, "tn": 512}, {"tm": 512, "tn": 32}, {"tm": 96, "tn": 160}):
+            assert bound.eval(env) == busiest_link_oracle(wh, stage, env)

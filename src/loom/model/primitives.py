@@ -126,34 +126,24 @@ def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
     return maximum(*bounds)
 
 
-def link_bound(
-    arch: Arch, transfers: tuple[TransferSpec, ...], only: frozenset[Link] | None = None
-) -> Expr:
-    """Cycles the busiest NoC link needs for the stage's bytes (of the links in `only`).
+def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
+    """Cycles the busiest NoC link needs for the stage's bytes.
 
     Each link's load is a sum over the transfers (tiles x tile bytes x the link's share);
     links whose shares are all at most another link's are dropped, so the maximum has one
     argument per non-dominated link."""
-    return _busiest(arch, [t.links for t in transfers], transfers, only)
+    return _busiest(arch, tuple(t.links for t in transfers), transfers, None)
 
 
 def _busiest(
     arch: Arch,
-    loads: list[LinkLoad],
+    loads: tuple[LinkLoad, ...],
     transfers: tuple[TransferSpec, ...],
-    only: frozenset[Link] | None,
+    only: LinkLoad | None,
 ) -> Expr:
+    """`link_bound` over the links of `only` (all links when None)."""
     rate = arch.noc.link_effective_bytes_per_cycle
-    vectors: dict[Link, list[float]] = {}
-    for i, load in enumerate(loads):
-        for link, share in load:
-            if only is None or link in only:
-                vectors.setdefault(link, [0.0] * len(transfers))[i] += share
-    distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
-    kept: list[tuple[float, ...]] = []
-    for vec in distinct:
-        if not any(all(a >= b for a, b in zip(k, vec, strict=True)) for k in kept):
-            kept.append(vec)
+    kept = _dominant(loads, only)
     if not kept:
         return Const(0)
     sums = [
@@ -167,6 +157,40 @@ def _busiest(
         for vec in kept
     ]
     return maximum(*sums)
+
+
+def _dominant(loads: tuple[LinkLoad, ...], only: LinkLoad | None) -> tuple[tuple[float, ...], ...]:
+    """Each link's shares of the transfers (of the links in `only`), the links whose
+    shares are all at most another link's dropped.
+
+    Cached by the identities of the link loads (`loom.arch.noc` caches them, so
+    candidates with the same cores in use and copy patterns pass the same objects); the
+    entry keeps them alive, so an identity is never reused while its entry lives."""
+    key = (tuple(map(id, loads)), id(only))
+    hit = _DOMINANT.get(key)
+    if hit is not None and hit[0] == (loads, only):
+        return hit[1]
+    links = None if only is None else frozenset(link for link, _ in only)
+    vectors: dict[Link, list[float]] = {}
+    for i, load in enumerate(loads):
+        for link, share in load:
+            if links is None or link in links:
+                vectors.setdefault(link, [0.0] * len(loads))[i] += share
+    distinct = sorted({tuple(round(v, 6) for v in vec) for vec in vectors.values()}, reverse=True)
+    kept: list[tuple[float, ...]] = []
+    for vec in distinct:
+        if not any(all(a >= b for a, b in zip(k, vec, strict=True)) for k in kept):
+            kept.append(vec)
+    if len(_DOMINANT) >= 4096:
+        _DOMINANT.clear()
+    _DOMINANT[key] = ((loads, only), tuple(kept))
+    return tuple(kept)
+
+
+_DOMINANT: dict[
+    tuple[tuple[int, ...], int],
+    tuple[tuple[tuple[LinkLoad, ...], LinkLoad | None], tuple[tuple[float, ...], ...]],
+] = {}
 
 
 def multicast_send(arch: Arch, tile_bytes: int, group: int) -> int:
@@ -203,9 +227,8 @@ def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...])
     per = per_tile(t.tile_bytes, arch.dram.reader_bytes_per_cycle) + arch.noc.issue_cycles
     bounds = [t.tiles * per, dram_wide(arch, t)]
     if t.read_links:
-        own = frozenset(link for link, _ in t.read_links)
-        loads = [u.read_links if u is t or u.engine != t.engine else () for u in transfers]
-        bounds.append(_busiest(arch, loads, transfers, own))
+        loads = tuple(u.read_links if u is t or u.engine != t.engine else () for u in transfers)
+        bounds.append(_busiest(arch, loads, transfers, t.read_links))
     return maximum(*bounds)
 
 

@@ -22,10 +22,39 @@ import itertools
 import math
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cached_property
-from typing import ClassVar, Union
+from typing import Any, ClassVar, Generic, TypeVar, Union, overload
 
 ExprLike = Union["Expr", int]
+
+_T = TypeVar("_T")
+
+
+class cached_property(Generic[_T]):
+    """`functools.cached_property` without its lock (Python 3.11 takes one lock shared by
+    every instance on each first access): expressions are built by the millions and never
+    shared between threads while they are built. The value lands in the instance's
+    `__dict__` (past a frozen dataclass's `__setattr__`), where later reads find it
+    without calling the descriptor."""
+
+    def __init__(self, func: Callable[[Any], _T]) -> None:
+        self.func = func
+        self.name = func.__name__
+        self.__doc__ = func.__doc__
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    @overload
+    def __get__(self, obj: None, owner: type | None = None) -> cached_property[_T]: ...
+
+    @overload
+    def __get__(self, obj: object, owner: type | None = None) -> _T: ...
+
+    def __get__(self, obj: object, owner: type | None = None) -> _T | cached_property[_T]:
+        if obj is None:
+            return self
+        value = obj.__dict__[self.name] = self.func(obj)
+        return value
 
 
 class SymbolicError(ValueError):
@@ -374,13 +403,11 @@ sub-expressions for many candidates: the tile counts, per-tile costs and their m
 _memo: dict[tuple[object, ...], object] = {}
 
 
-def _memo_key(tag: str, args: tuple[ExprLike, ...]) -> tuple[object, ...]:
-    return (tag, *(a.ident if isinstance(a, Expr) else a for a in args))
-
-
 def _memoised(tag: str, build: Callable[..., Expr]) -> Callable[..., Expr]:
     def memoised(*args: ExprLike) -> Expr:
-        key = _memo_key(tag, args)
+        # inline (no helper call, no generator): the model calls the builders by the
+        # hundred thousand per compile
+        key = (tag, *[a.ident if isinstance(a, Expr) else a for a in args])
         hit = _memo.get(key)
         if hit is None:
             if len(_memo) >= MEMO_LIMIT:
