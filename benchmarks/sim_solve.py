@@ -32,7 +32,7 @@ WH, BH = "wormhole_n150", "blackhole_p150_13x10"
 SMALL = (
     ("flash_attention", WH, {"B": 2, "H": 8, "S": 512, "D": 64}, "ttnn-sdpa"),
     ("flash_decode", WH, {"B": 8, "H": 32, "S": 1024, "D": 64}, "ttnn-sdpa-decode"),
-    ("gemm", WH, {"M": 4096, "N": 4096, "K": 4096}, "ttnn-matmul-oob"),
+    ("gemm", WH, {"M": 2048, "N": 2048, "K": 2048}, "ttnn-matmul-oob"),
 )
 BIG = (
     ("flash_attention", WH, {"B": 1, "H": 8, "S": 2048, "D": 64}, "ttnn-sdpa"),
