@@ -10,7 +10,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loom.arch import load_arch
-from loom.sim.network import Flow, FluidNetwork, _progressive_filling
+from loom.sim.fill_jit import compiled_filling, filling_loops
+from loom.sim.network import Flow, FluidNetwork, _progressive_filling, _rates_and_load
 from loom.sim.params import from_arch
 from loom.sim.topology import Topology
 
@@ -170,3 +171,12 @@ def test_filling_is_bit_identical_to_the_reference(
     got = _progressive_filling(capacity, fcaps, ent_res, ent_w, ent_f)
     want = _reference_filling(capacity, fcaps, ent_res, ent_w, ent_f)
     assert got.tobytes() == want.tobytes()
+    # the loop kernel, run as Python and as compiled by Numba, gives the same bits,
+    # and so does the per-resource load it sums
+    _, want_load = _rates_and_load(capacity, fcaps, ent_res, ent_w, ent_f)
+    kernels = [filling_loops, compiled_filling()]
+    for kernel in kernels:
+        assert kernel is not None, "Numba is a dependency (pyproject.toml); install it"
+        rates, load = kernel(capacity, fcaps, ent_res, ent_w, ent_f)
+        assert rates.tobytes() == want.tobytes()
+        assert load.tobytes() == want_load.tobytes()

@@ -16,7 +16,7 @@ from sim_programs import GemmConfig, dram_read_program, gemm_program, pipe_progr
 
 from loom.arch import load_arch
 from loom.ir.program import Program
-from loom.sim import simulate
+from loom.sim import network, simulate
 
 WH, BH = "wormhole_n150", "blackhole_p150_13x10"
 
@@ -79,8 +79,14 @@ PINNED: dict[str, tuple[float, float, tuple[float, ...]]] = {
 }
 
 
+@pytest.mark.parametrize("solver", ["compiled", "numpy"])
 @pytest.mark.parametrize("name", sorted(_programs()))
-def test_simulated_cycles_are_pinned(name: str) -> None:
+def test_simulated_cycles_are_pinned(
+    name: str, solver: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Both rate solves (the Numba kernel and its NumPy twin) give the pinned bits."""
+    if solver == "numpy":
+        monkeypatch.setattr(network, "compiled_filling", lambda: None)
     arch, program = _programs()[name]
     r = simulate(program, load_arch(arch))
     got = (r.cycles, r.link_utilization[0].utilization, dataclasses.astuple(r.bytes_moved))

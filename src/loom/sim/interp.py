@@ -62,6 +62,8 @@ class Shared:
     """Bytes of one block of each buffer, by name."""
     tensors: dict[str, DramTensor]
     matmul_tiles: int = 0
+    delays: dict[int, Delay] = field(default_factory=dict)
+    """Each Compute statement's request (by id; the Program outlives the run)."""
 
 
 @dataclass
@@ -77,6 +79,9 @@ class Frame:
     stack: list[Block] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
     """Variables of the loops being run, outermost first (traces name the scope)."""
+    memo: dict[int, tuple[Callable[[], bool], Request]] = field(default_factory=dict)
+    """Per statement (by id; the Program outlives the run): the exit action and request of
+    a Reserve or Wait, built once instead of at every iteration."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -168,28 +173,36 @@ def _if_core(f: Frame, s: IfCore) -> Step:
 
 
 def _reserve(f: Frame, s: Reserve) -> Step:
-    cb = f.cb(s.buffer)
-    sched = f.shared.machine.sched
+    hit = f.memo.get(id(s))
+    if hit is None:  # a statement's buffer, request and exit action never change
+        cb = f.cb(s.buffer)
+        sched = f.shared.machine.sched
 
-    def push() -> bool:
-        cb.push(sched)
-        return False
+        def push() -> bool:
+            cb.push(sched)
+            return False
 
+        hit = f.memo[id(s)] = (push, ReserveBlock(cb))
+    push, request = hit
     f.stack.append(Block(s.body, push))
-    return ReserveBlock(cb)
+    return request
 
 
 def _wait(f: Frame, s: Wait) -> Step:
-    cbs = tuple(f.cb(b) for b in s.buffers)
-    sched = f.shared.machine.sched
+    hit = f.memo.get(id(s))
+    if hit is None:
+        cbs = tuple(f.cb(b) for b in s.buffers)
+        sched = f.shared.machine.sched
 
-    def pop() -> bool:
-        for cb in cbs:
-            cb.pop(sched)
-        return False
+        def pop() -> bool:
+            for cb in cbs:
+                cb.pop(sched)
+            return False
 
+        hit = f.memo[id(s)] = (pop, TakeBlocks(cbs))
+    pop, request = hit
     f.stack.append(Block(s.body, pop))
-    return TakeBlocks(cbs)
+    return request
 
 
 def _dram_leg(f: Frame, s: ReadDram | WriteDram, write: bool) -> Leg:
@@ -264,9 +277,13 @@ def _parallel(f: Frame, s: Parallel) -> Step:
 
 
 def _compute(f: Frame, s: Compute) -> Step:
-    cost = f.shared.costs.cost(s)
-    f.shared.matmul_tiles += cost.matmul_tiles
-    return Delay(cost.cycles, f"compute {s.dst}")
+    sh = f.shared
+    cost = sh.costs.cost(s)
+    sh.matmul_tiles += cost.matmul_tiles
+    delay = sh.delays.get(id(s))
+    if delay is None:  # the same delay at every core and iteration
+        delay = sh.delays[id(s)] = Delay(cost.cycles, f"compute {s.dst}")
+    return delay
 
 
 HANDLERS: dict[type[Stmt], Callable[[Frame, Any], Step]] = {

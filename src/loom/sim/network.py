@@ -16,6 +16,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from loom.sim.fill_jit import compiled_filling
+
 _REL_EPS = 1e-9
 
 
@@ -49,6 +51,10 @@ class FluidNetwork:
         self.load = np.zeros_like(capacity)
         self.carried = np.zeros_like(capacity)
         self.solves = 0
+        self._next: float | None = None
+        """next_completion()'s answer, kept while neither the flows nor the time move."""
+        self._fill = compiled_filling() or _rates_and_load
+        """The compiled rate solve when Numba is there, else the NumPy one (same bits)."""
         self.on_rates = on_rates
         """Called after every re-solve with (time, per-resource load), for traces."""
 
@@ -68,18 +74,22 @@ class FluidNetwork:
             f.remaining -= f.rate * dt
         self.carried += self.load * dt
         self.time = t
+        self._next = None
 
     def next_completion(self) -> float:
         """Time at which the next flow finishes (re-solving rates if flows changed)."""
         if self.dirty:
             self._solve()
+        elif self._next is not None:
+            return self._next
         best = math.inf
         for f in self.flows:
             if f.rate > 0.0:
                 t = f.remaining / f.rate
                 if t < best:
                     best = t
-        return self.time + max(best, 0.0)
+        self._next = self.time + max(best, 0.0)
+        return self._next
 
     def pop_done(self, t: float) -> list[Flow]:
         """Advance to `t` and remove the flows that have finished."""
@@ -100,32 +110,43 @@ class FluidNetwork:
 
     def _solve(self) -> None:
         self.dirty = False
+        self._next = None
         self.solves += 1
         flows = self.flows
         if not flows:
             self.load = np.zeros_like(self.capacity)
             self._notify()
             return
-        sizes = [len(f.res) for f in flows]
-        caps = np.fromiter((f.cap for f in flows), dtype=np.float64, count=len(flows))
+        sizes = [f.res.size for f in flows]
+        caps = np.array([f.cap for f in flows], dtype=np.float64)
         if sum(sizes) == 0:
-            rates = caps
-            ent_res = np.zeros(0, dtype=np.int64)
-            ent_w = np.zeros(0)
-            ent_f = np.zeros(0, dtype=np.int64)
+            rates, load = caps, np.zeros_like(self.capacity)
         else:
             ent_res = np.concatenate([f.res for f in flows])
             ent_w = np.concatenate([f.w for f in flows])
             ent_f = np.repeat(np.arange(len(flows)), sizes)
-            rates = _progressive_filling(self.capacity, caps, ent_res, ent_w, ent_f)
+            rates, load = self._fill(self.capacity, caps, ent_res, ent_w, ent_f)
         for f, r in zip(flows, rates.tolist(), strict=True):
             f.rate = r
-        self.load = np.bincount(ent_res, weights=ent_w * rates[ent_f], minlength=len(self.capacity))
+        self.load = load
         self._notify()
 
     def _notify(self) -> None:
         if self.on_rates is not None:
             self.on_rates(self.time, self.load)
+
+
+def _rates_and_load(
+    capacity: np.ndarray,
+    caps: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Fair rates and each resource's load, with NumPy (the compiled kernel's twin)."""
+    rates = _progressive_filling(capacity, caps, ent_res, ent_w, ent_f)
+    load = np.bincount(ent_res, weights=ent_w * rates[ent_f], minlength=len(capacity))
+    return rates, load
 
 
 def _progressive_filling(
