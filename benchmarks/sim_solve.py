@@ -46,9 +46,9 @@ def lowered(kernel: str, arch: str, shape: dict[str, int], policy: str) -> Progr
     c = case(kernel, arch, shape)
     state = _Case(c, EvalOptions())
     program = run_frontend(state.spec, c.shape_dict, state.log)
-    buffered = build_buffers(program)
+    buffered = build_buffers(program, "output")  # TTNN's matmuls: bf16 partial sums
     make = dict(_baselines(c, state.arch))[policy]
-    schedule = build_schedule(program, arch, c.shape_dict, state.fidelity, make())
+    schedule = build_schedule(buffered, arch, c.shape_dict, state.fidelity, make())
     return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
 
 

@@ -117,3 +117,34 @@ def test_oob_policy_writes_the_1d_layout_row_major() -> None:
     # 512 M tiles / 4 per core = 128 cores: 13 columns x 10 rows (the last row partly)
     assert policy.view == (("x", 13, "tile_m"), ("y", 10, "tile_m"))
     assert policy.multicast == ("b",)
+
+
+def test_tuned_4096_cube_keeps_bf16_partial_sums_in_its_output_block_and_fits_l1() -> None:
+    """TTNN ran the manual rows with fp32_dest_acc_en=False and packer_l1_acc=True: the
+    partial sums live in the output CB in bf16. Written with Loom's separate fp32
+    accumulator (two more blocks) the 256 x 256 out block with K block 512 would need
+    1.70 MB of the 1.40 MB of L1; with its own placement it lowers."""
+    import dataclasses
+
+    from loom.baselines.build import build_schedule
+    from loom.dataflow import build_buffers
+    from loom.errors import ScheduleError
+    from loom.kernels.registry import resolve_kernel
+    from loom.pipeline import StageLog, lower_schedule, run_frontend
+
+    shape = {"M": 4096, "K": 4096, "N": 4096}
+    arch, log = load_arch(WH), StageLog()
+    policy = tuned_policy(shape, WH)
+    assert policy is not None and policy.accumulate == "output"
+    program = run_frontend(resolve_kernel("gemm"), shape, log)
+    buffered = build_buffers(program, "output")
+    schedule = build_schedule(buffered, WH, shape, "HiFi2", policy)
+    assert set(schedule.accumulators.values()) == {"output"}
+    lower_schedule(program, buffered, schedule, arch, log)
+    fp32 = build_schedule(
+        buffered, WH, shape, "HiFi2", dataclasses.replace(policy, accumulate="separate")
+    )
+    with pytest.raises(ScheduleError, match="bytes of L1 per core"):
+        lower_schedule(program, buffered, fp32, arch, log)
+    with pytest.raises(ValueError, match="offers not"):
+        build_schedule(build_buffers(program), WH, shape, "HiFi2", policy)

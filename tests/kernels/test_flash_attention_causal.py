@@ -59,7 +59,7 @@ def _ttnn_cycles(kernel: str, arch_name: str, shape: dict[str, int]) -> float:
     program = run_frontend(spec, shape, log)
     buffered = build_buffers(program)
     policy = sdpa_policy(shape, (arch.grid_x, arch.grid_y))
-    schedule = build_schedule(program, arch_name, shape, arch.matmul.default_fidelity, policy)
+    schedule = build_schedule(buffered, arch_name, shape, arch.matmul.default_fidelity, policy)
     return simulate(lower_schedule(program, buffered, schedule, arch, log).lowered, arch).cycles
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from loom.ir.buffers import BufferedProgram
 from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule, grid_waves
 from loom.ir.tile import Gather, Load, Store, TileProgram, accesses
 
@@ -26,6 +27,8 @@ class Policy:
     multicast: tuple[str, ...] = ()
     pipeline: dict[str, dict[str, int]] = field(default_factory=dict)
     notes: tuple[str, ...] = ()
+    accumulate: str = "separate"
+    """Where every matmul accumulator lives (a `loom.ir.buffers.PLACEMENTS` entry)."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:
@@ -82,13 +85,24 @@ def copies_of(program: TileProgram, mapping: Mapping, multicast: Iterable[str]) 
 
 
 def build_schedule(
-    program: TileProgram,
+    buffered: BufferedProgram,
     arch: str,
     shape: dict[str, int],
     fidelity: str,
     policy: Policy,
 ) -> Schedule:
-    """The Schedule of `policy` for `program` (one kernel on one shape) on `arch`."""
+    """The Schedule of `policy` for `buffered`'s program (one kernel on one shape) on
+    `arch`; ValueError when an accumulator cannot take the policy's placement (`buffered`
+    was built under an accumulation policy that does not offer it)."""
+    program = buffered.program
+    placed = {}
+    for acc in buffered.accumulators if policy.accumulate != "separate" else ():
+        if policy.accumulate not in acc.placements:
+            raise ValueError(
+                f"{policy.name} keeps accumulator {acc.state} '{policy.accumulate}', which "
+                f"this buffered program offers not (it offers {', '.join(acc.placements)})"
+            )
+        placed[acc.state] = policy.accumulate
     mapping = mapping_of(policy.view)
     extents = {axis.tile.name: axis.extent for axis in program.grid}
     waves = grid_waves(extents, mapping, policy.block_sizes)
@@ -106,6 +120,7 @@ def build_schedule(
         l1_capacity_bytes=0,
         waves=waves,
         notes=policy.notes,
+        accumulators=placed,
     )
 
 

@@ -47,7 +47,12 @@ DOUBLE_INPUTS = {Scope("tile_k").key: {"b_load": 1}}
 def config_policy(
     name: str, cfg: TtnnMatmulConfig, shape: dict[str, int], block: tuple[int, int], note: str
 ) -> Policy:
-    """The gemm Policy of one TTNN config whose out block is `block` (h, w tiles)."""
+    """The gemm Policy of one TTNN config whose out block is `block` (h, w tiles). Its
+    partial sums live in the output block in bf16 (placement ``output``): the tuned rows
+    ran with fp32_dest_acc_en=False and packer_l1_acc=True, and the out-of-box default
+    (fp32_dest_acc_en=False) keeps the intermediate CB in the output's format, sharing
+    the output CB (tt-metal matmul program factories: interm0 and out share one CB when
+    their data formats match)."""
     mt, nt = shape["M"] // TILE, shape["N"] // TILE
     bh, bw = block
     blocks = {"tile_m": bh * TILE, "tile_n": bw * TILE, "tile_k": cfg.in0_block_w * TILE}
@@ -59,15 +64,15 @@ def config_policy(
     notes = (f"{name}: {detail}", f"rule: {note}")
     if cfg.kind == "mcast_1d_in0":
         view = spread(math.ceil(nt / cfg.per_core_n), cfg.grid_x, "tile_n")
-        return Policy(name, view, blocks, ("a",), DOUBLE_INPUTS, notes)
+        return Policy(name, view, blocks, ("a",), DOUBLE_INPUTS, notes, "output")
     if cfg.kind == "mcast_1d_in1":
         view = spread(math.ceil(mt / cfg.per_core_m), cfg.grid_x, "tile_m")
-        return Policy(name, view, blocks, ("b",), DOUBLE_INPUTS, notes)
+        return Policy(name, view, blocks, ("b",), DOUBLE_INPUTS, notes, "output")
     rows = math.ceil(mt / cfg.per_core_m)
     cols = math.ceil(nt / cfg.per_core_n)
     view = (("y", rows, "tile_m"), ("x", cols, "tile_n"))
     mcast = ("a", "b") if cfg.kind == "mcast_2d" else ()
-    return Policy(name, view, blocks, mcast, DOUBLE_INPUTS, notes)
+    return Policy(name, view, blocks, mcast, DOUBLE_INPUTS, notes, "output")
 
 
 def oob_policy(shape: dict[str, int], arch_name: str, grid: tuple[int, int]) -> Policy:
