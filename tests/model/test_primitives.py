@@ -42,7 +42,7 @@ def test_a_width_coprime_with_the_banks_spreads_every_block() -> None:
 
 
 def test_a_multicast_sender_reads_then_sends() -> None:
-    t = transfer(multicast=True, concurrent=1, group=4, group_span=3)
+    t = transfer(multicast=True, concurrent=1, sends=(prim.SendSpec(3, 3),))
     _, cycles = prim.dram_read_stage(BH, (t,))
     read = 12 * (math.ceil(2048 / BH.dram.reader_bytes_per_cycle) + BH.noc.issue_cycles)
     send = 12 * prim.multicast_send(BH, 2048, 4)

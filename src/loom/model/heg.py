@@ -19,6 +19,7 @@ from loom.arch import noc as nocmap
 from loom.ir.buffers import BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.geometry import TILE
+from loom.ir.multicast import multicast_pipes
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term, latency, sequential
 from loom.ir.scope import Scope
 from loom.ir.tile import (
@@ -267,9 +268,21 @@ class HegBuilder:
                 plan.mode,
                 plan.area,
             ),
-            group,
-            plan.area[0] + plan.area[1] - 2,
+            self.sends(plan, engine) if plan.mode == "multicast" else (),
         )
+
+    @staticmethod
+    def sends(plan: CopyPlan, engine: str) -> tuple[prim.SendSpec, ...]:
+        """The sends of one multicast group's sender, as the lowering realizes them
+        (`multicast_pipes`, the sender on the corner its engine's NoC enters from):
+        receivers and grid steps to the farthest of each pipe."""
+        row, rest = multicast_pipes(plan.area, plan.area, engine == "writer")
+        out = []
+        for pipe in (*row, *rest):
+            dsts = [c for c in pipe.receivers if c != pipe.src]
+            span = max(abs(y - pipe.src[0]) + abs(x - pipe.src[1]) for y, x in dsts)
+            out.append(prim.SendSpec(len(dsts), span))
+        return tuple(out)
 
     def bank_spread(
         self, tensor: str, window: tuple[Window, ...], layout: TileLayout
