@@ -63,10 +63,22 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     fill = sequential(loop.body).eval(env) - latency(loop.body).eval(env)
     assert fill > 0
     assert latency(loop).eval(env) == loop.trip.eval(env) * latency(loop.body).eval(env)
-    # q is loaded by the same engine in the grid body: only a double-buffered q lets the
-    # reader run ahead, otherwise the fill is paid every wave.
+    # q is loaded by the same engine in the grid body: a double-buffered q lets the
+    # reader run ahead, the fill is paid once. With one slot the reader loads the next
+    # q and the first K block once the last scores have popped q, while the rest of the
+    # last iteration runs (the ops after the scores; a gather follows the loop): only
+    # what exceeds that tail is exposed, l_q + fill' = max(0, l_q + fill - tail).
+    body = loop.body.body
+    assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
+    first, *rest = body.children[0].terms
+    assert first.kind == "matmul" and "bmm" in first.what  # the scores' bmm reads q
+    tail = sum(t.cycles.eval(env) for t in rest)
+    l_q = latency(waves.body.load).eval(env)
+    assert 0 < tail < fill
     grid_knob = waves.body.b_load.name
-    for primed, (wave_fill, once_fill) in ((1, (0, fill)), (0, (fill, 0))):
+    # The first wave has no previous wave's tail: it pays the whole fill.
+    single = max(fill - tail, -l_q)
+    for primed, (wave_fill, once_fill) in ((1, (0, fill)), (0, (single, fill - single))):
         env[grid_knob] = primed
         assert latency(per_wave).eval(env) == wave_fill
         assert latency(once).eval(env) == once_fill
@@ -100,6 +112,16 @@ def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
     free = pipe.unheld.eval(env)
     assert 0 < free < m
     assert latency(pipe).eval(env) == ell + m - min(free, ell)
+    # K is read by the first op (the scores), V by the last (the update): V's load hides
+    # behind the ops in between, K's behind nothing (V is popped at the end of the body,
+    # the next scores wait for K): Σ_j min(u_j, l_j) = min(u_V, l_V).
+    body = pipe.body
+    assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
+    terms = body.children[0].terms
+    assert "bmm" in terms[0].what and "acc_1_1" in terms[-1].what
+    middle = sum(t.cycles.eval(env) for t in terms[1:-1])
+    (load_v,) = [t for t in pipe.load.terms if t.what.startswith("load v")]
+    assert free == min(middle, load_v.cycles.eval(env))
     # GEMM's A and B come from different engines into separate buffers: nothing shared.
     gemm = buffered["gemm"]
     gloop, _ = _grid_loop(
