@@ -1,4 +1,5 @@
-"""The HEG of a candidate: where a store runs when its engine also loads inside the body."""
+"""The HEG of a candidate: where a store runs when its engine also loads inside the body,
+what single-slot buffers hide, and the sends of a multicast group."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import For, Leaf, Pipe, Seq, Stage, latency, sequential
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
+from loom.model.heg import HegBuilder
+from loom.model.primitives import SendSpec
 from loom.symbolic import Const
 
 
@@ -128,3 +131,15 @@ def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
         grid_pipe(gemm, enumerate_candidates(gemm, wormhole).candidates[0], wormhole)[0]
     )
     assert isinstance(gloop.body, Pipe) and gloop.body.unheld == Const(0)
+
+
+def test_a_multicast_group_s_sends_are_the_lowered_pipes() -> None:
+    """The model reads the sends from the lowering's own rule (`multicast_pipes`): one
+    send for a group along one column or row, two for a rectangle, from the corner the
+    engine's NoC enters from."""
+    assert HegBuilder.sends((8, 1), "reader") == (SendSpec(7, 7),)
+    assert HegBuilder.sends((1, 8), "writer") == (SendSpec(7, 7),)
+    # 4 rows x 2 columns: along the sender's row (1 core), then the other 3 rows (6)
+    assert HegBuilder.sends((4, 2), "reader") == (SendSpec(1, 1), SendSpec(6, 4))
+    assert HegBuilder.sends((4, 2), "writer") == (SendSpec(1, 1), SendSpec(6, 4))
+    assert HegBuilder.sends((2, 4), "reader") == (SendSpec(3, 3), SendSpec(4, 4))

@@ -327,15 +327,15 @@ class HegBuilder:
                 plan.mode,
                 plan.area,
             ),
-            self.sends(plan, engine) if plan.mode == "multicast" else (),
+            self.sends(plan.area, engine) if plan.mode == "multicast" else (),
         )
 
     @staticmethod
-    def sends(plan: CopyPlan, engine: str) -> tuple[prim.SendSpec, ...]:
+    def sends(area: tuple[int, int], engine: str) -> tuple[prim.SendSpec, ...]:
         """The sends of one multicast group's sender, as the lowering realizes them
         (`multicast_pipes`, the sender on the corner its engine's NoC enters from):
         receivers and grid steps to the farthest of each pipe."""
-        row, rest = multicast_pipes(plan.area, plan.area, engine == "writer")
+        row, rest = multicast_pipes(area, area, engine == "writer")
         out = []
         for pipe in (*row, *rest):
             dsts = [c for c in pipe.receivers if c != pipe.src]
