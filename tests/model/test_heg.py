@@ -1,4 +1,5 @@
-"""The HEG of a candidate: where a store runs when its engine also loads inside the body."""
+"""The HEG of a candidate: where a store runs when its engine also loads inside the body,
+what single-slot buffers hide, and the sends of a multicast group."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import For, Leaf, Pipe, Seq, Stage, latency, sequential
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
+from loom.model.heg import HegBuilder
+from loom.model.primitives import SendSpec
 from loom.symbolic import Const
 
 
@@ -63,10 +66,22 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     fill = sequential(loop.body).eval(env) - latency(loop.body).eval(env)
     assert fill > 0
     assert latency(loop).eval(env) == loop.trip.eval(env) * latency(loop.body).eval(env)
-    # q is loaded by the same engine in the grid body: only a double-buffered q lets the
-    # reader run ahead, otherwise the fill is paid every wave.
+    # q is loaded by the same engine in the grid body: a double-buffered q lets the
+    # reader run ahead, the fill is paid once. With one slot the reader loads the next
+    # q and the first K block once the last scores have popped q, while the rest of the
+    # last iteration runs (the ops after the scores; a gather follows the loop): only
+    # what exceeds that tail is exposed, l_q + fill' = max(0, l_q + fill - tail).
+    body = loop.body.body
+    assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
+    first, *rest = body.children[0].terms
+    assert first.kind == "matmul" and "bmm" in first.what  # the scores' bmm reads q
+    tail = sum(t.cycles.eval(env) for t in rest)
+    l_q = latency(waves.body.load).eval(env)
+    assert 0 < tail < fill
     grid_knob = waves.body.b_load.name
-    for primed, (wave_fill, once_fill) in ((1, (0, fill)), (0, (fill, 0))):
+    # The first wave has no previous wave's tail: it pays the whole fill.
+    single = max(fill - tail, -l_q)
+    for primed, (wave_fill, once_fill) in ((1, (0, fill)), (0, (single, fill - single))):
         env[grid_knob] = primed
         assert latency(per_wave).eval(env) == wave_fill
         assert latency(once).eval(env) == once_fill
@@ -100,9 +115,31 @@ def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
     free = pipe.unheld.eval(env)
     assert 0 < free < m
     assert latency(pipe).eval(env) == ell + m - min(free, ell)
+    # K is read by the first op (the scores), V by the last (the update): V's load hides
+    # behind the ops in between, K's behind nothing (V is popped at the end of the body,
+    # the next scores wait for K): Σ_j min(u_j, l_j) = min(u_V, l_V).
+    body = pipe.body
+    assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
+    terms = body.children[0].terms
+    assert "bmm" in terms[0].what and "acc_1_1" in terms[-1].what
+    middle = sum(t.cycles.eval(env) for t in terms[1:-1])
+    (load_v,) = [t for t in pipe.load.terms if t.what.startswith("load v")]
+    assert free == min(middle, load_v.cycles.eval(env))
     # GEMM's A and B come from different engines into separate buffers: nothing shared.
     gemm = buffered["gemm"]
     gloop, _ = _grid_loop(
         grid_pipe(gemm, enumerate_candidates(gemm, wormhole).candidates[0], wormhole)[0]
     )
     assert isinstance(gloop.body, Pipe) and gloop.body.unheld == Const(0)
+
+
+def test_a_multicast_group_s_sends_are_the_lowered_pipes() -> None:
+    """The model reads the sends from the lowering's own rule (`multicast_pipes`): one
+    send for a group along one column or row, two for a rectangle, from the corner the
+    engine's NoC enters from."""
+    assert HegBuilder.sends((8, 1), "reader") == (SendSpec(7, 7),)
+    assert HegBuilder.sends((1, 8), "writer") == (SendSpec(7, 7),)
+    # 4 rows x 2 columns: along the sender's row (1 core), then the other 3 rows (6)
+    assert HegBuilder.sends((4, 2), "reader") == (SendSpec(1, 1), SendSpec(6, 4))
+    assert HegBuilder.sends((4, 2), "writer") == (SendSpec(1, 1), SendSpec(6, 4))
+    assert HegBuilder.sends((2, 4), "reader") == (SendSpec(3, 3), SendSpec(4, 4))

@@ -43,7 +43,7 @@ def test_a_width_coprime_with_the_banks_spreads_every_block() -> None:
 
 
 def test_a_multicast_sender_reads_then_sends() -> None:
-    t = transfer(multicast=True, concurrent=1, group=4, group_span=3)
+    t = transfer(multicast=True, concurrent=1, sends=(prim.SendSpec(3, 3),))
     _, cycles = prim.dram_read_stage(BH, (t,))
     read = 12 * (math.ceil(2048 / BH.dram.reader_bytes_per_cycle) + BH.noc.issue_cycles)
     send = 12 * prim.multicast_send(BH, 2048, 4)
@@ -116,3 +116,23 @@ def test_the_busiest_link_keeps_every_link_that_can_be_the_busiest() -> None:
         bound = prim.link_bound(wh, stage)
         for env in ({"tm": 32, "tn": 512}, {"tm": 512, "tn": 32}, {"tm": 96, "tn": 160}):
             assert bound.eval(env) == busiest_link_oracle(wh, stage, env)
+
+
+def test_a_group_spanning_rows_and_columns_is_sent_twice() -> None:
+    """A 4x2 group: the sender sends along its row (one receiver: a unicast write) and
+    then over the other three rows (six receivers), one after the other."""
+    sends = (prim.SendSpec(1, 1), prim.SendSpec(6, 4))
+    t = transfer(multicast=True, concurrent=1, sends=sends)
+    _, cycles = prim.dram_read_stage(BH, (t,))
+    read = 12 * (math.ceil(2048 / BH.dram.reader_bytes_per_cycle) + BH.noc.issue_cycles)
+    send = 12 * (prim.multicast_send(BH, 2048, 2) + prim.multicast_send(BH, 2048, 7))
+    sem, hop = BH.fixed.semaphore_cycles, BH.noc.hop_cycles
+    unicast = sem + sem  # ready, then one write whose barrier covers the data
+    multicast = sem + 2 * (sem + 3 * hop)  # ready, then data and flag, 4 hops away
+    assert prim.send_latency(BH, sends) == unicast + multicast
+    assert cycles.eval({}) == BH.dram.read_latency_cycles + unicast + multicast + read + send
+    # one send to the whole group (a single row) costs one handshake and one send
+    row = transfer(multicast=True, concurrent=1, sends=(prim.SendSpec(7, 7),))
+    _, one = prim.dram_read_stage(BH, (row,))
+    latency = BH.dram.read_latency_cycles + prim.multicast_handshake(BH, 7)
+    assert one.eval({}) == latency + read + 12 * prim.multicast_send(BH, 2048, 8)

@@ -19,6 +19,7 @@ from loom.arch import noc as nocmap
 from loom.ir.buffers import Accumulator, BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.geometry import TILE
+from loom.ir.multicast import multicast_pipes
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term, latency, sequential
 from loom.ir.scope import Scope
 from loom.ir.tile import (
@@ -159,11 +160,12 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
-        unheld = self.unheld(ops)
         self.traffic.extend(
             t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores)
         )
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
+        names = [op.result.name for op in ops if isinstance(op, Load)]
+        unheld = self.unheld(ops, {n: t.cycles for n, t in zip(names, load_terms, strict=False)})
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
         if stores and self.store_engine in self.inner_load_engines(ops):
@@ -190,9 +192,11 @@ class HegBuilder:
         its pipe) is exposed once per program, not once per wave. That holds when the
         engines that load the loop's blocks issue nothing after the loop that waits for
         the compute (the writer's stores and gathers of the grid body). When they also
-        load in the grid body itself, that load must be double-buffered too (its block is
-        held for the whole wave otherwise), so the grid's b_load knob decides. Returns the
-        per-wave term (and records the once-per-program one), or None: fill per wave."""
+        load in the grid body itself (q), a double-buffered block lets them run ahead (the
+        grid's b_load knob = 1); with one slot they wait for its last reader, and only
+        what the rest of the wave does not hide is exposed per wave (`single_slot_fill`).
+        Returns the per-wave term (and records the once-per-program one), or None: fill
+        per wave."""
         if scope != Scope.grid():
             return None
         engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
@@ -201,21 +205,68 @@ class HegBuilder:
             return None
         fill = sequential(pipe) - latency(pipe)
         what = f"fill of loop {loop.tile.name} (first load, last body)"
-        if any(isinstance(op, Load) and self.load_engine(op) in engines for op in ops):
+        held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        if held:
+            # the first wave has no previous wave to hide its fill behind: it pays the
+            # whole fill, the others what their single-slot load leaves exposed
             primed = knob("b_load", scope).eq(1)
-            self.fills.append(Term("fill", f"{what}, once", select(primed, fill, 0)))
-            return Term("fill", f"{what}, per wave", select(primed, 0, fill))
+            single = self.single_slot_fill(loop, ops, held, fill)
+            self.fills.append(Term("fill", f"{what}, once", select(primed, fill, fill - single)))
+            return Term("fill", f"{what}, per wave", select(primed, 0, single))
         self.fills.append(Term("fill", f"{what}, once", fill))
         return Term("fill", f"{what}, per wave", Const(0))
 
-    def unheld(self, ops: tuple[Op, ...]) -> Expr:
-        """Compute of a straight-line body that holds no block of a load buffer shared by
-        several loads of the scope (flash decode's K and V in one allocation).
+    def single_slot_fill(
+        self, loop: ForLoop, ops: tuple[Op, ...], held: list[Load], fill: Expr
+    ) -> Expr:
+        """The per-wave fill of a grid loop whose engine also loads single-slot blocks in
+        the grid body (flash decode's and attention's q, b_load_grid = 0).
+
+        The compute pops such a block after its last reader, the last iteration's
+        scores, so the engine loads the next wave's block and the loop's first block
+        while the rest of the wave runs: the ops of the loop body after that reader and
+        the grid body's compute after the loop (up to a gather, merge or nested loop),
+        `tail`. Of the next wave's load (its stage charged in the grid pipe, `l`) and
+        the fill, only what exceeds the tail is exposed: l + fill' = max(0, l + fill -
+        tail), i.e. fill' = max(fill - tail, -l). A block read after the loop, or a loop
+        body that is not straight-line, leaves the fill per wave."""
+        names = {op.result.name for op in held}
+
+        def reads(op: Op) -> bool:
+            return bool({v.name for v in op.operands()} & names)
+
+        at = next(i for i, op in enumerate(ops) if op is loop)
+        after: list[Op] = []
+        for op in ops[at + 1 :]:
+            if isinstance(op, (ForLoop, Gather, If)):
+                break
+            if not isinstance(op, (Load, Store)):
+                after.append(op)
+        body = [op for op in loop.body if not isinstance(op, (Load, Store))]
+        if (
+            any(reads(op) for op in ops[at + 1 :])
+            or any(isinstance(op, (ForLoop, Gather, If)) for op in body)
+            or not any(reads(op) for op in body)
+        ):
+            return fill
+        last = max(i for i, op in enumerate(body) if reads(op))
+        tail = [t.cycles for op in (*body[last + 1 :], *after) for t in self.op_terms(op)]
+        if not tail:
+            return fill
+        _, load = prim.dram_read_stage(self.arch, tuple(self.load_spec(op) for op in held))
+        return maximum(fill - add(*tail), Const(0) - load)
+
+    def unheld(self, ops: tuple[Op, ...], load_cycles: dict[str, Expr]) -> Expr:
+        """Load time of a straight-line body hidden behind the compute that holds no
+        block of a load buffer shared by several loads of the scope (flash decode's and
+        attention's K and V in one allocation); `load_cycles` gives each load's time.
 
         With one slot (b_load = 0) the compute pops each block after its last reader, so
-        the engine fetches the next block (V after the scores, the next K after the
-        update) while the ops between two blocks' readers run: that compute overlaps the
-        load stage instead of following it. Loops, gathers and merges in the body: 0."""
+        the engine fetches block j (V after the scores, the next K after the update)
+        while the ops between the previous block's last reader and j's first reader run
+        (cyclically: K's window is what follows V's last reader, then what precedes K's
+        first reader). Each block hides at most its own load: Σ_j min(u_j, l_j). Loops,
+        gathers and merges in the body: 0."""
         if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             return Const(0)
         loads = [op.result.name for op in ops if isinstance(op, Load)]
@@ -231,11 +282,20 @@ class HegBuilder:
         if len(shared) < 2:
             return Const(0)
         body = [op for op in ops if not isinstance(op, (Load, Store))]
-        held = [i for i, op in enumerate(body) if {v.name for v in op.operands()} & shared]
-        spans = {v: [i for i in held if v in {x.name for x in body[i].operands()}] for v in shared}
-        inside = {i for idx in spans.values() if idx for i in range(idx[0], idx[-1] + 1)}
-        free = [t.cycles for i, op in enumerate(body) if i not in inside for t in self.op_terms(op)]
-        return add(*free) if free else Const(0)
+        spans = []
+        for v in shared:
+            idx = [i for i, op in enumerate(body) if v in {x.name for x in op.operands()}]
+            if idx:
+                spans.append((idx[0], idx[-1], v))
+        spans.sort()
+        hidden = []
+        for j, (first, _, v) in enumerate(spans):
+            prev = spans[j - 1][1]
+            window = range(prev + 1, first) if j else [*range(prev + 1, len(body)), *range(first)]
+            free = [t.cycles for i in window for t in self.op_terms(body[i])]
+            if free and v in load_cycles:
+                hidden.append(minimum(add(*free), load_cycles[v]))
+        return add(*hidden) if hidden else Const(0)
 
     # ----- transfers -----------------------------------------------------------------
     store_engine = "writer"
@@ -280,9 +340,21 @@ class HegBuilder:
                 plan.mode,
                 plan.area,
             ),
-            group,
-            plan.area[0] + plan.area[1] - 2,
+            self.sends(plan.area, engine) if plan.mode == "multicast" else (),
         )
+
+    @staticmethod
+    def sends(area: tuple[int, int], engine: str) -> tuple[prim.SendSpec, ...]:
+        """The sends of one multicast group's sender, as the lowering realizes them
+        (`multicast_pipes`, the sender on the corner its engine's NoC enters from):
+        receivers and grid steps to the farthest of each pipe."""
+        row, rest = multicast_pipes(area, area, engine == "writer")
+        out = []
+        for pipe in (*row, *rest):
+            dsts = [c for c in pipe.receivers if c != pipe.src]
+            span = max(abs(y - pipe.src[0]) + abs(x - pipe.src[1]) for y, x in dsts)
+            out.append(prim.SendSpec(len(dsts), span))
+        return tuple(out)
 
     def bank_spread(
         self, tensor: str, window: tuple[Window, ...], layout: TileLayout

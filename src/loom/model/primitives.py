@@ -19,8 +19,10 @@ numbers combine:
   (`loom.arch.noc`), so the stage takes at least the bytes of its busiest link over the
   link bandwidth. A stage costs the largest of the per-engine, DRAM-wide and link figures;
 * a multicast sender sends each block after its read has landed, at the packet
-  bandwidth plus one acknowledgement per receiver, and each block costs a handshake
-  (ready, data, flag); a gather costs the owner one handshake
+  bandwidth plus one acknowledgement per receiver, and each send costs a handshake
+  (ready, data, flag); a group spanning rows and columns is sent twice, along the
+  sender's row and then over the other rows, as the lowering realizes it (`SendSpec`);
+  a gather costs the owner one handshake
   and one unicast transfer per partial it receives;
 * a compute operation costs its per-tile cycles over the tiles it produces (matmul:
   tile-matmuls by math fidelity), plus unpacking the tiles it reads from L1 buffers and
@@ -79,6 +81,16 @@ class BankSpread:
 
 
 @dataclass(frozen=True)
+class SendSpec:
+    """One send of a multicast block: to `receivers` cores, the farthest `span` hops
+    from the sender. A group whose area spans rows and columns is sent twice (along the
+    sender's row, then over the other rows: `loom.ir.multicast.multicast_pipes`)."""
+
+    receivers: int
+    span: int
+
+
+@dataclass(frozen=True)
 class TransferSpec:
     """One DRAM transfer of a stage, as each core sees it."""
 
@@ -96,10 +108,8 @@ class TransferSpec:
     """Where its pages fall; None: evenly over every bank."""
     read_links: LinkLoad = ()
     """The part of `links` that its DRAM reads load (a multicast's tree left out)."""
-    group: int = 1
-    """Cores of one multicast group, the sender included."""
-    group_span: int = 0
-    """Router hops from a multicast's sender to its farthest receiver."""
+    sends: tuple[SendSpec, ...] = ()
+    """A multicast sender's sends of each block, one after the other, as lowered."""
 
 
 def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
@@ -208,13 +218,25 @@ def multicast_send(arch: Arch, tile_bytes: int, group: int) -> int:
     return math.ceil(wire + acks)
 
 
-def multicast_handshake(arch: Arch, span: int) -> int:
-    """Latency of one multicast block beyond its bytes (TT-Metal's semaphore protocol):
+def multicast_handshake(arch: Arch, span: int, receivers: int = 2) -> int:
+    """Latency of one send of a block beyond its bytes (TT-Metal's semaphore protocol):
     the receivers signal ready (a semaphore write), then the data and the flag that
     releases them each land after a write's latency to the farthest receiver, `span`
-    hops away: the one-hop semaphore write plus a router hop per further hop."""
+    hops away: the one-hop semaphore write plus a router hop per further hop. A send to
+    one receiver is a unicast write, whose barrier returns once the data has landed:
+    one write latency, no flag."""
     write = arch.fixed.semaphore_cycles + max(span - 1, 0) * arch.noc.hop_cycles
-    return arch.fixed.semaphore_cycles + 2 * write
+    return arch.fixed.semaphore_cycles + (1 if receivers == 1 else 2) * write
+
+
+def send_cycles(arch: Arch, tile_bytes: int, sends: tuple[SendSpec, ...]) -> int:
+    """Sender cycles per tile of a block's sends, one after the other."""
+    return sum(multicast_send(arch, tile_bytes, s.receivers + 1) for s in sends)
+
+
+def send_latency(arch: Arch, sends: tuple[SendSpec, ...]) -> int:
+    """Latency of a block's sends beyond their bytes: one handshake per send."""
+    return sum(multicast_handshake(arch, s.span, s.receivers) for s in sends)
 
 
 def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
@@ -247,9 +269,9 @@ def dram_read_stage(
         kind = "dram_read"
         lat = arch.dram.read_latency_cycles
         if t.multicast:
-            cycles = cycles + t.tiles * multicast_send(arch, t.tile_bytes, t.group)
+            cycles = cycles + t.tiles * send_cycles(arch, t.tile_bytes, t.sends)
             kind = "multicast"
-            lat += multicast_handshake(arch, t.group_span)
+            lat += send_latency(arch, t.sends)
         terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
         dram = dram + dram_wide(arch, t)
