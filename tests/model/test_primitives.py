@@ -58,9 +58,18 @@ def test_a_multicast_to_more_cores_waits_for_more_acknowledgements() -> None:
         + 2048 * 3 * noc.multicast_ack_cycles_per_receiver / noc.max_packet_bytes
     )
     assert full > small
-    # the handshake: ready, then data and flag, each a write to the farthest receiver
+    # the handshake: data and flag, each a write to the farthest receiver; the ready
+    # signal lands during the sender's DRAM read (longer than a semaphore write on BH)
     sem, hop = BH.fixed.semaphore_cycles, noc.hop_cycles
-    assert prim.multicast_handshake(BH, 3) == sem + 2 * (sem + 2 * hop)
+    assert sem < BH.dram.read_latency_cycles
+    assert prim.multicast_handshake(BH, 3) == 2 * (sem + 2 * hop)
+
+
+def test_a_ready_signal_longer_than_the_dram_read_latency_shows_its_excess() -> None:
+    slow = replace(BH, fixed=replace(BH.fixed, semaphore_cycles=600))
+    write = 600 + 2 * BH.noc.hop_cycles
+    excess = 600 - BH.dram.read_latency_cycles
+    assert prim.multicast_handshake(slow, 3) == excess + 2 * write
 
 
 def test_only_the_other_engines_reads_share_a_transfers_links() -> None:

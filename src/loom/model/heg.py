@@ -411,15 +411,23 @@ class HegBuilder:
 
         Unpack reads the operands that live in L1 at the unpackers' bandwidth; a matmul
         feeds every tile-matmul both operand tiles, and its accumulator is added in the
-        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1."""
+        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1.
+
+        A matmul also fills and drains the pipeline once per operation: the first
+        tile-matmul's operands are unpacked before math starts and the last result tile is
+        packed after it ends (one tile-matmul's unpack plus one tile's pack), a fixed cost
+        per K step that makes many thin K blocks slower than a few deep ones."""
         arch = self.arch
         unpack: list[Expr] = []
+        edges: Expr = Const(0)
         if isinstance(op, Matmul):
             la, lb = self.layout(op.lhs), self.layout(op.rhs)
             n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
             per = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
             per += arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
             unpack.append(la.tile_rows * n * la.tile_cols * per)
+            drain = [self.pack_cycles(v) for v in op.results() if self.buffered_value(v)]
+            edges = add(Const(per), *drain)
         else:
             for value in op.operands():
                 if self.buffered_value(value):
@@ -434,7 +442,7 @@ class HegBuilder:
         overhead = arch.compute.op_overhead_cycles if pack else 0
         first = math[0]
         what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
-        return Term(first.kind, what, maximum(*parts) + overhead)
+        return Term(first.kind, what, maximum(*parts) + overhead + edges)
 
     def pack_cycles(self, value: Value) -> Expr:
         """Cycles to pack one tile of `value`. A matmul accumulator's step packs into
