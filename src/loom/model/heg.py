@@ -16,7 +16,7 @@ import math
 
 from loom.arch import Arch
 from loom.arch import noc as nocmap
-from loom.ir.buffers import Accumulator, BufferedProgram, TileLayout
+from loom.ir.buffers import PLACEMENTS, Accumulator, BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.geometry import TILE
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Seq, Stage, Term, latency, sequential
@@ -399,6 +399,8 @@ class HegBuilder:
                 size = self.tile_bytes(r.dtype)
                 terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r), size))
                 return terms
+            case Convert(result=r, operand=x) if x.name in self.accumulated:
+                return [self.final_copy(r, x)]
             case Convert() | ExpandDims():
                 return terms
             case _:
@@ -443,6 +445,22 @@ class HegBuilder:
         first = math[0]
         what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
         return Term(first.kind, what, maximum(*parts) + overhead + edges)
+
+    def final_copy(self, out: Value, state: Value) -> Term:
+        """The copy of a matmul accumulator's state into its store block after the
+        reduction loop (`loom.lower.accumulate`): unpack the state's tiles, pack them in
+        the output's format, plus the operation's overhead and its last tile's pack. The
+        ``output`` placement accumulates in the store block itself and has no copy."""
+        compute = self.arch.compute
+        acc, _ = self.accumulated[state.name]
+        tiles = self.tiles(out)
+        unpack = compute.unpack_cycles(self.tile_bytes(state.dtype))
+        pack = compute.pack_cycles(self.tile_bytes(out.dtype))
+        cycles = tiles * max(unpack, pack) + compute.op_overhead_cycles + pack
+        if len(acc.placements) > PLACEMENTS.index("output"):
+            # [x != output] = 1 - max(x - 1, 0) for x in (separate, l1, output)
+            cycles = cycles * (1 - maximum(placement_knob(acc) - 1, 0))
+        return Term("pack", f"copy {state.name} into {out.name} (after the loop)", cycles)
 
     def pack_cycles(self, value: Value) -> Expr:
         """Cycles to pack one tile of `value`. A matmul accumulator's step packs into
