@@ -525,6 +525,11 @@ def main() -> None:
         help="only Loom's pick vs TTNN's tuned config, over the TTNN tables' manual shapes",
     )
     ap.add_argument("--limit", type=int, default=0, help="with --ttnn: the first N shapes per arch")
+    ap.add_argument(
+        "--shapes",
+        default="",
+        help="with --ttnn: only these GEMM shapes, 'MxNxK' separated by commas",
+    )
     args = ap.parse_args()
     kernels, archs = args.kernels.split(","), args.archs.split(",")
     if args.ttnn:
@@ -533,6 +538,9 @@ def main() -> None:
         for arch in archs:
             shapes = ttnn_shapes(arch)
             missing = 0
+            if args.shapes:
+                wanted = {tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")}
+                shapes = [s for s in shapes if (s["M"], s["N"], s["K"]) in wanted]
             for shape in shapes[: args.limit or len(shapes)]:
                 r = run_ttnn(arch, shape, args)
                 if r is not None:

@@ -68,3 +68,20 @@ def test_model_charges_the_accumulating_pack(problems) -> None:  # type: ignore[
     p = problems["output"]
     cycles = [p.objective.eval(_env(p, 256, 256, 32, x)) for x in (0, 1, 2)]
     assert cycles[1] > cycles[0] >= cycles[2]
+
+
+def test_only_the_output_placement_skips_the_final_copy(problems, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """separate and l1 copy the fp32 state into the bf16 store block after the K loop
+    (unpack each fp32 tile, pack it as bf16); output accumulates in that block."""
+    p = problems["output"]
+    c = wormhole.compute
+    tiles = 2 * 2
+    copy = tiles * max(c.unpack_cycles(FP32), c.pack_cycles(BF16))
+    copy += c.op_overhead_cycles + c.pack_cycles(BF16)
+    # a K block deep enough that every placement's step is unpack-bound, so separate's
+    # and output's steps cost the same and the difference is the copy
+    envs = [_env(p, 64, 64, 256, x) for x in (0, 1, 2)]
+    cycles = [p.objective.eval(env) for env in envs]
+    waves = p.heg.children[1].trip.eval(envs[2])  # once per output block
+    assert cycles[0] - cycles[2] == waves * copy
+    assert cycles[1] - cycles[2] >= waves * copy  # l1 also drains an fp32 add into L1

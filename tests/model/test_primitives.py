@@ -59,9 +59,18 @@ def test_a_multicast_to_more_cores_waits_for_more_acknowledgements() -> None:
         + 2048 * 3 * noc.multicast_ack_cycles_per_receiver / noc.max_packet_bytes
     )
     assert full > small
-    # the handshake: ready, then data and flag, each a write to the farthest receiver
+    # the handshake: data and flag, each a write to the farthest receiver; the ready
+    # signal lands during the sender's DRAM read (longer than a semaphore write on BH)
     sem, hop = BH.fixed.semaphore_cycles, noc.hop_cycles
-    assert prim.multicast_handshake(BH, 3) == sem + 2 * (sem + 2 * hop)
+    assert sem < BH.dram.read_latency_cycles
+    assert prim.multicast_handshake(BH, 3) == 2 * (sem + 2 * hop)
+
+
+def test_a_ready_signal_longer_than_the_dram_read_latency_shows_its_excess() -> None:
+    slow = replace(BH, fixed=replace(BH.fixed, semaphore_cycles=600))
+    write = 600 + 2 * BH.noc.hop_cycles
+    excess = 600 - BH.dram.read_latency_cycles
+    assert prim.multicast_handshake(slow, 3) == excess + 2 * write
 
 
 def test_only_the_other_engines_reads_share_a_transfers_links() -> None:
@@ -127,8 +136,9 @@ def test_a_group_spanning_rows_and_columns_is_sent_twice() -> None:
     read = 12 * (math.ceil(2048 / BH.dram.reader_bytes_per_cycle) + BH.noc.issue_cycles)
     send = 12 * (prim.multicast_send(BH, 2048, 2) + prim.multicast_send(BH, 2048, 7))
     sem, hop = BH.fixed.semaphore_cycles, BH.noc.hop_cycles
-    unicast = sem + sem  # ready, then one write whose barrier covers the data
-    multicast = sem + 2 * (sem + 3 * hop)  # ready, then data and flag, 4 hops away
+    # the ready signal lands during the DRAM read (semaphore < read latency on Blackhole)
+    unicast = sem  # one write, whose barrier covers the data
+    multicast = 2 * (sem + 3 * hop)  # data and flag, 4 hops away
     assert prim.send_latency(BH, sends) == unicast + multicast
     assert cycles.eval({}) == BH.dram.read_latency_cycles + unicast + multicast + read + send
     # one send to the whole group (a single row) costs one handshake and one send

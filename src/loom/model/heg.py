@@ -16,7 +16,7 @@ import math
 
 from loom.arch import Arch
 from loom.arch import noc as nocmap
-from loom.ir.buffers import Accumulator, BufferedProgram, TileLayout
+from loom.ir.buffers import PLACEMENTS, Accumulator, BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
 from loom.ir.geometry import TILE
 from loom.ir.multicast import multicast_pipes
@@ -471,6 +471,8 @@ class HegBuilder:
                 size = self.tile_bytes(r.dtype)
                 terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r), size))
                 return terms
+            case Convert(result=r, operand=x) if x.name in self.accumulated:
+                return [self.final_copy(r, x)]
             case Convert() | ExpandDims():
                 return terms
             case _:
@@ -483,15 +485,23 @@ class HegBuilder:
 
         Unpack reads the operands that live in L1 at the unpackers' bandwidth; a matmul
         feeds every tile-matmul both operand tiles, and its accumulator is added in the
-        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1."""
+        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1.
+
+        A matmul also fills and drains the pipeline once per operation: the first
+        tile-matmul's operands are unpacked before math starts and the last result tile is
+        packed after it ends (one tile-matmul's unpack plus one tile's pack), a fixed cost
+        per K step that makes many thin K blocks slower than a few deep ones."""
         arch = self.arch
         unpack: list[Expr] = []
+        edges: Expr = Const(0)
         if isinstance(op, Matmul):
             la, lb = self.layout(op.lhs), self.layout(op.rhs)
             n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
             per = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
             per += arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
             unpack.append(la.tile_rows * n * la.tile_cols * per)
+            drain = [self.pack_cycles(v) for v in op.results() if self.buffered_value(v)]
+            edges = add(Const(per), *drain)
         else:
             for value in op.operands():
                 if self.buffered_value(value):
@@ -506,7 +516,23 @@ class HegBuilder:
         overhead = arch.compute.op_overhead_cycles if pack else 0
         first = math[0]
         what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
-        return Term(first.kind, what, maximum(*parts) + overhead)
+        return Term(first.kind, what, maximum(*parts) + overhead + edges)
+
+    def final_copy(self, out: Value, state: Value) -> Term:
+        """The copy of a matmul accumulator's state into its store block after the
+        reduction loop (`loom.lower.accumulate`): unpack the state's tiles, pack them in
+        the output's format, plus the operation's overhead and its last tile's pack. The
+        ``output`` placement accumulates in the store block itself and has no copy."""
+        compute = self.arch.compute
+        acc, _ = self.accumulated[state.name]
+        tiles = self.tiles(out)
+        unpack = compute.unpack_cycles(self.tile_bytes(state.dtype))
+        pack = compute.pack_cycles(self.tile_bytes(out.dtype))
+        cycles = tiles * max(unpack, pack) + compute.op_overhead_cycles + pack
+        if len(acc.placements) > PLACEMENTS.index("output"):
+            # [x != output] = 1 - max(x - 1, 0) for x in (separate, l1, output)
+            cycles = cycles * (1 - maximum(placement_knob(acc) - 1, 0))
+        return Term("pack", f"copy {state.name} into {out.name} (after the loop)", cycles)
 
     def pack_cycles(self, value: Value) -> Expr:
         """Cycles to pack one tile of `value`. A matmul accumulator's step packs into
