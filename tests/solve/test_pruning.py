@@ -47,9 +47,9 @@ def _top(ranking):  # type: ignore[no-untyped-def]
 @pytest.mark.slow
 @pytest.mark.parametrize("tables", [True, False])
 def test_pruned_top_k_is_the_unpruned_top_k(buffered, wormhole, monkeypatch, tables) -> None:  # type: ignore[no-untyped-def]
-    """The whole top 5 (order, latencies, tie-breaks, assignments) is that of solving
-    every candidate, with the table bound and with the compute-path fallback; only
-    the candidates that can enter the top 5 reach the solver."""
+    """The whole top 5 (order, latencies, tie-breaks; assignments too, where the solver
+    enumerates) is that of solving every candidate, with the table bound and with the
+    compute-path fallback; only the candidates that can enter the top 5 reach the solver."""
     b = buffered["gemm"]
     cands = enumerate_candidates(b, wormhole).candidates
     problems = {c.name: build_problem(b, c, wormhole, "HiFi4", FLOPS) for c in cands}
@@ -66,6 +66,13 @@ def test_pruned_top_k_is_the_unpruned_top_k(buffered, wormhole, monkeypatch, tab
         pruned = rank(
             cands, bounds, lambda c: problems[c.name], RankOptions(top_k=5, jobs=2, solver=solver)
         )
-        assert _top(pruned) == _top(full)[:5]
+        if solver == "enumerate":
+            assert _top(pruned) == _top(full)[:5]
+        else:
+            # CP-SAT proves the optimum, not which of several optimal assignments it
+            # returns: with the cutoff it may return another one of the same latency
+            assert [t[:3] for t in _top(pruned)] == [t[:3] for t in _top(full)[:5]]
+            for s, p in pruned.top:
+                assert p.objective.eval(s.assignment) == s.cycles
         if tables:
             assert pruned.solved <= 10
