@@ -25,7 +25,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-_REL_EPS = 1e-9
+REL_EPS = 1e-9
+"""Relative tolerance of "saturated" and "at the level" in both rate solves."""
 
 Filling = Callable[
     [np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]
@@ -51,7 +52,7 @@ def filling_loops(  # noqa: C901 - one loop nest, compiled as one function
     residual = capacity.copy()
     tol = np.empty(m)
     for r in range(m):
-        tol[r] = capacity[r] * _REL_EPS
+        tol[r] = capacity[r] * REL_EPS
     uw = np.zeros(m)
     saturated = np.zeros(m, dtype=np.bool_)
     level = 0.0
@@ -83,7 +84,7 @@ def filling_loops(  # noqa: C901 - one loop nest, compiled as one function
             saturated[r] = uw[r] > 0.0 and residual[r] <= tol[r]
             if saturated[r]:
                 any_saturated = True
-        threshold = level * (1 + _REL_EPS)
+        threshold = level * (1 + REL_EPS)
         for i in range(n):
             newly[i] = not frozen[i] and caps[i] <= threshold
         if any_saturated:

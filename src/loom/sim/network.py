@@ -16,9 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from loom.sim.fill_jit import compiled_filling
-
-_REL_EPS = 1e-9
+from loom.sim.fill_jit import REL_EPS, compiled_filling
 
 
 class Flow:
@@ -167,7 +165,7 @@ def _progressive_filling(
     rates = np.zeros(n)
     frozen = np.zeros(n, dtype=bool)
     residual = capacity.astype(np.float64, copy=True)
-    tol = capacity * _REL_EPS
+    tol = capacity * REL_EPS
     uw = np.bincount(ent_res, weights=ent_w, minlength=m)
     level = 0.0
     left = n
@@ -179,7 +177,7 @@ def _progressive_filling(
         step = max(min(d_res, d_cap), 0.0)
         level += step
         residual -= uw * step
-        newly = caps <= level * (1 + _REL_EPS)
+        newly = caps <= level * (1 + REL_EPS)
         newly &= ~frozen
         saturated = residual <= tol
         saturated &= used
