@@ -35,7 +35,17 @@ class Request:
 class Process:
     """One engine of one core running its stream."""
 
-    __slots__ = ("busy", "core", "engine", "finished", "gen", "intervals", "loops", "waiting")
+    __slots__ = (
+        "busy",
+        "core",
+        "engine",
+        "finished",
+        "frame",
+        "gen",
+        "intervals",
+        "loops",
+        "waiting",
+    )
 
     def __init__(self, core: tuple[int, int], engine: str, gen: ProcGen) -> None:
         self.core = core
@@ -52,6 +62,9 @@ class Process:
         loops around the statement, outermost first, joined by '>'."""
         self.loops: list[str] = []
         """The running stream's loop variables (shared with its frame)."""
+        self.frame: Any = None
+        """The interpreter's frame of the stream (block stack, buffers), kept so that
+        state probes (loom.sim.periodicity) can read where the engine is."""
 
     def why(self) -> str:
         """What the process is blocked on, as text."""

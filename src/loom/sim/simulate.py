@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -13,7 +14,7 @@ from loom.errors import SimulationError
 from loom.ir.program import Program
 from loom.sim.buffers import CircularBuffer
 from loom.sim.compute_cost import CostModel, tile_bytes
-from loom.sim.engine import Process
+from loom.sim.engine import Process, ProcGen, Scheduler
 from loom.sim.interp import STREAM_NOC, Frame, Shared, run_stream
 from loom.sim.machine import Machine
 from loom.sim.params import SimParams, from_arch
@@ -40,11 +41,14 @@ def simulate(
     trace: bool = False,
     options: SimOptions | None = None,
     params: SimParams | None = None,
+    watch: Watch | None = None,
 ) -> SimResult:
     """Time `program` on `arch`; raise SimulationError when it cannot finish (deadlock).
 
     `params` replaces the numbers read from `arch` (calibration studies); `trace` keeps
-    per-engine intervals and per-link-group / per-bank load for a Perfetto trace."""
+    per-engine intervals and per-link-group / per-bank load for a Perfetto trace; `watch`
+    is called before each request of the first engine (state probes; it must not change
+    the machine)."""
     t0 = time.perf_counter()
     options = options or SimOptions()
     params = params or from_arch(arch)
@@ -59,7 +63,7 @@ def simulate(
         block_bytes={b.name: b.tiles * tile_bytes(arch, b.dtype, b.name) for b in program.buffers},
         tensors={t.name: t for t in program.tensors},
     )
-    procs = _spawn(program, shared, trace)
+    procs = _spawn(program, shared, trace, watch)
     try:
         machine.sched.run()
     except SymbolicError as exc:
@@ -80,7 +84,11 @@ def _check_grid(program: Program, arch: Arch) -> None:
         )
 
 
-def _spawn(program: Program, shared: Shared, trace: bool) -> list[Process]:
+Watch = Callable[[Scheduler, list[Process]], None]
+"""A probe of the machine: called with the scheduler and every engine's process."""
+
+
+def _spawn(program: Program, shared: Shared, trace: bool, watch: Watch | None) -> list[Process]:
     sched = shared.machine.sched
     procs: list[Process] = []
     rows, cols = program.grid
@@ -93,13 +101,29 @@ def _spawn(program: Program, shared: Shared, trace: bool) -> list[Process]:
                 frame = Frame(
                     shared, (y, x), engine, STREAM_NOC[engine], cbs, {"core_y": y, "core_x": x}
                 )
-                proc = Process((y, x), engine, run_stream(frame, stmts))
+                gen = run_stream(frame, stmts)
+                if watch is not None and not procs:
+                    gen = _watched(gen, sched, procs, watch)
+                proc = Process((y, x), engine, gen)
+                proc.frame = frame
                 if trace:
                     proc.intervals = []
                     proc.loops = frame.loops
                 sched.spawn(proc)
                 procs.append(proc)
     return procs
+
+
+def _watched(gen: ProcGen, sched: Scheduler, procs: list[Process], watch: Watch) -> ProcGen:
+    """`gen`'s requests, with `watch` called before each one is made."""
+    value = None
+    while True:
+        try:
+            request = gen.send(value)
+        except StopIteration:
+            return
+        watch(sched, procs)
+        value = yield request
 
 
 def deadlock_message(stuck: list[Process], total: int, now: float, shown: int = 8) -> str:
