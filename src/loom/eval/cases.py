@@ -23,19 +23,12 @@ FA_SCALE = 8
 """Flash attention runs at 1/8 of the paper's tokens. TTNN's default 32 x 32 chunks make a
 paper-size case H*T*S/1024 chunk steps (2.1 million for B = 1 on Wormhole); the simulator
 takes about 21 s of CPU for the 32,768 of the 1/8 case (B=1, S=2048: 92,800 bandwidth
-re-solves of ~45 DRAM flows each, 414,000 events; 44 s before the rate solve was
-compiled, benchmarks/sim_solve.py --big), so one paper-size ttnn-sdpa simulation (64
-times the work) is still about 20 minutes of CPU, 16 of them in the evaluation, and the
-simulator's results are kept bit-exact rather than approximated to go faster."""
-FA_TOKENS = {WH: 16384, BH: 15360}
-FA_SCALE = 8
-"""Flash attention runs at 1/8 of the paper's tokens. TTNN's default 32 x 32 chunks make a
-paper-size case H*T*S/1024 chunk steps (2.1 million for B = 1 on Wormhole); the simulator
-takes about 21 s of CPU for the 32,768 of the 1/8 case (B=1, S=2048: 92,800 bandwidth
 re-solves of ~45 DRAM flows each, 414,000 events; 44 s before the rate solve was compiled,
 benchmarks/sim_solve.py --big), so one paper-size ttnn-sdpa simulation is still about
-20 minutes of CPU (64 times the work; 16 such cases), and the simulator's results are kept bit-exact
-rather than approximated to go faster."""
+20 minutes of CPU (64 times the work; 16 such cases), and the simulator's results are kept
+bit-exact rather than approximated to go faster. Skipping repeated periods is no way out:
+the machine's state never repeats in these runs, the cores drifting apart
+(benchmarks/sim_periodicity.py)."""
 FA_TOKENS = {arch: tokens // FA_SCALE for arch, tokens in PAPER_FA_TOKENS.items()}
 FA_HEADS = 8
 FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
