@@ -27,9 +27,10 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sim"))
 
-from sim_programs import GemmConfig, gemm_program
+from sim_programs import GemmConfig, dram_read_program, gemm_program, pipe_program
 
 from loom.arch import load_arch
+from loom.cuda_flow import CudaOptions, compile_cuda, launches
 from loom.ir.program import Program
 from loom.sim.periodicity import measure_periodicity
 from sim_solve import lowered
@@ -48,10 +49,49 @@ BIG: tuple[Workload, ...] = (
     ("flash_decode", BH, {"B": 30, "H": 32, "S": 4096, "D": 128}, "ttnn-sdpa-decode"),
     ("gemm", WH, {"M": 16384, "N": 16384, "K": 16384}, "ttnn-matmul-oob"),
 )
-FIXTURES = {
-    "hand-built gemm 2048^3, multicast": GemmConfig(2048, 2048, 2048, (8, 8), 8, 8, 2),
-    "hand-built gemm 2048^3, unicast": GemmConfig(2048, 2048, 2048, (8, 8), 8, 8, 2, mcast=False),
-}
+
+
+def fixtures() -> dict[str, tuple[str, Program]]:
+    """Hand-built programs: two GEMMs and the pinned ones of tests/sim."""
+
+    def gemm(*args: object, **kw: object) -> Program:
+        return gemm_program(GemmConfig(*args, **kw))  # type: ignore[arg-type]
+
+    return {
+        "gemm 2048^3 multicast": (WH, gemm(2048, 2048, 2048, (8, 8), 8, 8, 2)),
+        "gemm 2048^3 unicast": (WH, gemm(2048, 2048, 2048, (8, 8), 8, 8, 2, mcast=False)),
+        "pinned gemm_wh_mcast": (WH, gemm(1024, 1024, 1024, (8, 8), 4, 4, 4)),
+        "pinned gemm_wh_unicast": (WH, gemm(1024, 512, 1024, (8, 8), 4, 2, 2, mcast=False)),
+        "pinned gemm_wh_split": (
+            WH,
+            gemm(
+                1024,
+                1024,
+                256,
+                (8, 8),
+                2,
+                2,
+                2,
+                waves_m=2,
+                waves_n=2,
+                a_on_writer=True,
+                split_store=True,
+            ),
+        ),
+        "pinned gemm_bh_mcast": (BH, gemm(1280, 1024, 1024, (10, 8), 4, 4, 4)),
+        "pinned dram_read_bh": (
+            BH,
+            dram_read_program((4, 8), blocks=6, block_rows=2, block_cols=4),
+        ),
+        "pinned pipe_wh": (WH, pipe_program((1, 8), blocks=6, block_tiles=4, cols=8)),
+    }
+
+
+def cuda(name: str, n: int) -> list[tuple[str, Program]]:
+    """Launches of a CUDA example (blackhole, fp32; first and last host-loop step)."""
+    defines = (("N", str(n)), ("TSTEPS", "2")) if name == "jacobi_2d" else (("N", str(n)),)
+    compiled = compile_cuda(f"examples/cuda/{name}.cu", CudaOptions(load_arch(BH), "fp32", defines))
+    return [(f"cuda {name} N={n} launch {i}", lp.program) for i, lp in launches(compiled, 2)]
 
 
 def report(name: str, program: Program, arch: str) -> None:
@@ -79,8 +119,10 @@ def main() -> None:
         f"{'workload':62s} {'states':>7s} {'repeat':>7s} {'discr.':>7s}  {'spread':>6s}  "
         f"{'bound':>7s}  {'cpu':>7s}  first repeat"
     )
-    for name, cfg in FIXTURES.items():
-        report(f"{name} {WH}", gemm_program(cfg), WH)
+    for name, (arch, program) in fixtures().items():
+        report(f"hand-built {name} {'WH' if arch == WH else 'BH'}", program, arch)
+    for name, program in cuda("jacobi_2d", 1024)[:2] + cuda("gaussian", 512)[:2]:
+        report(f"{name} BH", program, BH)
     for kernel, arch, shape, policy in SMALL + (BIG if args.big else ()):
         dims = ",".join(f"{k}={v}" for k, v in shape.items())
         name = f"{kernel} {'WH' if arch == WH else 'BH'} {dims} {policy}"
