@@ -49,6 +49,9 @@ class Periodicity:
     """Events simulated between the two (one period)."""
     events_at_repeat: int
     """Events simulated up to the first repeat."""
+    repeated_events: int
+    """Events between two consecutive boundaries whose states both repeat earlier ones:
+    the most a fast-forward could skip."""
     finish_spread: float
     """(last - first) / last of the finishing cycles of one engine kind over the cores
     (the largest over the kinds): cores that run the same work at different paces drift
@@ -62,12 +65,10 @@ class Periodicity:
 
     @property
     def speedup_bound(self) -> float:
-        """Events of the full simulation over those a perfect fast-forward must still
-        simulate: everything up to the first repeat plus, at the end, up to one period."""
-        if self.first_repeat is None:
-            return 1.0
-        needed = self.events_at_repeat + self.period_events
-        return self.events / needed if needed < self.events else 1.0
+        """Events of the full simulation over those a perfect fast-forward would still
+        simulate (all but `repeated_events`)."""
+        needed = self.events - self.repeated_events
+        return self.events / needed if needed > 0 else 1.0
 
 
 class _Probe:
@@ -79,6 +80,9 @@ class _Probe:
         self.discrete_repeats = 0
         self.repeats = 0
         self.first: tuple[float, float, int, int] | None = None
+        self.last: tuple[bool, int] = (False, 0)
+        """Whether the previous boundary's state was a repeat, and the events then."""
+        self.repeated_events = 0
 
     def __call__(self, sched: Scheduler, procs: list[Process]) -> None:
         self.boundaries += 1
@@ -90,9 +94,13 @@ class _Probe:
             self.discrete.add(d)
         key = hash((discrete, continuous))
         earlier = self.seen.get(key)
+        was_repeat, events_then = self.last
+        self.last = (earlier is not None, sched.events)
         if earlier is None:
             self.seen[key] = (sched.now, sched.events)
             return
+        if was_repeat:
+            self.repeated_events += sched.events - events_then
         self.repeats += 1
         if self.first is None:
             t0, e0 = earlier
@@ -180,5 +188,6 @@ def measure_periodicity(program: Program, arch: Arch, decimals: int = 0) -> Peri
         first_repeat=first[1] if first else None,
         period_events=first[2] if first else 0,
         events_at_repeat=first[3] if first else 0,
+        repeated_events=probe.repeated_events,
         finish_spread=spread,
     )
