@@ -16,6 +16,7 @@ timed on 6 evenly spaced steps and interpolated (exact for jacobi, whose steps a
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from dataclasses import replace
@@ -57,7 +58,10 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
-def space(name: str, precision: str) -> None:
+def space(name: str, precision: str, out: str | None = None) -> None:
+    """Rank the whole space by the model and time every set on the simulator; with `out`,
+    each set's figures are appended to a JSON-lines file as they come (a long run can be
+    read, and its Spearman recomputed under a revised model, before it ends)."""
     t0 = time.perf_counter()
     ranking = rank_policies(f"examples/cuda/{name}.cu", _options(name, precision))
     model = [r.us for r in ranking.ranked]
@@ -65,6 +69,11 @@ def space(name: str, precision: str) -> None:
     for r in ranking.ranked:
         opts = replace(_options(name, precision), annotations=r.annotations)
         sims.append(simulate_cuda(compile_cuda(f"examples/cuda/{name}.cu", opts)).us)
+        if out:
+            with open(out, "a") as f:
+                row = {"workload": name, "defines": WORKLOADS[name], "precision": precision}
+                row |= {"policy": r.annotations.name(), "model_us": r.us, "sim_us": sims[-1]}
+                f.write(json.dumps(row, sort_keys=True) + "\n")
     best = min(sims)
     pick = sims[0]
     best_name = ranking.ranked[int(np.argmin(sims))].annotations.name()
@@ -208,8 +217,24 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="bf16 only, effects only")
     p.add_argument("--rows", action="store_true", help="only the row-streaming comparison")
     p.add_argument("--space", choices=sorted(WORKLOADS), help="only this workload's space")
+    p.add_argument(
+        "--define",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --space: override a size of that workload (e.g. N=512)",
+    )
+    p.add_argument("--precision", choices=["bf16", "fp32"], help="only this precision")
+    p.add_argument("--out", help="with --space: append each set's figures to this JSON-lines file")
     args = p.parse_args()
     precisions = ["bf16"] if args.quick else ["bf16", "fp32"]
+    if args.precision:
+        precisions = [args.precision]
+    for d in args.define:
+        key, _, value = d.partition("=")
+        if not args.space or not value:
+            p.error("--define NAME=VALUE needs --space")
+        WORKLOADS[args.space][key] = value
     if args.rows:
         row_streaming(precisions)
         return
@@ -221,7 +246,7 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|---|---|")
         for prec in precisions:
-            space(args.space, prec)
+            space(args.space, prec, args.out)
         return
     print(f"arch {ARCH.name}; sizes {WORKLOADS}\n")
     print("## Seed effects on the simulator (speedup = base / changed)\n")
