@@ -157,7 +157,7 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)
     later_cut = cut_core - cut_first
     cyc = preamble + first + (per_core - 1 - later_cut) * plain + later_cut * cut
-    noc = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
+    noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
         if o.name in used:
             noc[lanes[o.name]] += lp.tiles * tb / group.get(o.name, 1)
@@ -454,9 +454,9 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     rows = -(-lp.shape[0] // gy)
     cut_rows = lp.busiest_cut_rows
     # the first shard row: every core issues its reads at once (see _first_round)
-    cost = {"reader": read(1), "mask": read(w), "nmask": read(w), flow.old: read(w)}
-    cost |= {o.name: read(w if o.name in wide else 1) for o in flow.operands if o.name in used}
-    first_reads = _first_round(phys, lp, flow, arch, cost, w)
+    own = {"reader": read(1), "mask": read(w), "nmask": read(w), flow.old: read(w)}
+    own |= {o.name: read(w if o.name in wide else 1) for o in flow.operands if o.name in used}
+    first_reads = _first_round(phys, lp, flow, arch, own, w)
     cut_first = cut_rows > 0
     first_comp = comp + (mask_comp if cut_first else 0.0)
     if flow.dm_copy:
