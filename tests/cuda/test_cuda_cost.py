@@ -57,3 +57,13 @@ def test_uneven_grid_costs_more_per_tile_than_its_average_share(ann: dict) -> No
         ARCH.dram.read_latency_cycles + ARCH.tile.bytes("bf16") / ARCH.dram.reader_bytes_per_cycle
     )
     assert launch_cost(phys, lp, ARCH).dm0 == pytest.approx(5 * read)
+
+
+def test_one_tile_shards_keep_their_masked_tiles_for_the_column_cost() -> None:
+    """At N=256 a row-streamed launch has one-tile shards (8 tile columns on 13 grid
+    columns) and is costed per tile; its masked tiles are those of its masked shard rows."""
+    _, col = _first_launch({}, "256")
+    _, row = _first_launch({"task": {"streaming": "row"}}, "256")
+    assert row.shape[1] <= row.program.grid[1]
+    assert row.busiest_cut_tiles == row.busiest_cut_rows > 0
+    assert row.busiest_cut_tiles == col.busiest_cut_tiles

@@ -275,6 +275,7 @@ class _Lower:
             partial_rows += whole
         rows = -(-(self.tr[1] - self.tr[0] + 1) // self.grid[0])
         self.busiest_cut_rows = rows if cut_shards else min(rows, partial_rows)
+        self.busiest_cut_tiles = self.busiest_cut_rows * w  # one-tile shards: column cost
         return cut
 
     def cut_count(self, nr: int, nc: int) -> int:
