@@ -8,6 +8,7 @@ the model's top pick (its simulated time over the best simulated time, minus one
 it measures, side by side on the simulator, the policy effects the seed reports.
 
     PYTHONPATH=src .venv/bin/python benchmarks/cuda_policies.py [--quick | --rows | --space NAME]
+        [--define N=512] [--precision bf16] [--out FILE.jsonl] [--rescore FILE.jsonl]
 
 Sizes are small enough for a 2-core machine; host loops with more than 12 steps are
 timed on 6 evenly spaced steps and interpolated (exact for jacobi, whose steps are equal).
@@ -16,6 +17,7 @@ timed on 6 evenly spaced steps and interpolated (exact for jacobi, whose steps a
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import time
 from dataclasses import replace
@@ -24,8 +26,8 @@ import numpy as np
 
 from loom.arch import load_arch
 from loom.cuda import parse_annotations
-from loom.cuda_flow import CudaOptions, compile_cuda, simulate_cuda
-from loom.cuda_policies import rank_policies
+from loom.cuda_flow import CudaOptions, compile_cuda, model_cuda, simulate_cuda
+from loom.cuda_policies import policy_space, rank_policies
 from loom.sim import SimOptions, from_arch, simulate
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -57,7 +59,10 @@ def _spearman(a: list[float], b: list[float]) -> float:
     return float(np.corrcoef(ra, rb)[0, 1])
 
 
-def space(name: str, precision: str) -> None:
+def space(name: str, precision: str, out: str | None = None) -> None:
+    """Rank the whole space by the model and time every set on the simulator; with `out`,
+    each set's figures are appended to a JSON-lines file as they come (a long run can be
+    read, and its Spearman recomputed under a revised model, before it ends)."""
     t0 = time.perf_counter()
     ranking = rank_policies(f"examples/cuda/{name}.cu", _options(name, precision))
     model = [r.us for r in ranking.ranked]
@@ -65,6 +70,11 @@ def space(name: str, precision: str) -> None:
     for r in ranking.ranked:
         opts = replace(_options(name, precision), annotations=r.annotations)
         sims.append(simulate_cuda(compile_cuda(f"examples/cuda/{name}.cu", opts)).us)
+        if out:
+            with open(out, "a") as f:
+                row = {"workload": name, "defines": WORKLOADS[name], "precision": precision}
+                row |= {"policy": r.annotations.name(), "model_us": r.us, "sim_us": sims[-1]}
+                f.write(json.dumps(row, sort_keys=True) + "\n")
     best = min(sims)
     pick = sims[0]
     best_name = ranking.ranked[int(np.argmin(sims))].annotations.name()
@@ -75,6 +85,50 @@ def space(name: str, precision: str) -> None:
         f"{time.perf_counter() - t0:.0f} s |",
         flush=True,
     )
+
+
+def rescore(path: str) -> None:
+    """A recorded space (`--out`) ranked again by the current model, against its recorded
+    simulator times: for revisions of the model only (the simulator must be the one that
+    recorded them; rerun `--space` after any change to it)."""
+    with open(path) as f:
+        rows = [json.loads(line) for line in f]
+    for prec in ("bf16", "fp32"):
+        rs = [r for r in rows if r["precision"] == prec]
+        if not rs:
+            continue
+        name = rs[0]["workload"]
+        WORKLOADS[name] = dict(rs[0]["defines"])
+        base = _options(name, prec)
+        by_name = {
+            a.name(): a
+            for a in (
+                parse_annotations(d, "(policy space)")
+                for d in policy_space(f"examples/cuda/{name}.cu", base)
+            )
+        }
+        model = [
+            ARCH.cycles_to_us(
+                model_cuda(
+                    compile_cuda(
+                        f"examples/cuda/{name}.cu",
+                        replace(base, annotations=by_name[r["policy"]]),
+                    )
+                )
+            )
+            for r in rs
+        ]
+        sims = [r["sim_us"] for r in rs]
+        names = [r["policy"] for r in rs]  # model ties as rank_policies breaks them
+        changes = [0 if n == "default" else len(n.split()) for n in names]
+        pick = min(range(len(rs)), key=lambda i: (round(model[i], 6), changes[i], names[i]))
+        best = int(np.argmin(sims))
+        print(
+            f"| {name} {WORKLOADS[name]} | {prec} | {len(rs)} recorded | "
+            f"{_spearman(model, sims):.2f} | {rs[pick]['policy']} ({sims[pick]:.1f} us) | "
+            f"{rs[best]['policy']} ({sims[best]:.1f} us) | {sims[pick] / sims[best] - 1:.1%} |",
+            flush=True,
+        )
 
 
 def effect(
@@ -163,8 +217,6 @@ def row_streaming(precisions: list[str]) -> None:
     columns of a 16-tile row: jacobi (its column shift as a 2x2 band operator per shard
     row; it has no guard to sink, so its masks stay on compute) and gaussian with DM
     masks."""
-    from loom.cuda_flow import model_cuda
-
     cases = [
         ("jacobi_2d", (("N", "512"), ("TSTEPS", "20")), {}),
         ("jacobi_2d", (("N", "512"), ("TSTEPS", "20")), {"task": {"dm_lanes": 2}}),
@@ -208,8 +260,34 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="bf16 only, effects only")
     p.add_argument("--rows", action="store_true", help="only the row-streaming comparison")
     p.add_argument("--space", choices=sorted(WORKLOADS), help="only this workload's space")
+    p.add_argument(
+        "--define",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="with --space: override a size of that workload (e.g. N=512)",
+    )
+    p.add_argument("--precision", choices=["bf16", "fp32"], help="only this precision")
+    p.add_argument("--out", help="with --space: append each set's figures to this JSON-lines file")
+    p.add_argument(
+        "--rescore",
+        metavar="FILE",
+        help="rank a space recorded with --out again by the current model (no simulation)",
+    )
     args = p.parse_args()
+    if args.rescore:
+        print("| space | precision | sets | Spearman | model's pick | simulator's best | regret |")
+        print("|---|---|---|---|---|---|---|")
+        rescore(args.rescore)
+        return
     precisions = ["bf16"] if args.quick else ["bf16", "fp32"]
+    if args.precision:
+        precisions = [args.precision]
+    for d in args.define:
+        key, _, value = d.partition("=")
+        if not args.space or not value:
+            p.error("--define NAME=VALUE needs --space")
+        WORKLOADS[args.space][key] = value
     if args.rows:
         row_streaming(precisions)
         return
@@ -221,7 +299,7 @@ def main() -> None:
         )
         print("|---|---|---|---|---|---|---|---|")
         for prec in precisions:
-            space(args.space, prec)
+            space(args.space, prec, args.out)
         return
     print(f"arch {ARCH.name}; sizes {WORKLOADS}\n")
     print("## Seed effects on the simulator (speedup = base / changed)\n")

@@ -147,6 +147,20 @@ def test_row_streaming_across_compute_dm_compute_is_rejected_by_the_seed_rule() 
         )
 
 
+def test_row_streaming_of_a_reduction_is_rejected_as_loom_s_own_rule() -> None:
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"task": {"streaming": "row"}}, "a.yaml")
+    with pytest.raises(
+        AnnotationError,
+        match=r"syrk\.cu:\d+: task\.streaming=row is illegal for `syrk_kernel`: its reduction "
+        r"has no shard-row form \(Loom's own rule: .* does not cover it.*; use streaming: column",
+    ):
+        compile_cuda(
+            "examples/cuda/syrk.cu",
+            CudaOptions(arch, defines=(("N", "64"), ("M", "64")), annotations=ann),
+        )
+
+
 def test_row_streaming_of_a_one_tile_value_without_a_right_operator_is_rejected() -> None:
     arch = load_arch("blackhole_p150_13x10")
     ann = parse_annotations(

@@ -70,43 +70,25 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     """Multicast deliveries: read from DRAM once per group of this many cores."""
     gy, gx = lp.program.grid
     per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
-    cut_core = -(-lp.cut_tiles // (gy * gx)) if lp.cut_tiles else 0
+    cut_core = min(per_core, lp.busiest_cut_tiles)
     if flow.contraction is not None:
-        cn = flow.contraction
-        strip = cn.lhs.rows * cn.lhs.cols
-        blocked = flow.tile.reduction is not None and flow.tile.reduction.interchange
-        by, bx = (lp.shape[0] // gy, lp.shape[1] // gx) if blocked else (1, 1)
-        blk = {cn.lhs.name: by * strip, cn.rhs.name: bx * strip}
-        dm = {"reader": 0.0, "writer": 0.0}
-        for n, tiles in blk.items():
-            bw = arch.dram.reader_bytes_per_cycle
-            dm[lanes[n]] += arch.dram.read_latency_cycles + tiles * tb / bw
-        mm = by * bx * strip * arch.matmul.cycles("HiFi4")
-        mm += (by + bx) * strip * arch.compute.unpack_cycles(tb)
-        mm += arch.compute.op_overhead_cycles + by * bx * arch.compute.pack_cycles(tb)
-        load, math, store = dm["reader"], mm, dm["writer"]
-        bank = _bank_round(phys, lp, flow, arch) * (by + bx) / 2
-        inner = max(_overlap(load, math, store, phys.depth), bank)
-        tiles = by * bx
-        tail = tiles * (read - arch.dram.read_latency_cycles) + read + tiles * comp + write
-        per_tile = cn.blocks * inner + tail
-        per_op = lp.tiles * cn.blocks * strip * tb / (by if blocked else 1)
-        noc: dict[str, float] = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
-        for n in blk:
-            noc[lanes[n]] += per_op / group.get(n, 1)
-        cyc = (per_core if not blocked else 1) * per_tile
-        floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
-        return LaunchCost(max(cyc, floor), load, math, store)
+        return _contraction_cost(phys, lp, arch)
     # a multicast delivery: the sender's read, the receivers' semaphores, the write
     mcast = read + 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
     mcast += (gy + gx) * arch.noc.hop_cycles
     dm = {"reader": 0.0, "writer": write}
     # sender-side halo conversion, on the busiest (corner) core: per pair of opposite
     # patches it converts and sends one (DM1, whose NoC runs north/west, so an east or
-    # south patch goes round the torus), receives the other, and converts one DRAM halo
+    # south patch goes round the torus), receives the other, and converts one DRAM halo;
+    # where the grid does not divide the tile range (or is one core along the axis),
+    # every core reads each halo tile from DRAM and converts it itself (the lowering)
     wrap = (arch.noc.grid_x + arch.noc.grid_y) / 2 * arch.noc.hop_cycles
-    for _ in flow.conversions:
+    even = lp.shape[0] % gy == 0 and lp.shape[1] % gx == 0
+    for hc in flow.conversions:
         comp += arch.matmul.cycles("HiFi4") + arch.compute.unpack_cycles(tb)
+        if not even or (gx if hc.axis == "x" else gy) < 2:
+            dm[lanes[hc.halo]] += read
+            continue
         send = arch.fixed.semaphore_cycles + wrap + tb / arch.noc.link_effective_bytes_per_cycle
         dm["writer"] += send / 2
         dm["reader"] += (read + arch.fixed.semaphore_cycles) / 2
@@ -129,7 +111,7 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     else:
         plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
         comp_plain = comp
-    bank = _bank_round(phys, lp, flow, arch)
+    bank = _bank_round(phys, lp, flow, arch) * _later_share(lp)
     plain = max(plain, bank)
     cut = _overlap(
         dm["reader"] + masked + (0 if flow.old in used else read),
@@ -138,9 +120,31 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         phys.depth,
     )
     cut = max(cut, bank)
-    # every core fetches the same constant page at once (one bank serves them all),
-    # unless one core reads it and multicasts it to the grid
-    camp = gy * gx * tb / arch.dram.bank_bytes_per_cycle
+    # the first tile: every core leaves the preamble at once and issues the same reads in
+    # the same order, each waited for before the next, so each read waits for its
+    # hottest bank (later tiles drift apart and share the banks as one pool, `bank`,
+    # among the cores that still have a tile)
+    cut_first = cut_core > 0
+    first_reads = _first_round(
+        phys,
+        lp,
+        flow,
+        arch,
+        {
+            "reader": read,
+            "writer": read,
+            **{o.name: (mcast if o.name in group else read) for o in flow.operands},
+        },
+    )
+    first_comp = comp + (mask_comp if cut_first else 0.0)
+    if flow.dm_copy:
+        first = max(first_reads, dm["writer"])
+    else:
+        first = _overlap(first_reads, first_comp, dm["writer"], phys.depth)
+    first = max(first, cut if cut_first else plain)
+    # every core fetches the same constant page at once: its bank serves every core's
+    # copy in turn after the read latency, unless one core reads it and multicasts it
+    camp = arch.dram.read_latency_cycles + gy * gx * tb / _bank_rate(arch)
     if "const" in group:  # per send: receivers' semaphores, the write, its flag
         sends = (gy > 1) + (gx > 1)
         send = 2 * arch.fixed.semaphore_cycles + tb / arch.noc.multicast_bytes_per_cycle
@@ -151,8 +155,9 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     preamble = held * max(read, camp)
     if flow.hoisted:  # invariant operands delivered once, the values computed once
         preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)
-    cyc = preamble + (per_core - cut_core) * plain + cut_core * cut
-    noc = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
+    later_cut = cut_core - cut_first
+    cyc = preamble + first + (per_core - 1 - later_cut) * plain + later_cut * cut
+    noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
         if o.name in used:
             noc[lanes[o.name]] += lp.tiles * tb / group.get(o.name, 1)
@@ -162,6 +167,57 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         comp_plain,
         dm["writer"],
     )
+
+
+def _contraction_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
+    """A reduction launch: per reduction block, the panel deliveries against the blocked
+    matmul; per output tile (or core block, interchanged) the accumulator's tail."""
+    flow = phys.kernel(lp.kernel).task.flow
+    assert flow.contraction is not None
+    tb = arch.tile.bytes(phys.precision)
+    read = arch.dram.read_latency_cycles + tb / arch.dram.reader_bytes_per_cycle
+    write = arch.dram.write_latency_cycles + tb / arch.dram.writer_bytes_per_cycle
+    comp = _compute(flow.expr, arch, tb)
+    lanes = dict(phys.kernel(lp.kernel).task.lanes)
+    group = dict(lp.multicast)
+    gy, gx = lp.program.grid
+    per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
+    cn = flow.contraction
+    strip = cn.lhs.rows * cn.lhs.cols
+    blocked = flow.tile.reduction is not None and flow.tile.reduction.interchange
+    by, bx = (lp.shape[0] // gy, lp.shape[1] // gx) if blocked else (1, 1)
+    blk = {cn.lhs.name: by * strip, cn.rhs.name: bx * strip}
+    dm = {"reader": 0.0, "writer": 0.0}
+    for n, tiles in blk.items():
+        bw = arch.dram.reader_bytes_per_cycle
+        dm[lanes[n]] += arch.dram.read_latency_cycles + tiles * tb / bw
+    mm = by * bx * strip * arch.matmul.cycles("HiFi4")
+    mm += (by + bx) * strip * arch.compute.unpack_cycles(tb)
+    mm += arch.compute.op_overhead_cycles + by * bx * arch.compute.pack_cycles(tb)
+    load, math, store = dm["reader"], mm, dm["writer"]
+    bank = _bank_round(phys, lp, flow, arch) * (by + bx) / 2
+    inner = max(_overlap(load, math, store, phys.depth), bank)
+    tiles = by * bx
+    tail = tiles * (read - arch.dram.read_latency_cycles) + read + tiles * comp + write
+    per_tile = cn.blocks * inner + tail
+    per_op = lp.tiles * cn.blocks * strip * tb / (by if blocked else 1)
+    noc: dict[str, float] = {"reader": lp.tiles * tb, "writer": lp.tiles * tb}
+    for n in blk:
+        noc[lanes[n]] += per_op / group.get(n, 1)
+    cyc = (per_core if not blocked else 1) * per_tile
+    floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
+    return LaunchCost(max(cyc, floor), load, math, store)
+
+
+def _later_share(lp: LaunchProgram) -> float:
+    """The mean share of the grid's cores that run a tile-loop trip after the first:
+    a core takes every grid-th tile row and column, so on an uneven grid the last trips
+    of the busiest core run on fewer cores, which load the banks less."""
+    gy, gx = lp.program.grid
+    per_core = -(-lp.shape[0] // gy) * -(-lp.shape[1] // gx)
+    if per_core <= 1:
+        return 1.0
+    return (lp.shape[0] * lp.shape[1] - gy * gx) / (gy * gx * (per_core - 1))
 
 
 def barrier_cycles(arch: Arch, grid: tuple[int, int]) -> float:
@@ -175,7 +231,7 @@ def barrier_cycles(arch: Arch, grid: tuple[int, int]) -> float:
     return 2 * (arch.fixed.semaphore_cycles + span) + (gy * gx - 1) * arch.noc.niu_cycles
 
 
-def _bank_round(  # noqa: C901 - one count per kind of read
+def _bank_round(
     phys: Physical,
     lp: LaunchProgram,
     flow: FlowKernel,
@@ -190,6 +246,57 @@ def _bank_round(  # noqa: C901 - one count per kind of read
     With `serial`, every core issues the round's reads in the same order, each waited
     for before the next, so the round is the sum over its reads of each read's hottest
     bank (rather than the hottest bank of all of them together)."""
+    counts = _round_pages(phys, lp, flow, arch, width, serial)
+    if not counts:
+        return 0.0
+    banks = len(arch.dram.banks)
+    if serial:
+        hot = sum(max(v) for v in counts.values())
+    else:
+        hot = max(sum(v[b] for v in counts.values()) for b in range(banks))
+    return hot * arch.tile.bytes(phys.precision) / _bank_rate(arch)
+
+
+def _first_round(
+    phys: Physical,
+    lp: LaunchProgram,
+    flow: FlowKernel,
+    arch: Arch,
+    cost: dict[str, float],
+    width: int = 1,
+) -> float:
+    """The busiest lane's reads of the first tile (shard row of `width` tiles), when
+    every core issues them at once in the same order, each waited for before the next:
+    a read takes its own time (`cost`, by name, else `cost["reader"]`; masks and
+    selectors ride the reader) or, if longer, the read latency plus the time its
+    hottest bank needs for every core's pages of it."""
+    tb = arch.tile.bytes(phys.precision)
+    lanes = dict(phys.kernel(lp.kernel).task.lanes)
+    busy = {"reader": 0.0, "writer": 0.0}
+    rounds = _round_pages(phys, lp, flow, arch, width, serial=True, old=True)
+    for name, pages in rounds.items():
+        lane = lanes.get(name, "reader")
+        queued = arch.dram.read_latency_cycles + max(pages) * tb / _bank_rate(arch)
+        busy[lane] += max(cost.get(name, cost["reader"]), queued)
+    return max(busy.values())
+
+
+def _bank_rate(arch: Arch) -> float:
+    """Bytes per cycle one DRAM bank serves: its peak at the achievable efficiency."""
+    return arch.dram.bank_bytes_per_cycle * arch.dram.efficiency
+
+
+def _round_pages(  # noqa: C901 - one count per kind of read
+    phys: Physical,
+    lp: LaunchProgram,
+    flow: FlowKernel,
+    arch: Arch,
+    width: int = 1,
+    serial: bool = False,
+    old: bool = False,
+) -> dict[str, list[int]]:
+    """Pages per bank, by read, of one round of reads by every core (`_bank_round`);
+    with `old`, the cut tiles' read of the target's current tile counts too."""
     plan = phys.task.flow.plan
     banks = len(arch.dram.banks)
     counts: dict[str, list[int]] = {}
@@ -202,7 +309,7 @@ def _bank_round(  # noqa: C901 - one count per kind of read
         ops = [flow.contraction.lhs, flow.contraction.rhs]
     r0, r1, c0, c1 = reg
     tr1, tc1 = (r1 - 1) // TILE, (c1 - 1) // TILE
-    masked = flow.contraction is None
+    masked = flow.contraction is None and lp.cut_tiles > 0  # a sunk guard has no masks
     group = dict(lp.multicast)
     selectors = _selector_reads(lp, [n for n, _ in flow.sunk]) if serial else []
 
@@ -218,8 +325,12 @@ def _bank_round(  # noqa: C901 - one count per kind of read
             if masked and (plan.predicates == "all" or cut_r or cut_c):
                 kind = 3 * (0 if r == tr0 else 1 if r == tr1 else 2)
                 kind += 0 if c == tc0 else 1 if c == tc1 else 2
-                add("mask", len(flow.consts) + kind)
-                add("nmask", len(flow.consts) + 9 + kind)
+                for dc in range(width):  # row streaming: per-column mask tables
+                    add("mask", len(flow.consts) + kind * width + dc)
+                    add("nmask", len(flow.consts) + (9 + kind) * width + dc)
+                    if old and flow.old not in block_refs(flow.expr):
+                        prev = next(o for o in flow.operands if o.name == flow.old)
+                        add(prev.name, r * plan.array(prev.array).cols // TILE + c + dc)
             for o in ops:
                 if o.name in group and _receiver(o, y, x):
                     continue  # a multicast group's sender reads its pages once
@@ -237,14 +348,7 @@ def _bank_round(  # noqa: C901 - one count per kind of read
                     continue
                 for dc in range(read.cols):
                     add(name, read.col.eval(at) + dc)
-    tb = arch.tile.bytes(phys.precision)
-    if not counts:
-        return 0.0
-    if serial:
-        hot = sum(max(v) for v in counts.values())
-    else:
-        hot = max(sum(v[b] for v in counts.values()) for b in range(banks))
-    return hot * tb / arch.dram.bank_bytes_per_cycle
+    return counts
 
 
 def _selector_reads(lp: LaunchProgram, names: list[str]) -> list[tuple[str, ReadDram]]:
@@ -349,11 +453,23 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     cut = max(cut, bank)
     rows = -(-lp.shape[0] // gy)
     cut_rows = lp.busiest_cut_rows
+    # the first shard row: every core issues its reads at once (see _first_round)
+    own = {"reader": read(1), "mask": read(w), "nmask": read(w), flow.old: read(w)}
+    own |= {o.name: read(w if o.name in wide else 1) for o in flow.operands if o.name in used}
+    first_reads = _first_round(phys, lp, flow, arch, own, w)
+    cut_first = cut_rows > 0
+    first_comp = comp + (mask_comp if cut_first else 0.0)
+    if flow.dm_copy:
+        first = max(first_reads, dm["writer"])
+    else:
+        first = _overlap(first_reads, first_comp, dm["writer"], phys.depth)
+    first = max(first, cut if cut_first else plain)
     frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
     sunk = {n for n, _ in flow.sunk}  # delivered per row, not held
     held = [c for c in sorted(used - sunk) if c in frames or form.operator_shape(c, w)]
     preamble = sum(_held_read(lp, arch, tb, c, "const" in group) for c in held)
-    cyc = preamble + (rows - cut_rows) * plain + cut_rows * cut
+    later_cut = cut_rows - cut_first
+    cyc = preamble + first + (rows - 1 - later_cut) * plain + later_cut * cut
     noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
         if o.name in used:
@@ -384,7 +500,8 @@ def _held_read(lp: LaunchProgram, arch: Arch, tb: int, name: str, multicast: boo
     for r in range(rows):
         for c in range(cols):
             counts[(r * len(lp.consts) + col + c) % banks] += 1
-    return max(read, gy * gx * max(counts) * tb / arch.dram.bank_bytes_per_cycle)
+    queued = arch.dram.read_latency_cycles + gy * gx * max(counts) * tb / _bank_rate(arch)
+    return max(read, queued)
 
 
 def _compute_row(e: CExpr, arch: Arch, tb: int, shapes: dict[str, tuple[int, int]]) -> float:

@@ -72,6 +72,10 @@ class LaunchProgram:
     empty when every core reads its own."""
     busiest_cut_rows: int = 0
     """task.streaming=row: shard rows that carry a mask on the busiest core."""
+    busiest_cut_tiles: int = 0
+    """Column streaming: tiles that carry a mask on the core that has the most of them
+    (a core takes every grid-th tile row and column, so the range's edge rows and columns
+    gather on a few cores; the model charges that core, not the average)."""
 
 
 def lower_launch(
@@ -95,6 +99,7 @@ class _Lower:
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
         self.busiest_cut_rows = 0
+        self.busiest_cut_tiles = 0
         self.row_halos: set[str] = set()
         """task.streaming=row: halo tiles patched into a shard row's column shift."""
         self.cut: Cond = BoolConst(False)
@@ -237,6 +242,7 @@ class _Lower:
             tuple(sorted(self.multicasts.items())),
             self.const_senders(const_names),
             self.busiest_cut_rows,
+            self.busiest_cut_tiles,
         )
 
     def shard_columns(self, nc: int, gx: int) -> tuple[int, int]:
@@ -269,18 +275,29 @@ class _Lower:
             partial_rows += whole
         rows = -(-(self.tr[1] - self.tr[0] + 1) // self.grid[0])
         self.busiest_cut_rows = rows if cut_shards else min(rows, partial_rows)
+        self.busiest_cut_tiles = self.busiest_cut_rows * w  # one-tile shards: column cost
         return cut
 
     def cut_count(self, nr: int, nc: int) -> int:
         if self.row:
             return self.row_cut_count()
+        gy, gx = self.grid
         if isinstance(self.cut, BoolConst):
+            self.busiest_cut_tiles = -(-nr // gy) * -(-nc // gx) if self.cut.value else 0
             return nr * nc if self.cut.value else 0
         r0, r1, c0, c1 = self.rect
         rows = {self.tr[0]} if r0 % TILE else set()
         rows |= {self.tr[1]} if r1 % TILE else set()
         cols = {self.tc[0]} if c0 % TILE else set()
         cols |= {self.tc[1]} if c1 % TILE else set()
+        for y in range(gy):  # core (y, x) owns tile rows tr0 + y + gy*i, columns likewise
+            own_r = range(self.tr[0] + y, self.tr[1] + 1, gy)
+            cut_r = sum(r in rows for r in own_r)
+            for x in range(gx):
+                own_c = range(self.tc[0] + x, self.tc[1] + 1, gx)
+                cut_c = sum(c in cols for c in own_c)
+                n = cut_r * len(own_c) + cut_c * len(own_r) - cut_r * cut_c
+                self.busiest_cut_tiles = max(self.busiest_cut_tiles, n)
         return len(rows) * nc + len(cols) * nr - len(rows) * len(cols)
 
     def check_l1(self) -> None:

@@ -101,7 +101,12 @@ def wide_operands(k: FlowKernel) -> frozenset[str]:
 def row_problem(k: FlowKernel) -> str | None:
     """None when `k` has a shard-row form, else the reason it has none."""
     if k.contraction is not None:
-        return "its reduction already streams blocks along k (use tileplan.strip_mine)"
+        return (
+            "its reduction has no shard-row form (Loom's own rule: the seed's rule, a value "
+            "crossing compute -> DM -> compute inside the column loop, does not cover it, "
+            "since the reduction's panels only flow DM -> compute; Loom streams a reduction "
+            "in blocks along k instead, with tileplan.strip_mine and interchange)"
+        )
     for o in k.operands:
         if "c" in (o.row.base,) or o.col.base == "r":
             return f"operand {o.name} is read transposed (its row follows the output column)"
