@@ -136,12 +136,14 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
             **{o.name: (mcast if o.name in group else read) for o in flow.operands},
         },
     )
-    first_comp = comp + (mask_comp if cut_first else 0.0)
-    if flow.dm_copy:
-        first = max(first_reads, dm["writer"])
-    else:
-        first = _overlap(first_reads, first_comp, dm["writer"], phys.depth)
-    first = max(first, cut if cut_first else plain)
+    first = _first_step(
+        flow,
+        phys,
+        first_reads,
+        comp + (mask_comp if cut_first else 0.0),
+        dm["writer"],
+        cut if cut_first else plain,
+    )
     # every core fetches the same constant page at once: its bank serves every core's
     # copy in turn after the read latency, unless one core reads it and multicasts it
     camp = arch.dram.read_latency_cycles + gy * gx * tb / _bank_rate(arch)
@@ -374,6 +376,15 @@ def _tile(t: TileIndex, own: dict[str, int], env: dict[str, int], limit: int) ->
     return max(0, min(limit - 1, own[t.base] + t.delta))
 
 
+def _first_step(
+    flow: FlowKernel, phys: Physical, reads: float, comp: float, store: float, steady: float
+) -> float:
+    """The first tile or shard row: its reads (each waiting on its hottest bank) overlapped
+    with its compute and store, never faster than a steady step of the same kind."""
+    first = max(reads, store) if flow.dm_copy else _overlap(reads, comp, store, phys.depth)
+    return max(first, steady)
+
+
 def _overlap(load: float, math: float, store: float, depth: int) -> float:
     return max(load, math, store) if depth == 2 else max(load + math, math + store)
 
@@ -458,12 +469,14 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     own |= {o.name: read(w if o.name in wide else 1) for o in flow.operands if o.name in used}
     first_reads = _first_round(phys, lp, flow, arch, own, w)
     cut_first = cut_rows > 0
-    first_comp = comp + (mask_comp if cut_first else 0.0)
-    if flow.dm_copy:
-        first = max(first_reads, dm["writer"])
-    else:
-        first = _overlap(first_reads, first_comp, dm["writer"], phys.depth)
-    first = max(first, cut if cut_first else plain)
+    first = _first_step(
+        flow,
+        phys,
+        first_reads,
+        comp + (mask_comp if cut_first else 0.0),
+        dm["writer"],
+        cut if cut_first else plain,
+    )
     frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
     sunk = {n for n, _ in flow.sunk}  # delivered per row, not held
     held = [c for c in sorted(used - sunk) if c in frames or form.operator_shape(c, w)]
