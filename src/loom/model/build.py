@@ -23,6 +23,7 @@ explanation can still name them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from loom.arch import Arch
@@ -96,6 +97,7 @@ class ProblemBuilder:
             dram_bytes=add(*builder.traffic),
             flops=self.flops,
             infeasible_reason=reason,
+            split_domains=self.tile_domains | self.accumulator_knobs(),
         )
 
     def legality(
@@ -103,13 +105,7 @@ class ProblemBuilder:
     ) -> tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]:
         """Domains (filtered by the univariate constraints), constraints, L1 bytes, and
         why a domain is empty ('' if none is)."""
-        extents = self._extents()
-        domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
-        for axis in self.program.grid:
-            name = axis.tile.name
-            if name not in self.c.gather_axes:
-                domains[name] = _wave_domain(axis.tile, axis.extent, self.c.spatial[name])
-        domains.update(knobs)
+        domains = self.tile_domains | knobs
         l1 = self._l1_bytes(domains)
         constraints = self._constraints(l1)
         reason = ""
@@ -124,6 +120,18 @@ class ProblemBuilder:
         if empty and not reason:
             reason = f"no legal value of {', '.join(empty)}"
         return domains, constraints, l1, reason
+
+    @functools.cached_property
+    def tile_domains(self) -> dict[str, tuple[int, ...]]:
+        """Every tile size's values before the constraints filter them: they depend
+        only on the cores per grid axis and the split-reduction axes."""
+        extents = self._extents()
+        domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
+        for axis in self.program.grid:
+            name = axis.tile.name
+            if name not in self.c.gather_axes:
+                domains[name] = _wave_domain(axis.tile, axis.extent, self.c.spatial[name])
+        return domains
 
     def accumulator_knobs(self) -> dict[str, tuple[int, ...]]:
         """The placement knob of every accumulator, over the placements it may take."""
