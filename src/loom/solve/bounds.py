@@ -15,7 +15,6 @@ them never changes the ranking.
 
 from __future__ import annotations
 
-import functools
 import math
 
 import numpy as np
@@ -23,8 +22,8 @@ import numpy as np
 from loom.arch import Arch
 from loom.ir.candidate import Candidate
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Problem, Seq, Stage
+from loom.solve.table import Grid
 from loom.symbolic import Const, Expr, add, maximum
-from loom.symbolic.pyexpr import compile_expr
 
 PATH_BOUND_LIMIT = 1_000_000
 """Largest tile-domain product the path bound enumerates (above it: no bound)."""
@@ -88,19 +87,7 @@ def _minimum(path: Expr, domains: dict[str, tuple[int, ...]]) -> int:
     names = sorted(path.free_names())
     if not all(n in domains for n in names):
         return 0
-    values = [domains[n] for n in names]
-    if not all(values) or math.prod(len(d) for d in values) > PATH_BOUND_LIMIT:
+    values = {n: domains[n] for n in names}
+    if not all(values.values()) or math.prod(len(d) for d in values.values()) > PATH_BOUND_LIMIT:
         return 0
-    if not names:
-        return int(path.eval({}))
-    fn = compile_expr(path, names, _ELEMENTWISE)
-    grids = np.meshgrid(*(np.array(d, dtype=np.int64) for d in values), indexing="ij")
-    return int(np.min(fn(*grids)))
-
-
-def _reduce(op: np.ufunc) -> object:
-    return lambda *args: functools.reduce(op, args)
-
-
-_ELEMENTWISE = {"min": _reduce(np.minimum), "max": _reduce(np.maximum)}
-"""`min`/`max` over whole arrays: the compute path has no selects, so it vectorises."""
+    return int(np.min(Grid(values).expr(path)))

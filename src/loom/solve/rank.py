@@ -36,7 +36,7 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.solve.bounds import class_bound, class_key, path_bound
-from loom.solve.table import INFEASIBLE, table_bound
+from loom.solve.table import INFEASIBLE, Grid, table_bound
 
 ROUND = 8
 """Candidates per round: a problem is solved with the cutoff known when the round in
@@ -109,6 +109,8 @@ class _Search:
         """The cutoff a problem is solved with: the round's, when it was first visited."""
         self.class_bounds: dict[tuple[object, ...], int] = {}
         """`class_bound` of each class with a built member."""
+        self.grids: dict[object, Grid] = {}
+        """The tables' grids, one per domain product (`table.table_bound`)."""
 
     def cutoff(self) -> int | None:
         k = self.options.top_k
@@ -145,7 +147,9 @@ class _Search:
         key = problem_key(problem)
         self.limits.setdefault(key, self.round_limit)
         if key not in self.exact:
-            self.exact[key] = None if problem.infeasible_reason else table_bound(problem)
+            self.exact[key] = (
+                None if problem.infeasible_reason else table_bound(problem, self.grids)
+            )
         best = self.exact[key]
         if best is not None:
             if best < INFEASIBLE:
