@@ -13,14 +13,21 @@ and architecture (the full cost a user pays, imports included). The in-process C
 is printed too: on a shared machine it is the figure that does not grow with the load
 (with --jobs 1 it equals the wall time of a quiet machine).
 
+`--dump FILE` writes what each compile chose, one JSON line per shape (the schedule
+without its compile time, and `explain()`), so that a change meant only to make
+compiling faster can be checked to choose the same (`diff` two dumps, each made with its
+own source tree on PYTHONPATH). `--shapes N` keeps every kernel's first N shapes.
+
     PYTHONPATH=src .venv/bin/python benchmarks/compile_time.py [--repeats 3] [--jobs 2]
         [--kernels gemm,flash_attention,flash_decode] [--archs wormhole_n150,blackhole_12x10]
+        [--shapes N] [--dump FILE] [--no-whole-process]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import json
 import os
 import statistics
 import subprocess
@@ -51,9 +58,18 @@ def _fmt(shape: dict[str, int]) -> str:
     return ",".join(f"{k}={v}" for k, v in shape.items())
 
 
+def chosen(kernel: str, arch: str, compiled: loom.CompiledKernel) -> str:
+    """What a compile chose, as one JSON line: the schedule (its compile time left out)
+    and the explanation."""
+    data = json.loads(compiled.schedule.to_json())
+    del data["compile_seconds"]
+    line = {"kernel": kernel, "arch": arch, "schedule": data, "explain": compiled.explain()}
+    return json.dumps(line, sort_keys=True)
+
+
 def in_process(
     kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int
-) -> tuple[float, float, str]:
+) -> tuple[float, float, str, loom.CompiledKernel]:
     target = loom.load_arch(arch)
     times, cpu, last = [], [], None
     for _ in range(repeats):
@@ -71,7 +87,7 @@ def in_process(
         f"{s.candidates_after_pruning:>5} cand {solved:>4} solved "
         f"({100 * share:5.1f}% pruned)  {s.modeled_tflops:8.2f} TFLOPS"
     )
-    return statistics.median(times), statistics.median(cpu), note
+    return statistics.median(times), statistics.median(cpu), note, last
 
 
 def whole_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, jobs: int) -> float:
@@ -102,23 +118,33 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
     parser.add_argument("--archs", default=",".join(ARCHS))
+    parser.add_argument("--shapes", type=int, default=0, help="each kernel's first N shapes")
+    parser.add_argument("--dump", type=Path, help="write what each compile chose (JSON lines)")
+    parser.add_argument("--no-whole-process", action="store_true")
     args = parser.parse_args()
     archs = args.archs.split(",")
+    dump = args.dump.open("w") if args.dump else None
     print(f"compile time, median of {args.repeats} in-process runs, --jobs {args.jobs}")
     for kernel in args.kernels.split(","):
         for arch in archs:
             medians, cpus = [], []
             print(f"\n{kernel} on {arch}")
-            for shape in SHAPES[kernel]:
-                median, cpu, note = in_process(kernel, shape, arch, args.repeats, args.jobs)
+            for shape in SHAPES[kernel][: args.shapes or None]:
+                median, cpu, note, last = in_process(kernel, shape, arch, args.repeats, args.jobs)
                 medians.append(median)
                 cpus.append(cpu)
-                print(f"  {_fmt(shape):28} {median:6.2f} s   {note}")
+                print(f"  {_fmt(shape):28} {median:6.2f} s   {note}", flush=True)
+                if dump is not None:
+                    dump.write(chosen(kernel, arch, last) + "\n")
             print(
                 f"  median over {len(medians)} shapes: {statistics.median(medians):.2f} s "
                 f"(min {min(medians):.2f}, max {max(medians):.2f}); cpu "
                 f"{statistics.median(cpus):.2f} s (min {min(cpus):.2f}, max {max(cpus):.2f})"
             )
+    if dump is not None:
+        dump.close()
+    if args.no_whole_process:
+        return
     print("\nwhole process (imports included), median of runs:")
     for kernel in args.kernels.split(","):
         for arch in archs:

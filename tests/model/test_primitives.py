@@ -163,3 +163,25 @@ def test_a_group_spanning_rows_and_columns_is_sent_twice() -> None:
     _, one = prim.dram_read_stage(BH, (row,))
     latency = BH.dram.read_latency_cycles + prim.multicast_handshake(BH, 7)
     assert one.eval({}) == latency + read + 12 * prim.multicast_send(BH, 2048, 8)
+
+
+def test_a_load_stages_floor_is_below_its_cost_under_every_copy_mode() -> None:
+    # the floor depends only on the blocks and engines; the stage's cost on the modes,
+    # groups, bank spread and links too: the floor never exceeds it
+    tm = Sym("tm", 32, 512, 32)
+    a = transfer(tiles=tm * 4 // 32)
+    b = transfer(what="load b", tiles=Const(8), engine="writer")
+    narrow = prim.BankSpread(rows=Const(3), period=8, col_blocks=1, row_blocks=24)
+    variants = [
+        (a, b),
+        (replace(a, multicast=True, concurrent=6, sends=(prim.SendSpec(3, 3),)), b),
+        (replace(a, banks=narrow), replace(b, engine="reader")),
+    ]
+    for transfers in variants:
+        floor = prim.dram_read_floor(BH, transfers)
+        _, cycles = prim.dram_read_stage(BH, transfers)
+        for v in tm.domain():
+            assert floor.eval({"tm": v}) <= cycles.eval({"tm": v})
+    # the same blocks on the same engines: the same floor, whatever the modes
+    assert prim.dram_read_floor(BH, variants[0]) == prim.dram_read_floor(BH, variants[1])
+    assert prim.dram_read_floor(BH, ()) == Const(0)

@@ -10,6 +10,8 @@ from loom.mapping import enumerate_candidates
 from loom.model import build_problem
 from loom.solve import RankOptions, core_bound, rank
 from loom.solve import table as table_module
+from loom.solve.bounds import class_bound, class_key, compute_path
+from loom.solve.table import INFEASIBLE, table_bound
 
 FLOPS = 2 * 256 * 512 * 128
 DRAM_BYTES = (256 * 128 + 128 * 512 + 256 * 512) * 2
@@ -76,3 +78,26 @@ def test_pruned_top_k_is_the_unpruned_top_k(buffered, wormhole, monkeypatch, tab
                 assert p.objective.eval(s.assignment) == s.cycles
         if tables:
             assert pruned.solved <= 10
+
+
+@pytest.mark.parametrize(
+    "kernel", [pytest.param("gemm", marks=pytest.mark.slow), "flash_attention", "flash_decode"]
+)
+def test_a_class_bound_holds_for_every_candidate_of_the_class(buffered, wormhole, kernel) -> None:  # type: ignore[no-untyped-def]
+    """Every candidate of a class has the same floored path and unfiltered domains, so
+    one member's bound is every member's, and it is below each one's optimum."""
+    b = buffered[kernel]
+    classes: dict[tuple[object, ...], list[object]] = {}
+    for c in enumerate_candidates(b, wormhole).candidates:
+        classes.setdefault(class_key(c), []).append(build_problem(b, c, wormhole, "HiFi4", 0))
+    assert any(len(members) > 1 for members in classes.values())
+    for members in classes.values():
+        first = members[0]
+        path = compute_path(first.heg, floor=True)  # type: ignore[attr-defined]
+        bound = class_bound(first)  # type: ignore[arg-type]
+        for p in members:
+            assert compute_path(p.heg, floor=True) == path  # type: ignore[attr-defined]
+            assert p.split_domains == first.split_domains  # type: ignore[attr-defined]
+            best = table_bound(p)  # type: ignore[arg-type]
+            assert best is not None
+            assert best >= INFEASIBLE or bound <= best

@@ -60,6 +60,10 @@ class Stage(HegNode):
 
     terms: tuple[Term, ...]
     cycles: Expr
+    floor: Expr = field(default_factory=lambda: Const(0))
+    """At most `cycles` for every assignment, and the same for every copy pattern that
+    moves the same blocks on the same engines (`loom.model.primitives.dram_read_floor`):
+    what a bound shared by such candidates may charge for the stage."""
 
 
 @dataclass(frozen=True)
@@ -117,6 +121,10 @@ class Problem:
     flops: int
     infeasible_reason: str = ""
     """Set when the domains are empty before solving (no legal tile at all)."""
+    split_domains: dict[str, tuple[int, ...]] = field(default_factory=dict)
+    """The tile sizes' values before any constraint filters them, and the accumulators'
+    placements: they depend only on the cores per grid axis and the split-reduction
+    axes, so a bound minimised over them holds for every candidate that shares those."""
 
     @property
     def tile_names(self) -> tuple[str, ...]:

@@ -23,6 +23,7 @@ explanation can still name them.
 
 from __future__ import annotations
 
+import functools
 import itertools
 
 from loom.arch import Arch
@@ -59,9 +60,22 @@ def _wave_domain(sym: Sym, extent: int, cores: int) -> tuple[int, ...]:
     return tuple(kept)
 
 
+Legality = tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]
+"""Domains, constraints, L1 bytes and why a domain is empty (`ProblemBuilder.legality`)."""
+Legal = dict[tuple[object, ...], tuple[Legality, dict[str, tuple[int, ...]]]]
+"""Legality and the unfiltered domains (`Problem.split_domains`) by split and knob
+domains, kept across the candidates of one compile: they depend on nothing else."""
+
+
 class ProblemBuilder:
     def __init__(
-        self, buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str, flops: int
+        self,
+        buffered: BufferedProgram,
+        candidate: Candidate,
+        arch: Arch,
+        fidelity: str,
+        flops: int,
+        legal: Legal | None = None,
     ) -> None:
         self.b = buffered
         self.program = buffered.program
@@ -69,6 +83,7 @@ class ProblemBuilder:
         self.arch = arch
         self.fidelity = fidelity
         self.flops = flops
+        self.legal = legal
 
     def build(self) -> Problem:
         builder = HegBuilder(self.b, self.c, self.arch, self.fidelity)
@@ -82,7 +97,11 @@ class ProblemBuilder:
         for acc in self.b.accumulators:
             symbols[acc.knob] = placement_knob(acc)
         knobs.update(self.accumulator_knobs())
-        domains, constraints, l1, reason = self.legality(knobs)
+        key = (tuple(sorted(self.c.spatial.items())), self.c.gather_axes, tuple(knobs.items()))
+        cache = self.legal if self.legal is not None else {}
+        if key not in cache:
+            cache[key] = (self.legality(knobs), self.tile_domains | self.accumulator_knobs())
+        (domains, constraints, l1, reason), split_domains = cache[key]
         fixed = {name: 0 for name, values in knobs.items() if values == (0,)}
         symbols = {s.name: s for s in self.program.tile_syms} | symbols
         return Problem(
@@ -96,20 +115,13 @@ class ProblemBuilder:
             dram_bytes=add(*builder.traffic),
             flops=self.flops,
             infeasible_reason=reason,
+            split_domains=split_domains,
         )
 
-    def legality(
-        self, knobs: dict[str, tuple[int, ...]]
-    ) -> tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]:
+    def legality(self, knobs: dict[str, tuple[int, ...]]) -> Legality:
         """Domains (filtered by the univariate constraints), constraints, L1 bytes, and
         why a domain is empty ('' if none is)."""
-        extents = self._extents()
-        domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
-        for axis in self.program.grid:
-            name = axis.tile.name
-            if name not in self.c.gather_axes:
-                domains[name] = _wave_domain(axis.tile, axis.extent, self.c.spatial[name])
-        domains.update(knobs)
+        domains = self.tile_domains | knobs
         l1 = self._l1_bytes(domains)
         constraints = self._constraints(l1)
         reason = ""
@@ -124,6 +136,18 @@ class ProblemBuilder:
         if empty and not reason:
             reason = f"no legal value of {', '.join(empty)}"
         return domains, constraints, l1, reason
+
+    @functools.cached_property
+    def tile_domains(self) -> dict[str, tuple[int, ...]]:
+        """Every tile size's values before the constraints filter them: they depend
+        only on the cores per grid axis and the split-reduction axes."""
+        extents = self._extents()
+        domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
+        for axis in self.program.grid:
+            name = axis.tile.name
+            if name not in self.c.gather_axes:
+                domains[name] = _wave_domain(axis.tile, axis.extent, self.c.spatial[name])
+        return domains
 
     def accumulator_knobs(self) -> dict[str, tuple[int, ...]]:
         """The placement knob of every accumulator, over the placements it may take."""
@@ -220,9 +244,15 @@ class ProblemBuilder:
 
 
 def build_problem(
-    buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str, flops: int
+    buffered: BufferedProgram,
+    candidate: Candidate,
+    arch: Arch,
+    fidelity: str,
+    flops: int,
+    legal: Legal | None = None,
 ) -> Problem:
-    return ProblemBuilder(buffered, candidate, arch, fidelity, flops).build()
+    """`legal`: what the candidates of one compile share (`Legal`), filled as they go."""
+    return ProblemBuilder(buffered, candidate, arch, fidelity, flops, legal).build()
 
 
 def check_feasible(buffered: BufferedProgram, candidate: Candidate, arch: Arch) -> str:

@@ -175,7 +175,12 @@ class HegBuilder:
             store = Stage(f"store@{scope}", (), Const(0))
         return Pipe(
             name=scope.key,
-            load=Stage(f"load@{scope}", load_terms, load_cycles),
+            load=Stage(
+                f"load@{scope}",
+                load_terms,
+                load_cycles,
+                prim.dram_read_floor(self.arch, tuple(loads)),
+            ),
             body=Seq(f"body@{scope}", tuple(items)),
             store=store,
             b_load=knob("b_load", scope),

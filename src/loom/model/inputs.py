@@ -13,7 +13,7 @@ from loom.ir.candidate import Candidate, CandidateSet
 from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.ir.tile import ForLoop, If, Op, TileProgram
-from loom.model.build import build_problem, check_feasible
+from loom.model.build import Legal, build_problem, check_feasible
 
 
 def compulsory_bytes(program: TileProgram, arch: Arch) -> int:
@@ -54,6 +54,7 @@ class ProblemCache:
     fidelity: str
     flops: int
     built: dict[tuple[object, ...], Problem] = field(default_factory=dict)
+    legal: Legal = field(default_factory=dict)
 
     def build(self, candidate: Candidate) -> Problem:
         key = (
@@ -64,7 +65,7 @@ class ProblemCache:
         )
         if key not in self.built:
             self.built[key] = build_problem(
-                self.buffered, candidate, self.arch, self.fidelity, self.flops
+                self.buffered, candidate, self.arch, self.fidelity, self.flops, self.legal
             )
         return dataclasses.replace(self.built[key], candidate=candidate)
 

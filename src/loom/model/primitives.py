@@ -305,6 +305,21 @@ def dram_read_stage(
     return tuple(terms), latency + maximum(*per_engine.values(), dram, links)
 
 
+def dram_read_floor(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
+    """The least a load stage of these transfers costs, whatever their copy modes and
+    group areas: the read latency, then each engine's own streams (`read_phase` is at
+    least the stream; a multicast sender reads the whole block too). It depends only on
+    the tiles, their bytes and the engines, so a bound built on it holds for every
+    candidate that loads the same blocks on the same engines (`loom.solve.bounds`)."""
+    if not transfers:
+        return Const(0)
+    per_engine: dict[str, Expr] = {}
+    for t in transfers:
+        stream = t.tiles * dram_read_tile(arch, t.tile_bytes)
+        per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + stream
+    return arch.dram.read_latency_cycles + maximum(*per_engine.values())
+
+
 def dram_write_stage(
     arch: Arch, transfers: tuple[TransferSpec, ...]
 ) -> tuple[tuple[Term, ...], Expr]:

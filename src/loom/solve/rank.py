@@ -2,7 +2,11 @@
 
 Branch and bound. Candidates are visited in order of a cheap lower bound on their
 modeled latency (`bounds.core_bound`); one whose bound exceeds the k-th best latency
-known so far (the cutoff) is pruned without building its problem. A built problem is
+known so far (the cutoff) is pruned without building its problem. So is one whose
+class (`bounds.class_key`: the candidates that differ only in their copies' modes and
+group areas) has a built member whose `bounds.class_bound` exceeds the cutoff: that
+bound holds for every member, and it is much the tighter one where the stores or the
+compute dominate, which `core_bound` underestimates. A built problem is
 tabulated over its whole (small) domain (`table.table_bound`): the table's minimum is
 the candidate's exact optimum under the model, so it tightens the cutoff at once and,
 once every candidate is visited, prunes every candidate that cannot enter the top k.
@@ -31,8 +35,8 @@ from dataclasses import dataclass
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
-from loom.solve.bounds import path_bound
-from loom.solve.table import INFEASIBLE, table_bound
+from loom.solve.bounds import class_bound, class_key, path_bound
+from loom.solve.table import INFEASIBLE, Grid, table_bound
 
 ROUND = 8
 """Candidates per round: a problem is solved with the cutoff known when the round in
@@ -103,6 +107,10 @@ class _Search:
         """The cutoff when the current round of candidates started."""
         self.limits: dict[tuple[object, ...], int | None] = {}
         """The cutoff a problem is solved with: the round's, when it was first visited."""
+        self.class_bounds: dict[tuple[object, ...], int] = {}
+        """`class_bound` of each class with a built member."""
+        self.grids: dict[object, Grid] = {}
+        """The tables' grids, one per domain product (`table.table_bound`)."""
 
     def cutoff(self) -> int | None:
         k = self.options.top_k
@@ -127,12 +135,21 @@ class _Search:
         if limit is not None and self.bounds[c.name] > limit:
             self.prune(c, self.bounds[c.name], "cores", limit)
             return
+        family = class_key(c)
+        shared = self.class_bounds.get(family, 0)
+        if limit is not None and shared > limit:
+            self.prune(c, shared, "class", limit)
+            return
         problem = build(c)
         self.built += 1
+        if family not in self.class_bounds and not problem.infeasible_reason:
+            self.class_bounds[family] = class_bound(problem)
         key = problem_key(problem)
         self.limits.setdefault(key, self.round_limit)
         if key not in self.exact:
-            self.exact[key] = None if problem.infeasible_reason else table_bound(problem)
+            self.exact[key] = (
+                None if problem.infeasible_reason else table_bound(problem, self.grids)
+            )
         best = self.exact[key]
         if best is not None:
             if best < INFEASIBLE:

@@ -128,16 +128,23 @@ def _reduce(op: np.ufunc, parts: list[np.ndarray]) -> np.ndarray:
     return out
 
 
-def table_bound(problem: Problem) -> int | None:
+def table_bound(problem: Problem, grids: dict[object, Grid] | None = None) -> int | None:
     """The least T(x, b) over the legal assignments (exact), None when the domain
     product is too large to tabulate; a problem with no legal assignment gets a bound
-    above every latency, so that a cutoff prunes it."""
+    above every latency, so that a cutoff prunes it. `grids` keeps one grid per domain
+    product across problems: candidates of one split share their constraints and
+    compute terms, which are then evaluated once."""
     domains = problem.domains
     if not all(domains.values()):
         return INFEASIBLE
     if math.prod(len(d) for d in domains.values()) > TABLE_LIMIT:
         return None
-    grid = Grid(domains)
+    key = tuple(domains.items())
+    grid = grids.get(key) if grids is not None else None
+    if grid is None:
+        grid = Grid(domains)
+        if grids is not None:
+            grids[key] = grid
     legal: Mask = np.ones(grid.shape, dtype=bool)
     for con in problem.constraints:
         legal = legal & grid.cond(con.cond)
