@@ -277,9 +277,10 @@ class HegBuilder:
         and the merge after it) runs while the loop's engines, which issue nothing of it,
         fetch the next wave's first blocks: the compute waits T(pipe) - m per iteration
         for its loads, and the engines run one block ahead, so up to that slack of it
-        hides. With a single-slot grid load of the same engines (b_load_grid = 0) the
-        fill per wave already counts the tail after the load's last reader
-        (`single_slot_fill`): nothing more is taken."""
+        hides. With a single-slot grid load of the same engines (b_load_grid = 0) that
+        load is popped early (`pop_stall`) and the same holds; otherwise its fill per
+        wave already counts the tail after the load's last reader (`single_slot_fill`),
+        and nothing more is taken."""
         around = [
             latency(node)
             for node in items
