@@ -67,24 +67,53 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     assert fill > 0
     assert latency(loop).eval(env) == loop.trip.eval(env) * latency(loop.body).eval(env)
     # q is loaded by the same engine in the grid body: a double-buffered q lets the
-    # reader run ahead, the fill is paid once. With one slot the reader loads the next
-    # q and the first K block once the last scores have popped q, while the rest of the
-    # last iteration runs (the ops after the scores; a gather follows the loop): only
-    # what exceeds that tail is exposed, l_q + fill' = max(0, l_q + fill - tail).
+    # reader run ahead, the fill is paid once. With one slot the compute pops q after
+    # the last scores, which read K, while the reader still loads V: the reader waits
+    # for q's slot only as long as the scores outlast V's load, max(0, r - l_V).
     body = loop.body.body
     assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
-    first, *rest = body.children[0].terms
+    first = body.children[0].terms[0]
     assert first.kind == "matmul" and "bmm" in first.what  # the scores' bmm reads q
-    tail = sum(t.cycles.eval(env) for t in rest)
-    l_q = latency(waves.body.load).eval(env)
-    assert 0 < tail < fill
+    reads = [t for t in loop.body.load.terms if t.kind == "dram_read"]
+    assert ["load k" in reads[0].what, "load v" in reads[1].what] == [True, True]
     grid_knob = waves.body.b_load.name
-    # The first wave has no previous wave's tail: it pays the whole fill.
-    single = max(fill - tail, -l_q)
-    for primed, (wave_fill, once_fill) in ((1, (0, fill)), (0, (single, fill - single))):
+    stall = max(first.cycles.eval(env) - reads[1].cycles.eval(env), 0)
+    for primed, wave_fill in ((1, 0), (0, stall)):
         env[grid_knob] = primed
         assert latency(per_wave).eval(env) == wave_fill
-        assert latency(once).eval(env) == once_fill
+        assert latency(once).eval(env) == fill
+    # a V load shorter than the scores leaves their excess exposed per wave
+    env[loop.body.b_load.name] = 0
+    for name, dom in problem.domains.items():
+        if name == "tile_n":
+            env[name] = dom[0]
+    r, l_v = first.cycles.eval(env), reads[1].cycles.eval(env)
+    assert latency(per_wave).eval(env) == max(r - l_v, 0)
+
+
+def test_the_compute_around_a_steady_loop_hides_behind_its_loads(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Flash decode: the reader streams K and V and issues nothing of the grid body's
+    state fills, gathers and merge, so that compute runs while the reader fetches the
+    next wave's blocks; up to the loop's slack per iteration, T(pipe) - m, of it hides."""
+    b = buffered["flash_decode"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
+    waves = problem.heg.children[1]  # type: ignore[attr-defined]
+    grid = waves.body
+    loop, _ = _grid_loop(grid)
+    hidden = [c for c in grid.body.children if c.name.startswith("overlap@")]
+    assert len(hidden) == 1 and hidden[0].terms[0].kind == "overlap"
+    env = {n: d[-1] for n, d in problem.domains.items()}
+    around = sum(
+        latency(c).eval(env)
+        for c in grid.body.children
+        if c is not loop and not c.name.startswith(("fill@", "overlap@"))
+    )
+    assert around > 0
+    for bn in (0, 1):
+        env[loop.body.b_load.name] = bn
+        slack = max(latency(loop.body).eval(env) - latency(loop.body.body).eval(env), 0)
+        assert latency(hidden[0]).eval(env) == -min(around, slack)
 
 
 def test_no_fill_credit_when_the_loop_s_engine_stores_after_it(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]

@@ -70,6 +70,9 @@ class HegBuilder:
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
+        self.early_pop: set[str] = set()
+        """Steady loops whose single-slot grid load is popped before the engine's later
+        loads of the iteration (`pop_stall`)."""
         self.fills: list[Term] = []
         """Fills of the grid's steady loops, exposed once per program (`steady_fill`)."""
         self.accumulated: dict[str, tuple[Accumulator, str]] = {}
@@ -134,6 +137,7 @@ class HegBuilder:
                 items.append(Leaf(f"compute@{scope}#{len(items)}", tuple(pending)))
                 pending.clear()
 
+        steady_loops: list[tuple[ForLoop, Pipe]] = []
         for op in ops:
             if isinstance(op, Load):
                 loads.append(self.load_spec(op))
@@ -148,6 +152,7 @@ class HegBuilder:
                 if steady is not None:
                     items.append(For(f"for {op.tile.name}", trip, pipe, steady=True))
                     items.append(Leaf(f"fill@{scope}#{len(items)}", (steady,)))
+                    steady_loops.append((op, pipe))
                 else:
                     items.append(For(f"for {op.tile.name}", trip, pipe))
             elif isinstance(op, Gather):
@@ -160,6 +165,11 @@ class HegBuilder:
             else:
                 pending.extend(self.op_terms(op))
         flush()
+        if len(steady_loops) == 1:
+            (loop, pipe) = steady_loops[0]
+            hidden = self.behind_loads(loop, ops, scope, pipe, items)
+            if hidden is not None:
+                items.append(Leaf(f"overlap@{scope}#{len(items)}", (hidden,)))
         self.traffic.extend(
             t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores)
         )
@@ -215,11 +225,84 @@ class HegBuilder:
             # the first wave has no previous wave to hide its fill behind: it pays the
             # whole fill, the others what their single-slot load leaves exposed
             primed = knob("b_load", scope).eq(1)
+            stall = self.pop_stall(loop, pipe, held)
+            if stall is not None:
+                self.early_pop.add(loop.tile.name)
+                self.fills.append(Term("fill", f"{what}, once", fill))
+                return Term("fill", f"{what}, per wave", select(primed, 0, stall))
             single = self.single_slot_fill(loop, ops, held, fill)
             self.fills.append(Term("fill", f"{what}, once", select(primed, fill, fill - single)))
             return Term("fill", f"{what}, per wave", select(primed, 0, single))
         self.fills.append(Term("fill", f"{what}, once", fill))
         return Term("fill", f"{what}, per wave", Const(0))
+
+    def pop_stall(self, loop: ForLoop, pipe: Pipe, held: list[Load]) -> Expr | None:
+        """What a single-slot grid load (q, b_load_grid = 0) costs per wave when its last
+        reader in the loop reads a block the engine loads before others of the same
+        iteration (K, then V): the compute pops it after that reader, while the engine
+        still loads the later blocks, and the engine waits for the slot only as long as
+        the reader's compute (from the block's first reader to the pop) outlasts those
+        loads: max(0, r - l_after). Then nothing else is exposed per wave beyond what the
+        double-buffered load costs. None when the structure is not that one."""
+        names = {op.result.name for op in held}
+        body = [op for op in loop.body if not isinstance(op, (Load, Store))]
+        loads = [op for op in loop.body if isinstance(op, Load)]
+        if any(isinstance(op, (ForLoop, Gather, If)) for op in body) or len(loads) < 2:
+            return None
+        readers = [i for i, op in enumerate(body) if {v.name for v in op.operands()} & names]
+        if not readers:
+            return None
+        last = readers[-1]
+        block = {v.name for v in body[last].operands()} & {op.result.name for op in loads}
+        order = [op.result.name for op in loads]
+        if len(block) != 1:
+            return None
+        (b,) = block
+        at = order.index(b)
+        if at == len(order) - 1 or self.load_engine(loads[at]) not in {
+            self.load_engine(op) for op in held
+        }:
+            return None
+        first = min(i for i, op in enumerate(body) if b in {v.name for v in op.operands()})
+        reader = [t.cycles for op in body[first : last + 1] for t in self.op_terms(op)]
+        terms = [t for t in pipe.load.terms if t.kind in ("dram_read", "multicast")]
+        later = [
+            t.cycles
+            for op, t in zip(loads[at + 1 :], terms[at + 1 :], strict=False)
+            if self.load_engine(op) == self.load_engine(loads[at])
+        ]
+        if not later:
+            return None
+        return maximum(add(*reader) - add(*later), 0)
+
+    def behind_loads(
+        self, loop: ForLoop, ops: tuple[Op, ...], scope: Scope, pipe: Pipe, items: list[HegNode]
+    ) -> Term | None:
+        """The grid body's compute outside a steady loop (state fills before it, gathers
+        and the merge after it) runs while the loop's engines, which issue nothing of it,
+        fetch the next wave's first blocks: the compute waits T(pipe) - m per iteration
+        for its loads, and the engines run one block ahead, so up to that slack of it
+        hides. With a single-slot grid load of the same engines (b_load_grid = 0) that
+        load is popped early (`pop_stall`) and the same holds; otherwise its fill per
+        wave already counts the tail after the load's last reader (`single_slot_fill`),
+        and nothing more is taken."""
+        around = [
+            latency(node)
+            for node in items
+            if isinstance(node, (Leaf, For))
+            and not (isinstance(node, For) and node.steady)
+            and not node.name.startswith("fill@")
+        ]
+        if not around:
+            return None
+        slack = maximum(latency(pipe) - latency(pipe.body), 0)
+        hidden = minimum(add(*around), slack)
+        engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
+        held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        if held and loop.tile.name not in self.early_pop:
+            hidden = select(knob("b_load", scope).eq(1), hidden, 0)
+        what = "compute outside the loop, hidden behind the loop's loads of the next wave"
+        return Term("overlap", what, Const(0) - hidden)
 
     def single_slot_fill(
         self, loop: ForLoop, ops: tuple[Op, ...], held: list[Load], fill: Expr

@@ -243,24 +243,39 @@ def send_latency(arch: Arch, sends: tuple[SendSpec, ...]) -> int:
     return sum(multicast_handshake(arch, s.span, s.receivers) for s in sends)
 
 
-def dram_read_tile(arch: Arch, tile_bytes: int) -> int:
-    """Cycles per tile of one engine streaming interleaved DRAM pages (one tile a page).
+def dram_stream_tile(arch: Arch, tile_bytes: int, engine_bytes_per_cycle: float) -> int:
+    """Cycles per tile of one engine streaming interleaved DRAM pages (one tile a page)
+    at the measured per-engine rate `engine_bytes_per_cycle`.
 
-    The stream runs at the slowest of three rates: the measured per-engine DRAM read
-    rate (`dram.reader_bytes_per_cycle`), the transfer-size bandwidth of one packet, and
-    one transaction per `noc.issue_cycles`. They bound one another, they do not add: the
-    measured rate is bytes over the whole batch's latency (ideal_performance.md, DRAM
-    Interleaved Packet Sizes: 256 reads of 2 KB in 23 929 cycles, 93.5 a page), so the
-    issue cost is already inside it, and the simulator caps the stream the same way."""
+    The stream runs at the slowest of three rates: the measured per-engine rate, the
+    transfer-size bandwidth of one packet, and one transaction per `noc.issue_cycles`.
+    They bound one another, they do not add: the measured rate is bytes over the whole
+    batch's latency (ideal_performance.md, DRAM Interleaved Packet Sizes: 256 reads of
+    2 KB in 23 929 cycles, 93.5 a page; 256 writes in 24 293, 94.9 a page), so the issue
+    cost is already inside it, and the simulator caps the stream the same way."""
     noc = arch.noc
     packet = min(tile_bytes, noc.max_packet_bytes)
     return math.ceil(
         max(
-            tile_bytes / arch.dram.reader_bytes_per_cycle,
+            tile_bytes / engine_bytes_per_cycle,
             tile_bytes / noc.size_bandwidth(packet),
             noc.issue_cycles,
         )
     )
+
+
+def dram_read_tile(arch: Arch, tile_bytes: int) -> int:
+    """Cycles per tile of one engine reading interleaved pages
+    (`dram.reader_bytes_per_cycle`, `dram_stream_tile`)."""
+    return dram_stream_tile(arch, tile_bytes, arch.dram.reader_bytes_per_cycle)
+
+
+def dram_write_tile(arch: Arch, tile_bytes: int) -> int:
+    """Cycles per tile of one engine writing interleaved pages
+    (`dram.writer_bytes_per_cycle`, `dram_stream_tile`): the measured DRAM write rate, not
+    the core-to-core unicast rate plus an issue cost per tile (which made a 2 KB page 90
+    cycles on Wormhole against the measured 94.9)."""
+    return dram_stream_tile(arch, tile_bytes, arch.dram.writer_bytes_per_cycle)
 
 
 def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
@@ -285,7 +300,7 @@ def dram_read_stage(
         return (), Const(0)
     terms = []
     per_engine: dict[str, Expr] = {}
-    latency = 0
+    waits: dict[str, int] = {}
     dram: Expr = Const(0)
     for t in transfers:
         cycles = read_phase(arch, t, transfers)
@@ -297,12 +312,12 @@ def dram_read_stage(
             lat += send_latency(arch, t.sends)
         terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
+        waits[t.engine] = waits.get(t.engine, 0) + lat
         dram = dram + dram_wide(arch, t)
-        latency = max(latency, lat)
     links = link_bound(arch, transfers)
     if links != Const(0):
         terms.append(Term("noc_links", "busiest NoC link of the stage", links))
-    return tuple(terms), latency + maximum(*per_engine.values(), dram, links)
+    return tuple(terms), max(waits.values()) + maximum(*per_engine.values(), dram, links)
 
 
 def dram_read_floor(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
@@ -329,8 +344,7 @@ def dram_write_stage(
     per_core: Expr = Const(0)
     dram: Expr = Const(0)
     for t in transfers:
-        per = per_tile(t.tile_bytes, arch.noc.unicast_bytes_per_cycle) + arch.noc.issue_cycles
-        cycles = t.tiles * per
+        cycles = t.tiles * dram_write_tile(arch, t.tile_bytes)
         terms.append(Term("dram_write", t.what, cycles + arch.dram.write_latency_cycles))
         per_core = per_core + cycles
         dram = dram + dram_wide(arch, t)
