@@ -40,6 +40,10 @@ class Term:
     )
     what: str
     cycles: Expr
+    floor: Expr | None = None
+    """The least `cycles` can be under any copy mode and group area, where it depends on
+    them (a compute overlap sized by a load stage); None when it does not. The ranking's
+    class bound (`loom.solve.bounds`) charges it."""
 
 
 @dataclass(frozen=True)

@@ -285,13 +285,14 @@ class HegBuilder:
         hides. With a single-slot grid load of the same engines (b_load_grid = 0) that
         load is popped early (`pop_stall`) and the same holds; otherwise its fill per
         wave already counts the tail after the load's last reader (`single_slot_fill`),
-        and nothing more is taken."""
+        and nothing more is taken. Only compute hides: leaves and loops that load nothing
+        (another loop issues loads of its own), so the term's floor, -c_around, holds for
+        any copy mode."""
         around = [
             latency(node)
             for node in items
-            if isinstance(node, (Leaf, For))
-            and not (isinstance(node, For) and node.steady)
-            and not node.name.startswith("fill@")
+            if (isinstance(node, Leaf) and not node.name.startswith("fill@"))
+            or (isinstance(node, For) and not node.steady and isinstance(node.body, Leaf))
         ]
         if not around:
             return None
@@ -302,7 +303,9 @@ class HegBuilder:
         if held and loop.tile.name not in self.early_pop:
             hidden = select(knob("b_load", scope).eq(1), hidden, 0)
         what = "compute outside the loop, hidden behind the loop's loads of the next wave"
-        return Term("overlap", what, Const(0) - hidden)
+        # the slack depends on the loop's load stage (copy modes); what hides never
+        # exceeds the compute around the loop, which does not
+        return Term("overlap", what, Const(0) - hidden, floor=Const(0) - add(*around))
 
     def single_slot_fill(
         self, loop: ForLoop, ops: tuple[Op, ...], held: list[Load], fill: Expr

@@ -44,7 +44,11 @@ def compute_path(node: HegNode, floor: bool = False) -> Expr:
         case Leaf(terms=terms):
             # a loop's fill (`loom.model.heg.steady_fill`) is never negative: leaving it
             # out keeps the bound below T and its expression free of knob selects
-            kept = [t.cycles for t in terms if t.kind != "fill"]
+            kept = [
+                t.floor if floor and t.floor is not None else t.cycles
+                for t in terms
+                if t.kind != "fill"
+            ]
             return add(*kept) if kept else Const(0)
         case Stage(cycles=cycles):
             return cycles  # a store the body waits for (`loom.model.heg.HegBuilder.block`)
