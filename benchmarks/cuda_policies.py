@@ -396,6 +396,14 @@ def main() -> None:
             "1.07x at fp32 (DM-side)" if prec == "fp32" else "n/a",
         )
         effect(
+            "gaussian: factor fused into the update (forwarded along core rows, m not stored)",
+            "gaussian",
+            prec,
+            {},
+            {"tileplan": {"fuse": ["Fan1", "Fan2"]}},
+            "n/a",
+        )
+        effect(
             "jacobi: transposed-basis halo (vs column patch)",
             "jacobi_2d",
             prec,

@@ -13,7 +13,7 @@ import itertools
 from dataclasses import dataclass, replace
 
 from loom.cuda import Annotations, parse_annotations
-from loom.cuda_flow import CudaOptions, compile_cuda, model_cuda
+from loom.cuda_flow import CudaCompiled, CudaOptions, compile_cuda, model_cuda
 from loom.errors import AnnotationError, InfeasibleError
 
 
@@ -66,6 +66,9 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
         axes.append(("tileflow", "reciprocal", ["compute", "hoisted"]))
     if any(isinstance(k.tile.value, Load) for k in kernels):
         axes.append(("tileflow", "guard_copy", ["compute", "dm"]))
+    pair = _fusable_pair(base)
+    if pair and _fusion_legal(path, options, pair):
+        axes.append(("tileplan", "fuse", [[], list(pair)]))
     reductions = [k.tile.reduction for k in kernels if k.tile.reduction is not None]
     if reductions:
         tiles = reductions[0].extent // 32
@@ -78,6 +81,30 @@ def policy_space(path: str, options: CudaOptions) -> list[dict[str, dict[str, ob
             data.setdefault(stage, {})[key] = v
         out.append(data)
     return out
+
+
+def _fusable_pair(c: CudaCompiled) -> tuple[str, str] | None:
+    """The first two consecutive launches where the second reads what the first writes."""
+    from loom.cuda.tileplan import loads
+
+    assert c.flow is not None
+    plan = c.flow.plan
+    for ph in plan.phases:
+        for a, b in zip(ph.steps, ph.steps[1:], strict=False):
+            p, q = plan.kernel(a.kernel), plan.kernel(b.kernel)
+            if p.kernel != q.kernel and any(ld.array == p.target for ld in loads(q.value)):
+                return p.kernel, q.kernel
+    return None
+
+
+def _fusion_legal(path: str, options: CudaOptions, pair: tuple[str, str]) -> bool:
+    """The dependence check accepts the fusion (jacobi's is illegal: no axis)."""
+    ann = parse_annotations({"tileplan": {"fuse": list(pair)}}, "(probe)")
+    try:
+        compile_cuda(path, replace(options, stop_after="tileplan", annotations=ann))
+    except AnnotationError:
+        return False
+    return True
 
 
 def _divides(v: object) -> bool:

@@ -106,17 +106,32 @@ def test_strip_mining_that_does_not_divide_the_reduction_is_illegal() -> None:
         )
 
 
-def test_fusing_gaussian_factor_is_rejected_by_dependence_analysis() -> None:
+def test_fusing_jacobi_is_rejected_by_dependence_analysis_with_the_west_read() -> None:
+    """The seed's reason: the second kernel could overwrite A before the fused first
+    kernel reads A's west neighbour (another tile's element, no barrier in a launch)."""
     arch = load_arch("blackhole_p150_13x10")
-    ann = parse_annotations({"tileplan": {"fuse": ["Fan1", "Fan2"]}}, "a.yaml")
+    ann = parse_annotations({"tileplan": {"fuse": ["jacobi_kernel1", "jacobi_kernel2"]}}, "a.yaml")
     with pytest.raises(
         AnnotationError,
-        match=r"fuse of `Fan1` into `Fan2` is illegal: the fused "
-        r"factor reads a\[i\]\[t\], which `Fan2` overwrites",
+        match=r"jacobi_2d\.cu:\d+: tileplan\.fuse of `jacobi_kernel1` into `jacobi_kernel2` is "
+        r"illegal: the fused value reads A\[i\]\[j - 1\], which `jacobi_kernel2` overwrites",
     ):
         compile_cuda(
-            "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "64"),), annotations=ann)
+            "examples/cuda/jacobi_2d.cu",
+            CudaOptions(arch, defines=(("N", "64"), ("TSTEPS", "2")), annotations=ann),
         )
+
+
+def test_fused_gaussian_wider_than_the_core_grid_is_rejected_with_its_reason() -> None:
+    """At N=512 a launch has 16 tile columns on 13 core columns: a core row would come
+    back to the factor's tile after its owner updated it."""
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"fuse": ["Fan1", "Fan2"]}}, "a.yaml")
+    c = compile_cuda(
+        "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "512"),), annotations=ann)
+    )
+    with pytest.raises(AnnotationError, match=r"16 tile columns exceed the 13-core grid row"):
+        launches(c, 2)
 
 
 def test_row_streaming_of_a_transposed_halo_is_rejected_with_its_reason() -> None:

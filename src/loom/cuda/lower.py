@@ -98,6 +98,7 @@ class _Lower:
         self.nets: list[PipeNet] = []
         self.multicasts: dict[str, int] = {}
         self.conversions: list[str] = []
+        self.forwarded: tuple[str, ...] = ()
         self.busiest_cut_rows = 0
         self.busiest_cut_tiles = 0
         self.row_halos: set[str] = set()
@@ -177,6 +178,8 @@ class _Lower:
             reader, compute, writer = self.elementwise_streams()
         if not self.blocked:
             reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
+        if k.forwarded:
+            self.check_forwarded()
         const_names = self.frames()
         pre = tuple(
             self.deliver(
@@ -222,6 +225,15 @@ class _Lower:
                     else []
                 ),
                 *(
+                    [
+                        f"fused factor column {', '.join(self.forwarded)} read by the owner "
+                        "of its tile (core column 0) before the update and multicast along "
+                        "its core row"
+                    ]
+                    if self.forwarded
+                    else []
+                ),
+                *(
                     [f"halo patches sent by their owners: {', '.join(self.conversions)}"]
                     if self.conversions
                     else []
@@ -244,6 +256,43 @@ class _Lower:
             self.busiest_cut_rows,
             self.busiest_cut_tiles,
         )
+
+    def check_forwarded(self) -> None:
+        """A fused launch reads column t + e of the rows it updates (the forwarded factor
+        column): legal only when the core that owns that column's tile reads it before
+        it writes the tile, and it alone reads it (it multicasts it along its core row),
+        so no core can read an element another core has already overwritten."""
+        k = self.flow.tile
+        names = {
+            o.name
+            for o in self.flow.operands
+            for ld in k.forwarded
+            if o.array == ld.array and o.row.base == "r" and o.col.elem == ld.col
+        }
+        gx = self.grid[1]
+        problem = ""
+        if self.row:
+            problem = "task.streaming=row gives a core a shard of columns; use streaming: column"
+        elif self.wx.upper > 0:
+            problem = (
+                f"the launch's {self.tc[1] - self.tc[0] + 1} tile columns exceed the "
+                f"{gx}-core grid row, so a core row revisits the factor's tile after its "
+                "owner has updated it"
+            )
+        elif gx > 1 and not all(n in self.multicasts for n in names):
+            problem = (
+                "the core grid does not divide the tile range, so every core would read the "
+                "factor column from DRAM while its owner overwrites it"
+            )
+        elif any(self.pk.task.lane(n) != "reader" for n in names):
+            problem = "the factor column is not delivered by DM0 (whose sender is its owner)"
+        if problem:
+            raise AnnotationError(
+                f"{self.plan.path}:{k.line}: the fusion of `{k.fused}` into `{k.kernel}` "
+                f"cannot be realized for the launch with {_bindings(self.env)}: {problem}. "
+                "Drop tileplan.fuse or change the problem size."
+            )
+        self.forwarded = tuple(sorted(names))
 
     def shard_columns(self, nc: int, gx: int) -> tuple[int, int]:
         """task.streaming=row: W = ceil(nc / gx) contiguous tile columns per core, the

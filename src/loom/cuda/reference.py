@@ -21,10 +21,15 @@ def round_bf16(x: np.ndarray) -> np.ndarray:
 
 
 def run_reference(
-    prog: CudaProgram, arrays: dict[str, np.ndarray], dtype: type = np.float64, storage: str = ""
+    prog: CudaProgram,
+    arrays: dict[str, np.ndarray],
+    dtype: type = np.float64,
+    storage: str = "",
+    unstored: frozenset[str] = frozenset(),
 ) -> dict[str, np.ndarray]:
     """Execute every launch; with `storage="bf16"` each launch's result is rounded to
-    bf16 (arrays stored in bf16 between launches, computed in `dtype` within one)."""
+    bf16 (arrays stored in bf16 between launches, computed in `dtype` within one), except
+    arrays in `unstored` (a fused producer's result, forwarded without being stored)."""
     out: dict[str, np.ndarray] = {k: v.astype(dtype).copy() for k, v in arrays.items()}
     for la, env in prog.launches():
         k = prog.kernel(la.kernel)
@@ -50,7 +55,7 @@ def run_reference(
             val = _eval(u.value, grid, ienv, scal, names, out, active, dtype)
             new = target.copy()
             new[idx[active]] = val[active]
-            if storage == "bf16":
+            if storage == "bf16" and names[u.array] not in unstored:
                 new = round_bf16(new).astype(dtype)
             out[names[u.array]] = new.reshape(out[names[u.array]].shape)
     return out

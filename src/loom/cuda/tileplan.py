@@ -77,6 +77,12 @@ class TileKernel:
     scalars: tuple[str, ...]
     reduction: Reduction | None
     line: int
+    fused: str | None = None
+    """The producer kernel whose value replaced this kernel's reads of its target."""
+    forwarded: tuple[Load, ...] = ()
+    """Column reads `target[i][t + e]` of elements this launch overwrites, legal only when
+    the owner of the tile holding column t + e reads it before writing it and forwards
+    it along its core row (lowering realizes them as owner-sent row multicasts)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,20 +131,22 @@ def build_tileplan(prog: CudaProgram, ann: Annotations) -> TilePlan:
     pol = ann.tileplan
     kernels: dict[str, TileKernel] = {}
     phases: list[Phase] = []
-    notes: list[str] = []
     for item in prog.body:
         launches = item.launches if isinstance(item, TimeLoop) else (item,)
         steps = tuple(_step(prog, la, kernels, pol.strip_mine, pol.interchange) for la in launches)
         if isinstance(item, TimeLoop):
             phases.append(Phase(item.var, item.lo, item.hi, steps))
-            notes.append(
-                f"host loop {item.var} in [{item.lo}, {item.hi}) -> temporal loop of "
-                f"{len(steps)} launch(es) per step, a grid barrier between launches"
-            )
         else:
             phases.append(Phase(None, 0, 1, steps))
+    fused: list[str] = []
     if pol.fuse:
-        _reject_fusion(tuple(kernels.values()), pol.fuse)
+        phases = _fuse(prog.path, kernels, phases, pol.fuse, fused)
+    notes = [
+        f"host loop {ph.var} in [{ph.lo}, {ph.hi}) -> temporal loop of "
+        f"{len(ph.steps)} launch(es) per step, a grid barrier between launches"
+        for ph in phases
+        if ph.var
+    ] + fused
     if pol.strip_mine != 1 and not any(k.reduction for k in kernels.values()):
         raise AnnotationError(
             f"tileplan.strip_mine={pol.strip_mine} needs a reduction loop, and {prog.path} "
@@ -334,11 +342,21 @@ def loads(v: Value) -> list[Load]:
     return []
 
 
-def _reject_fusion(kernels: tuple[TileKernel, ...], fuse: tuple[str, ...]) -> None:
-    """Fusing producer P into consumer C replaces C's reads of P's target by P's value.
-    Legal only if no element P's value reads is written by C in the same launch (a
-    launch has no barrier between threads)."""
-    names = {k.kernel: k for k in kernels}
+def _fuse(
+    path: str,
+    kernels: dict[str, TileKernel],
+    phases: list[Phase],
+    fuse: tuple[str, ...],
+    notes: list[str],
+) -> list[Phase]:
+    """Fusing producer P into consumer C replaces C's reads of P's target by P's value
+    and drops P's launches (P's target is then never stored). A launch has no barrier
+    between tiles, so every element P's value reads that C overwrites in the same launch
+    must be read by its owner before the write and forwarded: realizable for a column
+    read X[i][t + e] whose column is the first one C writes (its tile is owned by the
+    first core of each core row, which multicasts it along the row). Any other overlap
+    is illegal."""
+    names = {k.kernel: k for k in kernels.values()}
     missing = [f for f in fuse if f not in names]
     if len(fuse) != 2 or missing:
         raise AnnotationError(
@@ -351,18 +369,144 @@ def _reject_fusion(kernels: tuple[TileKernel, ...], fuse: tuple[str, ...]) -> No
             f"tileplan.fuse: `{c.kernel}` does not read `{p.target}`, which `{p.kernel}` "
             "writes; there is nothing to fuse."
         )
-    for ld in loads(p.value):
-        if ld.array == c.target:
+    envs = _fused_envs(path, phases, p, c)
+    forwarded: list[Load] = []
+    reads = [ld for ld in loads(c.value) if ld.array == p.target]
+    for ld in reads:
+        for f in loads(_at(p.value, {I: ld.row, J: ld.col})):
+            own = f.row == Affine.var(I) and f.col == Affine.var(J)
+            if f.array != c.target or own or f in forwarded or not _overwritten(f, c, envs):
+                continue  # an element's own value is read by its writer before the write
+            if (
+                f.row == Affine.var(I)
+                and not f.col.names & {I, J}
+                and all(c.region.at(e)[2] == f.col.eval(e) for e in envs)
+            ):
+                forwarded.append(f)
+                continue
             raise AnnotationError(
-                f"tileplan.fuse of `{p.kernel}` into `{c.kernel}` is illegal: the fused factor "
-                f"reads {ld.array}[{ld.row}][{ld.col}], which `{c.kernel}` overwrites in the "
-                "same launch (its guard includes those elements), and a launch has no barrier "
-                "between tiles; keep the kernels separate."
+                f"{path}:{p.line}: tileplan.fuse of `{p.kernel}` into `{c.kernel}` is "
+                f"illegal: the fused value reads {f.array}[{f.row}][{f.col}], which "
+                f"`{c.kernel}` overwrites in the same launch (its guard includes those "
+                "elements), and a launch has no barrier between tiles, so another core could "
+                "overwrite the element before it is read; only a column read of the first "
+                "column the consumer writes can be forwarded by its owner. Keep the kernels "
+                "separate."
             )
-    raise AnnotationError(
-        f"tileplan.fuse of `{p.kernel}` into `{c.kernel}` passes the dependence check but "
-        "Loom does not realize fused launches yet; drop the annotation."
+    for ld in reads:
+        if not (ld.row == Affine.var(I) and not ld.col.names & {I, J}) or not _covers(
+            p, ld, c, envs
+        ):
+            raise AnnotationError(
+                f"{path}:{c.line}: tileplan.fuse of `{p.kernel}` into `{c.kernel}`: "
+                f"`{c.kernel}` reads {ld.array}[{ld.row}][{ld.col}], which is not a column "
+                f"read of elements `{p.kernel}` writes at every launch; Loom fuses only "
+                "X[i][t + e] reads inside the producer's guard. Keep the kernels separate."
+            )
+    value = _substitute(c.value, p)
+    fused = TileKernel(
+        c.key,
+        c.kernel,
+        c.target,
+        value,
+        c.region,
+        c.scalars,
+        c.reduction,
+        c.line,
+        p.kernel,
+        tuple(forwarded),
     )
+    del kernels[p.key]
+    kernels[c.key] = fused
+    notes.append(
+        f"{p.kernel} fused into {c.kernel}: {p.target} is not stored"
+        + (
+            "; "
+            + ", ".join(f"{ld.array}[{ld.row}][{ld.col}]" for ld in forwarded)
+            + " read by the owner of its tile before the update and forwarded along its "
+            "core row"
+            if forwarded
+            else ""
+        )
+    )
+    return [
+        Phase(ph.var, ph.lo, ph.hi, tuple(s for s in ph.steps if s.kernel != p.key))
+        for ph in phases
+    ]
+
+
+def _fused_envs(
+    path: str, phases: list[Phase], p: TileKernel, c: TileKernel
+) -> list[dict[str, int]]:
+    """The host environments of the consumer's launches; the producer must launch with
+    the same scalar arguments right before the consumer in every step."""
+    envs: list[dict[str, int]] = []
+    for ph in phases:
+        keys = [s.kernel for s in ph.steps]
+        for n, s in enumerate(ph.steps):
+            if s.kernel != c.key:
+                continue
+            prev = ph.steps[n - 1] if n else None
+            if prev is None or prev.kernel != p.key or dict(prev.args) != dict(s.args):
+                raise AnnotationError(
+                    f"{path}:{c.line}: tileplan.fuse needs `{p.kernel}` launched right before "
+                    f"`{c.kernel}` with the same scalar arguments (launches: {keys})."
+                )
+            envs.extend(
+                {ph.var: v} if ph.var else {} for v in (range(ph.lo, ph.hi) if ph.var else (0,))
+            )
+    return envs
+
+
+def _overwritten(ld: Load, c: TileKernel, envs: list[dict[str, int]]) -> bool:
+    """Whether some element `ld` reads lies in the consumer's written rectangle."""
+    for e in envs:
+        r0, r1, c0, c1 = c.region.at(e)
+        if r0 >= r1 or c0 >= c1:
+            continue
+        rows = (r0, r1) if I in ld.row.names or J in ld.row.names else (ld.row.eval(e),) * 2
+        cols = (c0, c1) if I in ld.col.names or J in ld.col.names else (ld.col.eval(e),) * 2
+        if rows[0] == rows[1] and not r0 <= rows[0] < r1:
+            continue
+        if cols[0] == cols[1] and not c0 <= cols[0] < c1:
+            continue
+        return True
+    return False
+
+
+def _covers(p: TileKernel, ld: Load, c: TileKernel, envs: list[dict[str, int]]) -> bool:
+    """The producer writes column ld.col of every row the consumer writes."""
+    for e in envs:
+        r0, r1, c0, c1 = c.region.at(e)
+        if r0 >= r1 or c0 >= c1:
+            continue
+        pr0, pr1, pc0, pc1 = p.region.at(e)
+        if not (pr0 <= r0 and r1 <= pr1 and pc0 <= ld.col.eval(e) < pc1):
+            return False
+    return True
+
+
+def _substitute(v: Value, p: TileKernel) -> Value:
+    """v with each read p.target[row][col] replaced by p's value at (i, j) = (row, col)."""
+    match v:
+        case Load(array=a, row=r, col=c) if a == p.target:
+            return _at(p.value, {I: r, J: c})
+        case Bin(op=op, lhs=x, rhs=y):
+            return Bin(op, _substitute(x, p), _substitute(y, p))
+        case Sum(var=var, extent=n, body=b):
+            return Sum(var, n, _substitute(b, p))
+    return v
+
+
+def _at(v: Value, subs: Mapping[str, Affine]) -> Value:
+    match v:
+        case Load(array=a, row=r, col=c):
+            return Load(a, r.subs(subs), c.subs(subs))
+        case Bin(op=op, lhs=x, rhs=y):
+            return Bin(op, _at(x, subs), _at(y, subs))
+        case Sum(var=var, extent=n, body=b):
+            return Sum(var, n, _at(b, subs))
+    return v
 
 
 def format_tileplan(tp: TilePlan) -> str:
