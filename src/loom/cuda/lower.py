@@ -271,7 +271,9 @@ class _Lower:
         }
         gx = self.grid[1]
         problem = ""
-        if self.row:
+        if len(names) != len(k.forwarded):
+            problem = "the factor column is not one column-broadcast delivery of its own"
+        elif self.row:
             problem = "task.streaming=row gives a core a shard of columns; use streaming: column"
         elif self.wx.upper > 0:
             problem = (
