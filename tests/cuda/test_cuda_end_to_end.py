@@ -333,16 +333,22 @@ def test_jacobi_row_streaming_shifts_shard_rows_by_a_band_operator_and_verifies(
     assert simulate_cuda(c).cycles > 0 and model_cuda(c) > 0
 
 
-@pytest.mark.parametrize("precision", ["fp32", "bf16"])
-def test_fused_gaussian_forwards_the_factor_column_and_verifies(precision: str) -> None:
+@pytest.mark.parametrize(
+    ("precision", "streaming"), [("fp32", "column"), ("bf16", "column"), ("fp32", "row")]
+)
+def test_fused_gaussian_forwards_the_factor_column_and_verifies(
+    precision: str, streaming: str
+) -> None:
     """tileplan.fuse of Fan1 into Fan2: one launch per pivot, m never stored; the tile of
     column t is read only by its owner (core column 0, the first tile column of the
-    range), before it writes it, and multicast along its core row. The device matches
-    FP64 and, exactly, the emulated reference that keeps the factor unstored."""
+    range), before it writes it, and multicast along its core row (row streaming with
+    one-tile shards is the same program). The device matches FP64 and, exactly, the
+    emulated reference that keeps the factor unstored."""
     from loom.cuda_flow import launches
     from loom.ir.program import IfCore, ReadDram, WriteDram, walk_stmts
 
-    c = _compile("gaussian", {"N": "64"}, precision, {"tileplan": {"fuse": ["Fan1", "Fan2"]}})
+    ann = {"tileplan": {"fuse": ["Fan1", "Fan2"]}, "task": {"streaming": streaming}}
+    c = _compile("gaussian", {"N": "64"}, precision, ann)
     assert c.plan is not None and [k.kernel for k in c.plan.kernels] == ["Fan2"]
     (fan2,) = c.plan.kernels
     assert fan2.fused == "Fan1" and [f"{f.row}/{f.col}" for f in fan2.forwarded] == ["i/t"]

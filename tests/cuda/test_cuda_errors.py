@@ -259,3 +259,26 @@ def test_interchanged_accumulator_blocks_beyond_l1_are_infeasible() -> None:
     )
     with pytest.raises(InfeasibleError, match=r"needs 1581056 bytes of L1 buffers per core"):
         launches(c)
+
+
+def test_fused_gaussian_on_row_shards_of_two_tiles_is_rejected_with_its_reason(
+    tmp_path: Path,
+) -> None:
+    """On a grid of one core column each core's shard row holds both tile columns: the
+    owner would read the factor's tile as part of the shard and update it as one block,
+    which the forwarding does not cover."""
+    import yaml
+
+    data = yaml.safe_load(Path("src/loom/arch/data/wormhole_n150.yaml").read_text())
+    path = tmp_path / "wh_2x1.yaml"
+    data.update(name=str(path), grid_x=1, grid_y=2, worker_noc_x=[1], worker_noc_y=[1, 2])
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    one = load_arch(str(path))
+    ann = parse_annotations(
+        {"tileplan": {"fuse": ["Fan1", "Fan2"]}, "task": {"streaming": "row"}}, "a.yaml"
+    )
+    c = compile_cuda(
+        "examples/cuda/gaussian.cu", CudaOptions(one, defines=(("N", "64"),), annotations=ann)
+    )
+    with pytest.raises(AnnotationError, match=r"shard of 2 tile columns"):
+        launches(c)

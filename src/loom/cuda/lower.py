@@ -273,8 +273,12 @@ class _Lower:
         problem = ""
         if len(names) != len(k.forwarded):
             problem = "the factor column is not one column-broadcast delivery of its own"
-        elif self.row:
-            problem = "task.streaming=row gives a core a shard of columns; use streaming: column"
+        elif self.row and self.width > 1:
+            problem = (
+                f"task.streaming=row gives a core a shard of {self.width} tile columns, which "
+                "it updates as one block after the whole shard row is read; use streaming: "
+                "column"
+            )
         elif self.wx.upper > 0:
             problem = (
                 f"the launch's {self.tc[1] - self.tc[0] + 1} tile columns exceed the "
