@@ -137,12 +137,7 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         },
     )
     first = _first_step(
-        flow,
-        phys,
-        first_reads,
-        comp + (mask_comp if cut_first else 0.0),
-        dm["writer"],
-        cut if cut_first else plain,
+        flow, phys, first_reads, dm["writer"], (comp, plain), (mask_comp, cut), cut_first
     )
     # every core fetches the same constant page at once: its bank serves every core's
     # copy in turn after the read latency, unless one core reads it and multicasts it
@@ -377,10 +372,20 @@ def _tile(t: TileIndex, own: dict[str, int], env: dict[str, int], limit: int) ->
 
 
 def _first_step(
-    flow: FlowKernel, phys: Physical, reads: float, comp: float, store: float, steady: float
+    flow: FlowKernel,
+    phys: Physical,
+    reads: float,
+    store: float,
+    plain: tuple[float, float],
+    cut: tuple[float, float],
+    is_cut: bool,
 ) -> float:
     """The first tile or shard row: its reads (each waiting on its hottest bank) overlapped
-    with its compute and store, never faster than a steady step of the same kind."""
+    with its compute and store, never faster than a steady step of the same kind. `plain`
+    is (compute, steady step) of an unmasked step; `cut` is (extra mask compute, steady
+    step) of a masked one, taken when `is_cut`."""
+    comp = plain[0] + (cut[0] if is_cut else 0.0)
+    steady = cut[1] if is_cut else plain[1]
     first = max(reads, store) if flow.dm_copy else _overlap(reads, comp, store, phys.depth)
     return max(first, steady)
 
@@ -470,12 +475,7 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     first_reads = _first_round(phys, lp, flow, arch, own, w)
     cut_first = cut_rows > 0
     first = _first_step(
-        flow,
-        phys,
-        first_reads,
-        comp + (mask_comp if cut_first else 0.0),
-        dm["writer"],
-        cut if cut_first else plain,
+        flow, phys, first_reads, dm["writer"], (comp, plain), (mask_comp, cut), cut_first
     )
     frames = {k.name for k in flow.consts} - {n for n, _ in flow.sunk}
     sunk = {n for n, _ in flow.sunk}  # delivered per row, not held
