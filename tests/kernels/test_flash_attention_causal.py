@@ -58,7 +58,7 @@ def _ttnn_cycles(kernel: str, arch_name: str, shape: dict[str, int]) -> float:
     spec, arch, log = resolve_kernel(kernel), load_arch(arch_name), StageLog()
     program = run_frontend(spec, shape, log)
     buffered = build_buffers(program)
-    policy = sdpa_policy(shape, (arch.grid_x, arch.grid_y))
+    policy = sdpa_policy(shape, (arch.grid_x, arch.grid_y), causal=True)  # both unicast
     schedule = build_schedule(buffered, arch_name, shape, arch.matmul.default_fidelity, policy)
     return simulate(lower_schedule(program, buffered, schedule, arch, log).lowered, arch).cycles
 

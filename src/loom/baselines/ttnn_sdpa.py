@@ -2,9 +2,9 @@
 
 `ttnn-sdpa` (flash attention, no program config). Source: tenstorrent/tt-metal
 ``ttnn/cpp/ttnn/operations/transformer/sdpa/device/sdpa_program_factory.cpp`` @
-cf4b34811ddd6efe4b68871fd10e1e4c1ebddf8c: chunk sizes default to
-``q_chunk_size = k_chunk_size = 32``; the whole grid is used and the work is split over
-batch, then heads, then query chunks, in that order::
+000e7c053de83f4dd8bb52da5aa09bda2ead7ce4 (the rule unchanged since cf4b348): chunk sizes
+default to ``q_chunk_size = k_chunk_size = 32``; the whole grid is used and the work is
+split over batch, then heads, then query chunks, in that order::
 
     batch_parallel_factor = min(B, cores)
     nh_parallel_factor    = min(cores / batch_parallel_factor, NH)
@@ -12,20 +12,41 @@ batch, then heads, then query chunks, in that order::
 
 each core taking ``ceil(B / bpf)`` batches x ``ceil(NH / nhpf)`` heads x
 ``ceil(q_chunks / qpf)`` query chunks, cores numbered row-major (``core = (i % grid_x,
-i / grid_x)``). Every core reads its own K/V chunks from DRAM (no multicast); K and V
-are double-buffered, Q double-buffered when a core has more than one query chunk.
+i / grid_x)``). K and V are double-buffered, Q double-buffered when a core has more than
+one query chunk.
 
-The same policy times the causal kernel (`flash_attention_causal`, TTNN's ``is_causal=True``).
-Source for the causal schedule: the same file @ 000e7c053de83f4dd8bb52da5aa09bda2ead7ce4:
-the chunk sizes and the batch/head/q-chunk split are the non-causal ones; key chunks past
-a query chunk's diagonal are skipped and the diagonal chunk is masked; the K/V chain
-forwarding between cores is set up for non-causal runs only (``if (!is_causal)``), so
-each core reads its own K/V; and ``BALANCED_Q_PARALLEL`` (when ``is_causal``, the q
-chunks divide evenly over the q-parallel cores and each core has an even number) pairs
-early and late query chunks on a core so that every core does the same work. A Loom
-mapping hands a core its query tiles round-robin over waves (tile ``core + wave *
-cores``), which comes within about ``2 / waves`` of that balance (the paper's sizes give
-each core tens of waves).
+K/V movement (`loom.baselines.sdpa_chains` has the rule and its sources). Non-causal runs
+chain the cores that share a head: one injector per head reads each K/V chunk from DRAM
+and it travels along the chain (store and forward), or is multicast along the row when
+every chain qualifies. Loom's schedule says this with `Policy.multicast` on ``k`` and
+``v``: each group of cores that shares a head (the ``tile_m`` levels, innermost on both
+dims) is sent every chunk from one DRAM read. The view is the one closest to TTNN's
+placement: fewest query chunks per core, then the number of K/V DRAM streams nearest
+TTNN's (a head's chain reads K/V once per query chunk of its injector), fewest cores,
+then a head's cores along a row as TTNN numbers them. Where the two differ:
+
+- the chains multicast (Wormhole 8x8, the evaluation's shapes): TTNN's placement itself
+  (a head's cores side by side in one row, one multicast per chunk); TTNN spreads the
+  injectors over columns (physical x furthest from the earlier ones), Loom sends from the
+  group's corner (NoC0: first core, NoC1: last), so Loom's senders share DRAM-side links
+  more: at most slower for the baseline;
+- the chains store and forward (heads across two rows on the 13-wide Blackhole grid, or
+  unequal query-chunk counts): Loom has no chain, so it multicasts over the head's cores
+  laid out as a rectangle. DRAM reads are TTNN's (or fewer, where no view with TTNN's
+  per-core work has as many groups as TTNN has chains: B=2, S=960 on 13x10 reads half),
+  but each chunk crosses a multicast tree instead of one hop per chain core, and no core
+  waits for its predecessor's copy: no store-and-forward hop latency and no forwarding
+  writes on the receivers' reader engines. Both favour the baseline, so Loom's speed-up
+  over it is if anything understated.
+
+The causal kernel (`flash_attention_causal`, TTNN's ``is_causal=True``) builds no chain
+(``if (!is_causal)``): each core reads its own K/V, as written here. Key chunks past a
+query chunk's diagonal are skipped and the diagonal chunk is masked; and
+``BALANCED_Q_PARALLEL`` (when ``is_causal``, the q chunks divide evenly over the
+q-parallel cores and each core has an even number) pairs early and late query chunks on
+a core so that every core does the same work. A Loom mapping hands a core its query tiles
+round-robin over waves (tile ``core + wave * cores``), which comes within about ``2 /
+waves`` of that balance (the paper's sizes give each core tens of waves).
 
 `ttnn-sdpa-decode` (flash decode, no program config). Source: tenstorrent/tt-metal
 ``ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/sdpa_decode_program_factory.cpp``
@@ -41,13 +62,15 @@ core. The shipped kernel has one KV head per query head (no grouping).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 from loom.baselines.build import Policy, spread
+from loom.baselines.sdpa_chains import CHAIN_SOURCE, ChainPlan, HeadWork, chain_plan, core_work
 from loom.ir.scope import Scope
 
 SDPA_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa/device/"
-    "sdpa_program_factory.cpp @ cf4b34811ddd6efe4b68871fd10e1e4c1ebddf8c"
+    "sdpa_program_factory.cpp @ 000e7c053de83f4dd8bb52da5aa09bda2ead7ce4"
 )
 DECODE_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/"
@@ -56,6 +79,8 @@ DECODE_SOURCE = (
 Q_CHUNK = 32
 K_CHUNK = 32
 MAX_CORES_PER_HEAD = 16
+
+View = tuple[tuple[str, int, str], ...]
 
 
 def sdpa_split(b: int, h: int, s: int, cores: int) -> tuple[int, int, int]:
@@ -67,20 +92,40 @@ def sdpa_split(b: int, h: int, s: int, cores: int) -> tuple[int, int, int]:
     return bpf, hpf, qpf
 
 
-def grid_layout(rows: int, chunks: int, grid: tuple[int, int]) -> tuple[tuple[str, int, str], ...]:
-    """The 2-D mapping of (B*H rows, query chunks) closest to TTNN's flat split: fewest
-    chunk-units per core, then fewest cores. TTNN numbers cores row-major and gives each a
-    contiguous run of (batch, head, chunk) work; a Loom mapping splits each grid axis over
-    whole levels of x and y, so on grids whose width does not divide the split (13 x 10)
-    the busiest core may get a little more than under TTNN (the notes say how much)."""
+def kv_streams(plan: ChainPlan, work: tuple[tuple[HeadWork, ...], ...]) -> int:
+    """K/V passes TTNN reads from DRAM: a chain's injector once per query chunk of its
+    own, every core outside a chain once per query chunk of each head it works on."""
+    chained = {c for chain in plan.chains for c in chain.cores}
+    own = sum(w.q_count for core, items in enumerate(work) if core not in chained for w in items)
+    return own + sum(chain.q_counts[0] for chain in plan.chains)
+
+
+def _miss(a: int, b: int) -> Fraction:
+    """How far apart two positive counts are, as a ratio >= 1."""
+    return Fraction(max(a, b), min(a, b))
+
+
+def grid_layout(
+    rows: int, chunks: int, grid: tuple[int, int], q_cores: int = 1, streams: int = 0
+) -> View:
+    """The 2-D mapping of (B*H rows, query chunks) closest to TTNN's: fewest chunk-units
+    per core; then, when `streams` (TTNN's K/V DRAM passes, > 0 when the K/V loads
+    multicast over a head's cores) is given, the mapping whose multicast groups read K/V
+    as often as TTNN (groups x units, nearest by ratio); then the number of cores per
+    head nearest TTNN's `q_cores` (its query-parallel factor); then fewest cores; then a
+    head's cores along rows (TTNN numbers cores row-major). A Loom mapping splits each grid
+    axis over whole levels of x and y, so on grids whose width does not divide the split
+    (13 x 10) the busiest core may get a little more than under TTNN (the notes say how
+    much)."""
     gx, gy = grid
-    best: tuple[tuple[int, int], tuple[int, int, int, int]] | None = None
+    best: tuple[tuple[int, Fraction, Fraction, int, int], tuple[int, int, int, int]] | None = None
     for xm in range(1, gx + 1):
         for xb in range(1, gx // xm + 1):
             for ym in range(1, gy + 1):
                 for yb in range(1, gy // ym + 1):
                     units = math.ceil(rows / (xb * yb)) * math.ceil(chunks / (xm * ym))
-                    key = (units, xm * xb * ym * yb)
+                    miss = _miss(xb * yb * units, streams) if streams else Fraction(1)
+                    key = (units, miss, _miss(xm * ym, q_cores), xm * xb * ym * yb, -xm)
                     if best is None or key < best[0]:
                         best = (key, (xm, xb, ym, yb))
     assert best is not None
@@ -88,31 +133,62 @@ def grid_layout(rows: int, chunks: int, grid: tuple[int, int]) -> tuple[tuple[st
     return (("x", xm, "tile_m"), ("x", xb, "tile_b"), ("y", ym, "tile_m"), ("y", yb, "tile_b"))
 
 
-def sdpa_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
-    """`ttnn-sdpa` for the flash_attention kernels, causal or not (grid axes: B*H rows,
-    query tiles)."""
+def _kv_note(plan: ChainPlan, view: View, streams: int, units: int) -> str:
+    if not plan.chains:
+        return "K/V: no chain (causal, or every head on one core): each core reads its own"
+    sizes = sorted({len(c.cores) for c in plan.chains})
+    span = "/".join(str(n) for n in sizes)
+    group = {d: math.prod(n for dd, n, a in view if dd == d and a == "tile_m") for d in "yx"}
+    groups = math.prod(n for _, n, a in view if a == "tile_b")
+    loom = f"{group['y']}x{group['x']} cores per head, {groups * units} K/V DRAM passes"
+    if plan.multicast:
+        return (
+            f"K/V: {len(plan.chains)} chain(s) of {span} core(s), each multicast along its "
+            f"row from one DRAM read, {streams} K/V DRAM passes; here multicast over {loom}"
+        )
+    return (
+        f"K/V: {len(plan.chains)} store-and-forward chain(s) of {span} core(s) ({plan.why_not}: "
+        f"no multicast), {streams} K/V DRAM passes; here multicast over {loom} (no forwarding "
+        "hops: favours the baseline)"
+    )
+
+
+def sdpa_policy(
+    shape: dict[str, int],
+    grid: tuple[int, int],
+    causal: bool,
+    noc_x: tuple[int, ...] | None = None,
+) -> Policy:
+    """`ttnn-sdpa` for the flash_attention kernels (grid axes: B*H rows, query tiles):
+    `causal` for `flash_attention_causal` (no K/V chain); `noc_x` the physical x of each
+    grid column (TTNN's injector choice, notes only)."""
     gx, gy = grid
     b, h = shape["B"], shape["H"]
-    bpf, hpf, qpf = sdpa_split(b, h, shape["S"], gx * gy)
+    split = sdpa_split(b, h, shape["S"], gx * gy)
     q_chunks = math.ceil(shape["S"] / Q_CHUNK)
-    q_per_core = math.ceil(q_chunks / qpf)
-    ttnn_units = math.ceil(b / bpf) * math.ceil(h / hpf) * q_per_core
-    view = grid_layout(b * h, q_chunks, grid)
-    cores = {lv_axis: 1 for lv_axis in ("tile_m", "tile_b")}
+    work = core_work(b, h, shape["S"], grid, Q_CHUNK, split)
+    plan = chain_plan(work, h, gx, causal, noc_x)
+    ttnn_units = max(sum(w.q_count for w in items) for items in work)
+    streams = kv_streams(plan, work) if plan.chains else 0
+    view = grid_layout(b * h, q_chunks, grid, split[2], streams)
+    cores = {"tile_m": 1, "tile_b": 1}
     for _, size, axis in view:
         cores[axis] *= size
     units = math.ceil(b * h / cores["tile_b"]) * math.ceil(q_chunks / cores["tile_m"])
     pipeline = {Scope("tile_n").key: {"b_load": 1}}
-    if q_per_core > 1:
+    if math.ceil(q_chunks / split[2]) > 1:
         pipeline[Scope.grid().key] = {"b_load": 1}
+    bpf, hpf, qpf = split
     notes = (
         f"ttnn-sdpa: q_chunk {Q_CHUNK} k_chunk {K_CHUNK}; parallel batch {bpf} x heads {hpf} "
         f"x q-chunks {qpf}; {ttnn_units} q-chunk(s) per core under TTNN, {units} in this "
-        "mapping; K/V unicast",
-        f"rule: {SDPA_SOURCE}",
+        "mapping",
+        _kv_note(plan, view, streams, units),
+        f"rule: {SDPA_SOURCE}" + ("" if causal else f"; chains: {CHAIN_SOURCE}"),
     )
     blocks = {"tile_b": 1, "tile_m": Q_CHUNK, "tile_n": K_CHUNK}
-    return Policy("ttnn-sdpa", view, blocks, (), pipeline, notes)
+    multicast = ("k", "v") if plan.chains else ()
+    return Policy("ttnn-sdpa", view, blocks, multicast, pipeline, notes)
 
 
 def decode_split(b: int, kv_heads: int, cores: int) -> tuple[int, int, int]:

@@ -48,7 +48,9 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
             ("ttnn-matmul-tuned", lambda: tuned_policy(shape, arch.name)),
         ]
     if case.kernel in ("flash_attention", "flash_attention_causal"):
-        return [("ttnn-sdpa", lambda: sdpa_policy(shape, grid))]
+        causal = case.kernel == "flash_attention_causal"
+        noc_x = tuple(arch.worker_noc_x)
+        return [("ttnn-sdpa", lambda: sdpa_policy(shape, grid, causal, noc_x))]
     if case.kernel == "flash_decode":
         return [("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid))]
     return []
