@@ -55,8 +55,8 @@ def test_sdpa_splits_batch_then_heads_then_query_chunks(b, h, s, cores, split) -
     assert sdpa_split(b, h, s, cores) == split
 
 
-def test_sdpa_policy_uses_32_chunks_and_no_multicast() -> None:
-    policy = sdpa_policy({"B": 1, "H": 8, "S": 2048, "D": 64}, (8, 8))
+def test_causal_sdpa_policy_uses_32_chunks_and_no_multicast() -> None:
+    policy = sdpa_policy({"B": 1, "H": 8, "S": 2048, "D": 64}, (8, 8), causal=True)
     assert policy.block_sizes == {"tile_b": 1, "tile_m": 32, "tile_n": 32}
     assert policy.multicast == ()
     cores = 1
