@@ -8,7 +8,13 @@ import pytest
 from loom.arch import load_arch
 from loom.baselines.tileloom import POW2, tileloom_candidates
 from loom.baselines.ttnn_matmul import oob_policy, tuned_policy, tuned_row
-from loom.baselines.ttnn_sdpa import decode_split, sdpa_decode_policy, sdpa_policy, sdpa_split
+from loom.baselines.ttnn_sdpa import (
+    decode_k_chunk,
+    decode_split,
+    sdpa_decode_policy,
+    sdpa_policy,
+    sdpa_split,
+)
 
 WH, BH = "wormhole_n150", "blackhole_p150_13x10"
 
@@ -65,20 +71,36 @@ def test_causal_sdpa_policy_uses_32_chunks_and_no_multicast() -> None:
     assert cores == 64
 
 
-@pytest.mark.parametrize(("users", "per_head"), [(1, 16), (2, 16), (6, 16), (7, 15), (8, 13)])
-def test_sdpa_decode_cores_per_head_match_the_documented_table(users, per_head) -> None:  # type: ignore[no-untyped-def]
-    # tt-metal's notes on sdpa_decode_program_factory: at 110 cores and one KV head,
-    # cores per entry = min(110, 16 U) / U = 16,16,16,16,16,16,15,13 for U = 1..8
+@pytest.mark.parametrize(
+    ("users", "per_head"), [(1, 110), (2, 55), (3, 36), (4, 27), (6, 18), (7, 15), (8, 13)]
+)
+def test_sdpa_decode_without_a_program_config_spreads_a_head_over_the_whole_grid(  # type: ignore[no-untyped-def]
+    users, per_head
+) -> None:
+    # sdpa_decode_program_factory.cpp @ 043b5ac: with no program config the core cap is
+    # every core (the 16 of max_cores_per_head_batch is the config struct's default):
+    # at 110 cores and one KV head, cores per user = 110 // U
     assert decode_split(users, 1, 110)[1] == per_head
+
+
+@pytest.mark.parametrize(
+    ("s", "chunk"), [(1024, 512), (2048, 512), (4096, 512), (384, 128), (192, 64), (160, 32)]
+)
+def test_sdpa_decode_key_chunk_is_the_largest_power_of_two_dividing_the_cache(  # type: ignore[no-untyped-def]
+    s, chunk
+) -> None:
+    # sdpa_decode.cpp @ 050f24fa (get_chunk_size): at most 512
+    assert decode_k_chunk(s) == chunk
 
 
 def test_sdpa_decode_policy_without_split_spreads_heads_over_the_grid() -> None:
     per_batch, per_head, heads_per_core = decode_split(8, 32, 64)
     assert (per_batch, per_head, heads_per_core) == (8, 1, 4)
     policy = sdpa_decode_policy({"B": 8, "H": 32, "S": 1024, "D": 64}, (8, 8))
-    assert policy.block_sizes == {"tile_b": 1, "tile_s": 1024, "tile_n": 32}
+    assert policy.block_sizes == {"tile_b": 1, "tile_s": 1024, "tile_n": 512}
+    # B=1, H=2: 32 cores per head, but 1024 / 512 = 2 key chunks: 2 cores split the cache
     split = sdpa_decode_policy({"B": 1, "H": 2, "S": 1024, "D": 64}, (8, 8))
-    assert split.block_sizes["tile_s"] == 1024 // 16
+    assert split.block_sizes["tile_s"] == 512
 
 
 @pytest.mark.parametrize(

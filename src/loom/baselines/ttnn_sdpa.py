@@ -50,13 +50,16 @@ waves`` of that balance (the paper's sizes give each core tens of waves).
 
 `ttnn-sdpa-decode` (flash decode, no program config). Source: tenstorrent/tt-metal
 ``ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/sdpa_decode_program_factory.cpp``
-@ 043b5ac261d74cd5543a2d73edd684ac5446bdc1 (lines 196-209 of the version documented in
-the same repository's k64j notes): ``max_cores_per_head = 16`` (``max_cores_per_head_batch``
-default), ``cores_per_batch = min(cores, 16 * B * KV heads) / B``, ``cores_per_head =
-max(1, cores_per_batch / KV heads)``, ``heads_per_core = max(1, ceil(KV heads /
-cores_per_batch))``; each head's KV sequence is split over ``cores_per_head`` cores in
-chunks of ``k_chunk_size = 32`` and the partial results reduced onto the head's first
-core. The shipped kernel has one KV head per query head (no grouping).
+@ 043b5ac261d74cd5543a2d73edd684ac5446bdc1: with no program config the core cap is the
+whole grid (``max_cores_per_head_batch``, 16 by default, applies only when a config is
+passed), so ``cores_per_batch = cores / B``, ``cores_per_head = max(1, cores_per_batch /
+KV heads)``, ``heads_per_core = max(1, ceil(KV heads / cores_per_batch))``; each head's KV
+sequence is split over ``cores_per_head`` cores and the partial results reduced onto the
+head's first core. The key chunk is chosen by the caller,
+``ttnn/cpp/ttnn/operations/transformer/sdpa_decode/sdpa_decode.cpp`` @
+050f24fa811f4f26798a78feaac8a319912f5f10 (``get_chunk_size``): the largest power of two
+dividing the cache length, at most 512 (512 for every evaluation length). The shipped
+kernel has one KV head per query head (no grouping).
 """
 
 from __future__ import annotations
@@ -74,11 +77,12 @@ SDPA_SOURCE = (
 )
 DECODE_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/"
-    "sdpa_decode_program_factory.cpp @ 043b5ac261d74cd5543a2d73edd684ac5446bdc1"
+    "sdpa_decode_program_factory.cpp @ 043b5ac261d74cd5543a2d73edd684ac5446bdc1; k_chunk "
+    "from sdpa_decode/sdpa_decode.cpp @ 050f24fa811f4f26798a78feaac8a319912f5f10"
 )
 Q_CHUNK = 32
 K_CHUNK = 32
-MAX_CORES_PER_HEAD = 16
+DECODE_MAX_K_CHUNK = 512
 
 View = tuple[tuple[str, int, str], ...]
 
@@ -192,11 +196,18 @@ def sdpa_policy(
 
 
 def decode_split(b: int, kv_heads: int, cores: int) -> tuple[int, int, int]:
-    """(cores per batch, cores per head, heads per core) of TTNN's SDPA decode."""
-    per_batch = min(cores, MAX_CORES_PER_HEAD * b * kv_heads) // b
+    """(cores per batch, cores per head, heads per core) of TTNN's SDPA decode with no
+    program config (every core available to a batch)."""
+    per_batch = cores // b
     per_head = max(1, per_batch // kv_heads)
     heads_per_core = max(1, math.ceil(kv_heads / per_batch))
     return per_batch, per_head, heads_per_core
+
+
+def decode_k_chunk(s: int) -> int:
+    """TTNN's decode key chunk for a cache of `s` positions: the largest power of two
+    dividing `s`, at most 512 (TTNN rejects an `s` whose chunk is under 32; 32 here)."""
+    return max(K_CHUNK, min(DECODE_MAX_K_CHUNK, s & -s))
 
 
 def sdpa_decode_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
@@ -204,8 +215,9 @@ def sdpa_decode_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
     gx, gy = grid
     b, h, s = shape["B"], shape["H"], shape["S"]
     per_batch, per_head, heads_per_core = decode_split(b, h, gx * gy)
-    split = min(per_head, math.ceil(s / K_CHUNK))
-    tile_s = math.ceil(s / split / K_CHUNK) * K_CHUNK
+    k_chunk = decode_k_chunk(s)
+    split = min(per_head, math.ceil(s / k_chunk))
+    tile_s = math.ceil(s / split / k_chunk) * k_chunk
     head_cores = b * math.ceil(h / heads_per_core) if split == 1 else b * h
     if split == 1:
         view = spread(min(head_cores, gx * gy), gx, "tile_b")
@@ -217,10 +229,10 @@ def sdpa_decode_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
             ("y", max(1, min(b * h, gy // math.ceil(split / gx))), "tile_b"),
         )
     notes = (
-        f"ttnn-sdpa-decode: k_chunk {K_CHUNK}; cores per batch {per_batch}, per head "
+        f"ttnn-sdpa-decode: k_chunk {k_chunk}; cores per batch {per_batch}, per head "
         f"{per_head}, heads per core {heads_per_core}; KV split over {split} core(s)",
         f"rule: {DECODE_SOURCE}",
     )
-    blocks = {"tile_b": 1, "tile_s": tile_s, "tile_n": K_CHUNK}
+    blocks = {"tile_b": 1, "tile_s": tile_s, "tile_n": k_chunk}
     pipeline = {Scope("tile_n").key: {"b_load": 1}}
     return Policy("ttnn-sdpa-decode", view, blocks, (), pipeline, notes)
