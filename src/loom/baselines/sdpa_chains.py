@@ -108,10 +108,10 @@ def _q_count(work: tuple[tuple[HeadWork, ...], ...], core: int, head_id: int, he
 
 def _injector_first(order: list[int], placed: list[int], noc_x: tuple[int, ...], gx: int) -> None:
     """Swap into front the core whose physical x is furthest from the injectors so far."""
-    best_pos, best = 0, 0
+    best_pos, best = 0, -1  # with no injector yet, every distance ties: the first core
     for pos, core in enumerate(order):
         x = noc_x[core % gx]
-        d = min((abs(x - p) for p in placed), default=math.inf)
+        d = min((abs(x - p) for p in placed), default=0)
         if d > best:
             best_pos, best = pos, d
     order[0], order[best_pos] = order[best_pos], order[0]
