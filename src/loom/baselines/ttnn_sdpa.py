@@ -26,18 +26,21 @@ TTNN's (a head's chain reads K/V once per query chunk of its injector), fewest c
 then a head's cores along a row as TTNN numbers them. Where the two differ:
 
 - the chains multicast (Wormhole 8x8, the evaluation's shapes): TTNN's placement itself
-  (a head's cores side by side in one row, one multicast per chunk); TTNN spreads the
-  injectors over columns (physical x furthest from the earlier ones), Loom sends from the
-  group's corner (NoC0: first core, NoC1: last), so Loom's senders share DRAM-side links
-  more: at most slower for the baseline;
+  (a head's cores side by side in one row, one multicast per chunk, the same DRAM reads
+  and NoC bytes); only the sender differs: TTNN spreads the injectors over columns
+  (physical x furthest from the earlier ones), Loom sends from each group's corner (NoC0:
+  first core, NoC1: last), so its senders stand in fewer columns and may crowd the same
+  links: if anything against the baseline, a small effect;
 - the chains store and forward (heads across two rows on the 13-wide Blackhole grid, or
-  unequal query-chunk counts): Loom has no chain, so it multicasts over the head's cores
-  laid out as a rectangle. DRAM reads are TTNN's (or fewer, where no view with TTNN's
-  per-core work has as many groups as TTNN has chains: B=2, S=960 on 13x10 reads half),
-  but each chunk crosses a multicast tree instead of one hop per chain core, and no core
-  waits for its predecessor's copy: no store-and-forward hop latency and no forwarding
-  writes on the receivers' reader engines. Both favour the baseline, so Loom's speed-up
-  over it is if anything understated.
+  unequal query-chunk counts, so every evaluation shape on 13x10): Loom has no chain, so
+  it multicasts over the head's cores laid out as a rectangle (3 x 5 there, a 2-D
+  multicast where TTNN's chain runs along a row and wraps). DRAM reads are TTNN's (or
+  fewer, where no view with TTNN's per-core work has as many groups as TTNN has chains:
+  B=2, S=960 on 13x10 reads half), but each chunk crosses a multicast tree instead of
+  one hop per chain core, and no core waits for its predecessor's copy: no
+  store-and-forward hop latency and no forwarding writes on the receivers' reader
+  engines. All of it favours the baseline, so Loom's speed-up over it is if anything
+  understated.
 
 The causal kernel (`flash_attention_causal`, TTNN's ``is_causal=True``) builds no chain
 (``if (!is_causal)``): each core reads its own K/V, as written here. Key chunks past a
