@@ -64,11 +64,12 @@ def _ttnn_cycles(kernel: str, arch_name: str, shape: dict[str, int]) -> float:
 
 
 def test_ttnn_sdpa_causal_skips_the_blocks_past_the_diagonal() -> None:
-    """The same TTNN schedule (32 x 32 chunks) on the causal kernel: the key chunks past
-    the diagonal are not run. Each core has two query chunks here (round-robin: the
-    busiest runs 8 + 16 of the dense 2 x 16 key chunks, 0.75), and every key chunk also
-    reads its index row, so the causal run takes 0.9 of the dense one, not half."""
-    shape = {"B": 1, "H": 8, "S": 512, "D": 64}
+    """The same TTNN schedule (32 x 32 chunks, K/V per core) on the causal kernel: the
+    key chunks past the diagonal are not run. Each core has four query chunks here
+    (round-robin: the busiest runs 8 + 16 + 24 + 32 of the dense 4 x 32 key chunks,
+    0.625), and every key chunk also reads its index row, so the causal run takes 0.89 of
+    the dense one, not half."""
+    shape = {"B": 1, "H": 8, "S": 1024, "D": 64}
     ratio = _ttnn_cycles("flash_attention_causal", WH, shape) / _ttnn_cycles(
         "flash_attention", WH, shape
     )
