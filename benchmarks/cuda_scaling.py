@@ -9,9 +9,10 @@ long on two cores; syrk's limit is then the largest N whose interchanged accumul
 blocks also fit, found by lowering). Host loops are timed on sampled steps (see docs/cuda.md).
 `--fused` simulates gaussian with its factor fused into the update (`tileplan.fuse`),
 whose launches are wider than the grid's 13 core columns from N=448 on (several column
-passes per core, the factor column forwarded once per tile row).
+passes per core, the factor column forwarded once per tile row); `--hoisted` adds the
+pivot's reciprocal computed once per core (the pivot tile then is not read per tile).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/cuda_scaling.py [--full] [--fused]
+    PYTHONPATH=src .venv/bin/python benchmarks/cuda_scaling.py [--full] [--fused [--hoisted]]
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ def defines(name: str, n: int) -> tuple[tuple[str, str], ...]:
 
 FUSED = False
 """--fused: gaussian's factor fused into its update."""
+HOISTED = False
+"""--hoisted: with --fused, the pivot's reciprocal computed once per core."""
 
 
 def annotations(name: str, n: int) -> dict:  # type: ignore[type-arg]
@@ -44,7 +47,8 @@ def annotations(name: str, n: int) -> dict:  # type: ignore[type-arg]
     if name == "syrk":
         return {"tileplan": {"strip_mine": best_strip(n), "interchange": True}}
     if name == "gaussian" and FUSED:
-        return {"tileplan": {"fuse": ["Fan1", "Fan2"]}}
+        ann = {"tileplan": {"fuse": ["Fan1", "Fan2"]}}
+        return ann | ({"tileflow": {"reciprocal": "hoisted"}} if HOISTED else {})
     return {}
 
 
@@ -98,9 +102,12 @@ def main() -> None:
     p.add_argument("--workloads", default="jacobi_2d,syrk,gaussian")
     p.add_argument("--sizes", default="256,1024", help="sizes below the limit")
     p.add_argument("--fused", action="store_true", help="gaussian with tileplan.fuse")
+    p.add_argument(
+        "--hoisted", action="store_true", help="with --fused: and tileflow.reciprocal=hoisted"
+    )
     args = p.parse_args()
-    global FUSED
-    FUSED = args.fused
+    global FUSED, HOISTED
+    FUSED, HOISTED = args.fused, args.fused and args.hoisted
     print(
         "| workload | precision | largest N fitting L1 | N simulated | launches | "
         "simulated us | wall s |"
