@@ -241,7 +241,7 @@ class _Lower:
                     [
                         f"fused factor column {', '.join(self.forwarded)} read by the owner "
                         "of its tile (core column 0) before the update and multicast along "
-                        "its core row"
+                        "its core row, once per tile-row trip, held across the column passes"
                     ]
                     if self.forwarded
                     else []
@@ -669,7 +669,7 @@ class _Lower:
         delivery per tile-row trip, shared along a core row, whose cores skip a trip
         together)."""
         ay, ax = area
-        if ay * ax == 1 or not (self.even or in_step):
+        if ay * ax == 1 or not (self.even or (in_step and ay == 1)):
             return Reserve(read.buffer, (read,))
         last = lane == "writer"
         row, rest = multicast_pipes(self.grid, area, last)
