@@ -7,8 +7,12 @@ the largest N (a multiple of 32) that passes, and simulates the default realizat
 jacobi_2d, the limit itself; `--full` simulates every workload at its limit, which takes
 long on two cores; syrk's limit is then the largest N whose interchanged accumulator
 blocks also fit, found by lowering). Host loops are timed on sampled steps (see docs/cuda.md).
+`--fused` simulates gaussian with its factor fused into the update (`tileplan.fuse`),
+whose launches are wider than the grid's 13 core columns from N=448 on (several column
+passes per core, the factor column forwarded once per tile row); `--hoisted` adds the
+pivot's reciprocal computed once per core (the pivot tile then is not read per tile).
 
-    PYTHONPATH=src .venv/bin/python benchmarks/cuda_scaling.py [--full]
+    PYTHONPATH=src .venv/bin/python benchmarks/cuda_scaling.py [--full] [--fused [--hoisted]]
 """
 
 from __future__ import annotations
@@ -31,10 +35,20 @@ def defines(name: str, n: int) -> tuple[tuple[str, str], ...]:
     return (("N", str(n)), *extra.items())
 
 
+FUSED = False
+"""--fused: gaussian's factor fused into its update."""
+HOISTED = False
+"""--hoisted: with --fused, the pivot's reciprocal computed once per core."""
+
+
 def annotations(name: str, n: int) -> dict:  # type: ignore[type-arg]
-    """The realization simulated: the default, except syrk strip-mined and interchanged."""
+    """The realization simulated: the default, except syrk strip-mined and interchanged
+    (and gaussian fused, with --fused)."""
     if name == "syrk":
         return {"tileplan": {"strip_mine": best_strip(n), "interchange": True}}
+    if name == "gaussian" and FUSED:
+        ann = {"tileplan": {"fuse": ["Fan1", "Fan2"]}}
+        return ann | ({"tileflow": {"reciprocal": "hoisted"}} if HOISTED else {})
     return {}
 
 
@@ -51,7 +65,7 @@ def lowers(name: str, n: int, prec: str) -> bool:
     ann = parse_annotations(annotations(name, n), "bench")
     try:
         opts = CudaOptions(ARCH, prec, defines(name, n), ann)
-        launches(compile_cuda(f"examples/cuda/{name}.cu", opts), 1)
+        launches(compile_cuda(f"examples/cuda/{name}.cu", opts), 2)
     except InfeasibleError:
         return False
     return True
@@ -60,7 +74,10 @@ def lowers(name: str, n: int, prec: str) -> bool:
 def simulated_limit(name: str, nmax: int, prec: str) -> int:
     """The largest N <= nmax whose simulated realization lowers. syrk's interchanged
     accumulator blocks depend on how the tile count factors over the grid, so this
-    scans down from the working-set limit instead of bisecting."""
+    scans down from the working-set limit instead of bisecting (a fused gaussian is
+    checked at the limit: its launches' buffers must fit too)."""
+    if name == "gaussian" and FUSED:
+        return next(n for n in range(nmax, 31, -32) if lowers(name, n, prec))
     if name != "syrk":
         return nmax
     return next(n for n in range(nmax, 31, -32) if lowers(name, n, prec))
@@ -84,7 +101,13 @@ def main() -> None:
     p.add_argument("--full", action="store_true")
     p.add_argument("--workloads", default="jacobi_2d,syrk,gaussian")
     p.add_argument("--sizes", default="256,1024", help="sizes below the limit")
+    p.add_argument("--fused", action="store_true", help="gaussian with tileplan.fuse")
+    p.add_argument(
+        "--hoisted", action="store_true", help="with --fused: and tileflow.reciprocal=hoisted"
+    )
     args = p.parse_args()
+    global FUSED, HOISTED
+    FUSED, HOISTED = args.fused, args.fused and args.hoisted
     print(
         "| workload | precision | largest N fitting L1 | N simulated | launches | "
         "simulated us | wall s |"

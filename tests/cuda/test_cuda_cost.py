@@ -67,3 +67,28 @@ def test_one_tile_shards_keep_their_masked_tiles_for_the_column_cost() -> None:
     assert row.shape[1] <= row.program.grid[1]
     assert row.busiest_cut_tiles == row.busiest_cut_rows > 0
     assert row.busiest_cut_tiles == col.busiest_cut_tiles
+
+
+def test_a_fused_factor_column_is_paid_once_per_tile_row_trip() -> None:
+    """gaussian fused at N=512: 16 tile columns on 13 core columns, two column passes per
+    tile row. The factor's tile is delivered once per row trip (the lowering holds it
+    across the passes), so the model charges it to the first pass of each trip and
+    counts one DRAM read per tile row: less than charging it to every tile."""
+    from dataclasses import replace
+
+    c = compile_cuda(
+        "examples/cuda/gaussian.cu",
+        CudaOptions(
+            ARCH,
+            "bf16",
+            (("N", "512"),),
+            parse_annotations({"tileplan": {"fuse": ["Fan1", "Fan2"]}}, "t"),
+        ),
+    )
+    (_, lp), *_ = launches(c, 2)
+    assert c.physical is not None
+    assert lp.shape == (16, 16) and lp.program.grid == (10, 13) and lp.row_held == ("a_r_xt",)
+    held = launch_cost(c.physical, lp, ARCH)
+    per_tile = launch_cost(c.physical, replace(lp, row_held=()), ARCH)
+    assert held.cycles < per_tile.cycles
+    assert held.dm0 < per_tile.dm0  # the per-pass reads leave it out

@@ -372,3 +372,53 @@ def test_fused_gaussian_forwards_the_factor_column_and_verifies(
     assert r.max_rel_error_emulated == 0.0
     assert r.rel_frobenius < (1e-6 if precision == "fp32" else 2e-2)
     assert simulate_cuda(c).cycles > 0 and model_cuda(c) > 0
+
+
+@pytest.mark.parametrize(
+    ("precision", "streaming", "n"),
+    [
+        ("fp32", "column", 96),
+        ("bf16", "column", 96),
+        ("fp32", "row", 64),
+        pytest.param("fp32", "row", 128, marks=pytest.mark.slow),
+    ],
+)
+def test_fused_gaussian_wider_than_the_grid_holds_the_factor_across_column_passes(
+    tmp_path: Path, precision: str, streaming: str, n: int
+) -> None:
+    """A fused launch with more tile columns than core columns: at N=96 on a 2x2 grid the
+    first launches span 3 tile columns (two column passes per core, the grid not
+    dividing them); with row streaming each shard row holds two tile columns (N=64 on
+    one core column; N=128 on two, the factor multicast to the second shard). The
+    factor's tile of each tile row is read once by its owner (core column 0, whose
+    first pass updates it), multicast along the core row once, and held by every core
+    across its passes; the device matches the emulated reference exactly and FP64 as
+    the single-pass realization does."""
+    from loom.cuda_flow import launches
+    from loom.ir.program import Loop, ReadDram, walk_stmts
+
+    two = streaming == "column" or n == 128
+    arch = _two_column_arch(tmp_path) if two else _one_column_arch(tmp_path)
+    ann = {"tileplan": {"fuse": ["Fan1", "Fan2"]}, "task": {"streaming": streaming}}
+    c = compile_cuda(
+        "examples/cuda/gaussian.cu",
+        CudaOptions(arch, precision, (("N", str(n)),), parse_annotations(ann, "test")),
+    )
+    lp = next(lp for _, lp in launches(c))
+    p = lp.program
+    assert lp.row_held == ("a_r_xt",)
+    if streaming == "column":
+        assert lp.shape == (3, 3) and p.grid == (2, 2) and ("a_r_xt", 2) in lp.multicast
+        passes = [s for s in walk_stmts(p.reader) if isinstance(s, Loop) and s.var.name == "wx"]
+        assert passes and int(passes[0].count.eval({})) == 2
+        in_pass = {s.buffer for s in walk_stmts(passes[0].body) if isinstance(s, ReadDram)}
+        assert "a_r_xt" not in in_pass and "a_r_c" in in_pass
+    else:
+        tiles, grid = ((4, 4), (2, 2)) if two else ((2, 2), (2, 1))
+        assert lp.shape == tiles and p.grid == grid and p.buffer("a_r_c").cols == 2
+        assert (dict(lp.multicast).get("a_r_xt") == 2) == two  # one core column: no send
+    assert any(isinstance(s, ReadDram) and s.buffer == "a_r_xt" for s in walk_stmts(p.reader))
+    r = verify_cuda(c)
+    assert r.launches == n - 1 and r.max_rel_error_emulated == 0.0
+    assert r.rel_frobenius < (1e-6 if precision == "fp32" else 2e-2)
+    assert simulate_cuda(c, sample=2).cycles > 0 and model_cuda(c, sample=2) > 0

@@ -122,15 +122,52 @@ def test_fusing_jacobi_is_rejected_by_dependence_analysis_with_the_west_read() -
         )
 
 
-def test_fused_gaussian_wider_than_the_core_grid_is_rejected_with_its_reason() -> None:
-    """At N=512 a launch has 16 tile columns on 13 core columns: a core row would come
-    back to the factor's tile after its owner updated it."""
+def test_a_fused_launch_that_rereads_the_factor_in_every_column_pass_is_rejected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """At N=512 a launch has 16 tile columns on 13 core columns, so a core makes two
+    column passes per tile row; the factor's tile is read once per row trip, before the
+    owner's first pass updates it. A lowering that read it again in each pass (after the
+    owner wrote it) would race, and the check on the emitted stream rejects it."""
+    from loom.cuda import lower
+
+    real = lower._Lower.tile_loop
+
+    def per_pass(self, body, row_pre=(), hold=()):  # type: ignore[no-untyped-def]
+        return real(self, (*row_pre, *body), (), ())
+
     arch = load_arch("blackhole_p150_13x10")
     ann = parse_annotations({"tileplan": {"fuse": ["Fan1", "Fan2"]}}, "a.yaml")
     c = compile_cuda(
         "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "512"),), annotations=ann)
     )
-    with pytest.raises(AnnotationError, match=r"16 tile columns exceed the 13-core grid row"):
+    assert len(launches(c, 2)) == 2  # the multi-pass realization lowers
+    monkeypatch.setattr(lower._Lower, "tile_loop", per_pass)
+    with pytest.raises(AnnotationError, match=r"a_r_xt is read again in every column pass"):
+        launches(c, 2)
+
+
+def test_a_fused_launch_whose_factor_every_core_reads_from_dram_is_rejected(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """16 tile columns on 13 core columns do not divide, so the per-tile deliveries are
+    read by every core; the factor's, made once per row trip, is still multicast by its
+    owner. Without that multicast every core would read the factor's tile from DRAM
+    while its owner overwrites it, and the check rejects the launch."""
+    from loom.cuda import lower
+
+    real = lower._Lower.deliver
+
+    def unicast(self, read, area, lane, what, in_step=False):  # type: ignore[no-untyped-def]
+        return real(self, read, area, lane, what, False)
+
+    arch = load_arch("blackhole_p150_13x10")
+    ann = parse_annotations({"tileplan": {"fuse": ["Fan1", "Fan2"]}}, "a.yaml")
+    c = compile_cuda(
+        "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "512"),), annotations=ann)
+    )
+    monkeypatch.setattr(lower._Lower, "deliver", unicast)
+    with pytest.raises(AnnotationError, match=r"not multicast along the core row"):
         launches(c, 2)
 
 
@@ -258,27 +295,4 @@ def test_interchanged_accumulator_blocks_beyond_l1_are_infeasible() -> None:
         CudaOptions(arch, "fp32", (("N", "2048"), ("M", "2048")), annotations=ann),
     )
     with pytest.raises(InfeasibleError, match=r"needs 1581056 bytes of L1 buffers per core"):
-        launches(c)
-
-
-def test_fused_gaussian_on_row_shards_of_two_tiles_is_rejected_with_its_reason(
-    tmp_path: Path,
-) -> None:
-    """On a grid of one core column each core's shard row holds both tile columns: the
-    owner would read the factor's tile as part of the shard and update it as one block,
-    which the forwarding does not cover."""
-    import yaml
-
-    data = yaml.safe_load(Path("src/loom/arch/data/wormhole_n150.yaml").read_text())
-    path = tmp_path / "wh_2x1.yaml"
-    data.update(name=str(path), grid_x=1, grid_y=2, worker_noc_x=[1], worker_noc_y=[1, 2])
-    path.write_text(yaml.safe_dump(data, sort_keys=False))
-    one = load_arch(str(path))
-    ann = parse_annotations(
-        {"tileplan": {"fuse": ["Fan1", "Fan2"]}, "task": {"streaming": "row"}}, "a.yaml"
-    )
-    c = compile_cuda(
-        "examples/cuda/gaussian.cu", CudaOptions(one, defines=(("N", "64"),), annotations=ann)
-    )
-    with pytest.raises(AnnotationError, match=r"shard of 2 tile columns"):
         launches(c)

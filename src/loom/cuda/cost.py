@@ -92,11 +92,15 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         send = arch.fixed.semaphore_cycles + wrap + tb / arch.noc.link_effective_bytes_per_cycle
         dm["writer"] += send / 2
         dm["reader"] += (read + arch.fixed.semaphore_cycles) / 2
-    n_reads = 0
+    # a delivery held per tile-row trip (a fused launch's factor column) is paid by the
+    # first column pass of each trip, not by every tile
+    held_row = set(lp.row_held)
+    trip = {"reader": 0.0, "writer": 0.0}
     for o in flow.operands:
         if o.name in used:
-            dm[lanes[o.name]] += mcast if o.name in group else read
-            n_reads += 1
+            (trip if o.name in held_row else dm)[lanes[o.name]] += (
+                mcast if o.name in group else read
+            )
     for name, _ in flow.sunk:  # masked selectors delivered per tile instead of held
         dm["reader"] += mcast if name in group else read
     masked = 2 * read
@@ -105,21 +109,21 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         + arch.compute.eltwise("add")
         + 3 * arch.compute.unpack_cycles(tb)
     )
-    if flow.dm_copy:
-        plain = max(dm["reader"], dm["writer"])
-        comp_plain = 0.0
-    else:
-        plain = _overlap(dm["reader"], comp, dm["writer"], phys.depth)
-        comp_plain = comp
-    bank = _bank_round(phys, lp, flow, arch) * _later_share(lp)
-    plain = max(plain, bank)
-    cut = _overlap(
-        dm["reader"] + masked + (0 if flow.old in used else read),
-        comp + mask_comp,
-        dm["writer"],
-        phys.depth,
-    )
-    cut = max(cut, bank)
+    comp_plain = 0.0 if flow.dm_copy else comp
+    share = _later_share(lp)
+    bank_pass = _bank_round(phys, lp, flow, arch, skip=held_row) * share
+    bank_trip = _bank_round(phys, lp, flow, arch) * share
+
+    def steps(extra: dict[str, float], bank: float) -> tuple[float, float]:
+        """(unmasked, masked) steady step with `extra` lane time added."""
+        rd, wr = dm["reader"] + extra["reader"], dm["writer"] + extra["writer"]
+        plain = max(rd, wr) if flow.dm_copy else _overlap(rd, comp, wr, phys.depth)
+        old_read = 0 if flow.old in used else read
+        cut = _overlap(rd + masked + old_read, comp + mask_comp, wr, phys.depth)
+        return max(plain, bank), max(cut, bank)
+
+    plain, cut = steps({"reader": 0.0, "writer": 0.0}, bank_pass)
+    plain_trip, cut_trip = steps(trip, bank_trip)
     # the first tile: every core leaves the preamble at once and issues the same reads in
     # the same order, each waited for before the next, so each read waits for its
     # hottest bank (later tiles drift apart and share the banks as one pool, `bank`,
@@ -137,7 +141,13 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
         },
     )
     first = _first_step(
-        flow, phys, first_reads, dm["writer"], (comp, plain), (mask_comp, cut), cut_first
+        flow,
+        phys,
+        first_reads,
+        dm["writer"] + trip["writer"],
+        (comp, plain_trip),
+        (mask_comp, cut_trip),
+        cut_first,
     )
     # every core fetches the same constant page at once: its bank serves every core's
     # copy in turn after the read latency, unless one core reads it and multicasts it
@@ -152,18 +162,51 @@ def _column_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     preamble = held * max(read, camp)
     if flow.hoisted:  # invariant operands delivered once, the values computed once
         preamble += max(read, camp) + sum(_compute(e, arch, tb) for _, e in flow.hoisted)
-    later_cut = cut_core - cut_first
-    cyc = preamble + first + (per_core - 1 - later_cut) * plain + later_cut * cut
+    cyc = preamble + first + _later_steps(lp, cut_core, (plain_trip, cut_trip), (plain, cut))
     noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
         if o.name in used:
-            noc[lanes[o.name]] += lp.tiles * tb / group.get(o.name, 1)
+            noc[lanes[o.name]] += _delivered_tiles(lp, o.name, group) * tb
     return LaunchCost(
         max(cyc, max(noc.values()) / arch.dram.all_cores_bytes_per_cycle),
         dm["reader"],
         comp_plain,
         dm["writer"],
     )
+
+
+def _later_steps(
+    lp: LaunchProgram, cut_core: int, trip: tuple[float, float], rest: tuple[float, float]
+) -> float:
+    """The busiest core's tiles after its first: one tile-row trip per tile row it owns,
+    the first column pass of each costing `trip` (it carries the trip's held
+    deliveries; the first tile is such a pass), the others `rest`, each as (unmasked,
+    masked) step; `cut_core` of the core's tiles are masked, `lp.busiest_cut_first`
+    of them in first passes."""
+    gy, gx = lp.program.grid
+    trips = -(-lp.shape[0] // gy)
+    per_core = trips * -(-lp.shape[1] // gx)
+    cut_trips = min(trips, lp.busiest_cut_first, cut_core)
+    cut_passes = max(0, min(per_core - trips, cut_core - cut_trips))
+    if cut_core > 0:  # the first tile is taken as masked (see _first_step)
+        if cut_trips:
+            cut_trips -= 1
+        else:
+            cut_passes = max(0, cut_passes - 1)
+    return (
+        (trips - 1 - cut_trips) * trip[0]
+        + cut_trips * trip[1]
+        + (per_core - trips - cut_passes) * rest[0]
+        + cut_passes * rest[1]
+    )
+
+
+def _delivered_tiles(lp: LaunchProgram, name: str, group: dict[str, int]) -> float:
+    """Tiles of delivery `name` read from DRAM by the launch: one per tile row when it is
+    held per tile-row trip (read by the row's owner), else one per tile per group."""
+    if name in lp.row_held:
+        return float(lp.shape[0])
+    return lp.tiles / group.get(name, 1)
 
 
 def _contraction_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
@@ -235,6 +278,7 @@ def _bank_round(
     arch: Arch,
     width: int = 1,
     serial: bool = False,
+    skip: set[str] | None = None,
 ) -> float:
     """Cycles the hottest DRAM bank needs for one round of reads by every core (the
     first tile of each core, first reduction block; the first shard row with row
@@ -242,8 +286,10 @@ def _bank_round(
     delivers per tile count with the operands (their pages in the constant table).
     With `serial`, every core issues the round's reads in the same order, each waited
     for before the next, so the round is the sum over its reads of each read's hottest
-    bank (rather than the hottest bank of all of them together)."""
+    bank (rather than the hottest bank of all of them together). Reads named in `skip`
+    (held per tile-row trip, absent from the other column passes) are left out."""
     counts = _round_pages(phys, lp, flow, arch, width, serial)
+    counts = {k: v for k, v in counts.items() if k not in (skip or set())}
     if not counts:
         return 0.0
     banks = len(arch.dram.banks)
@@ -486,7 +532,7 @@ def _row_cost(phys: Physical, lp: LaunchProgram, arch: Arch) -> LaunchCost:
     noc: dict[str, float] = {"reader": 2 * lp.cut_tiles * tb, "writer": lp.tiles * tb}
     for o in flow.operands:
         if o.name in used:
-            noc[lanes[o.name]] += lp.tiles * tb / group.get(o.name, 1)
+            noc[lanes[o.name]] += _delivered_tiles(lp, o.name, group) * tb
     floor = max(noc.values()) / arch.dram.all_cores_bytes_per_cycle
     return LaunchCost(max(cyc, floor), dm["reader"] / w, comp / w, dm["writer"] / w)
 

@@ -76,6 +76,11 @@ class LaunchProgram:
     """Column streaming: tiles that carry a mask on the core that has the most of them
     (a core takes every grid-th tile row and column, so the range's edge rows and columns
     gather on a few cores; the model charges that core, not the average)."""
+    busiest_cut_first: int = 0
+    """Of those, the tiles in the first column pass of their tile-row trip."""
+    row_held: tuple[str, ...] = ()
+    """Deliveries read once per tile-row trip and held across its column passes (a fused
+    launch's factor column), not once per tile."""
 
 
 def lower_launch(
@@ -101,6 +106,7 @@ class _Lower:
         self.forwarded: tuple[str, ...] = ()
         self.busiest_cut_rows = 0
         self.busiest_cut_tiles = 0
+        self.busiest_cut_first = 0
         self.row_halos: set[str] = set()
         """task.streaming=row: halo tiles patched into a shard row's column shift."""
         self.cut: Cond = BoolConst(False)
@@ -155,6 +161,8 @@ class _Lower:
         self.expr = self.flow.expr
         if self.row:
             self.row_masks()
+        self.row_held = self.forwarded_names() if k.forwarded else ()
+        """Deliveries held for a whole tile-row trip (a fused launch's factor column)."""
         if self.blocked:
             assert self.flow.contraction is not None
             if not (isinstance(self.cut, BoolConst) and not self.cut.value):
@@ -177,9 +185,14 @@ class _Lower:
         else:
             reader, compute, writer = self.elementwise_streams()
         if not self.blocked:
-            reader, compute, writer = (self.tile_loop(s) for s in (reader, compute, writer))
+            held_reads = tuple(
+                self.read(o, in_step=True) for o in self.flow.operands if o.name in self.row_held
+            )
+            reader = self.tile_loop(reader, held_reads)
+            compute = self.tile_loop(compute, hold=self.row_held)
+            writer = self.tile_loop(writer)
         if k.forwarded:
-            self.check_forwarded()
+            self.check_forwarded(reader)
         const_names = self.frames()
         pre = tuple(
             self.deliver(
@@ -228,7 +241,7 @@ class _Lower:
                     [
                         f"fused factor column {', '.join(self.forwarded)} read by the owner "
                         "of its tile (core column 0) before the update and multicast along "
-                        "its core row"
+                        "its core row, once per tile-row trip, held across the column passes"
                     ]
                     if self.forwarded
                     else []
@@ -255,50 +268,91 @@ class _Lower:
             self.const_senders(const_names),
             self.busiest_cut_rows,
             self.busiest_cut_tiles,
+            self.busiest_cut_first,
+            self.row_held,
         )
 
-    def check_forwarded(self) -> None:
+    def forwarded_names(self) -> tuple[str, ...]:
+        """The deliveries of a fused launch's forwarded factor column (`X[i][t + e]`)."""
+        k = self.flow.tile
+        return tuple(
+            sorted(
+                {
+                    o.name
+                    for o in self.flow.operands
+                    for ld in k.forwarded
+                    if o.array == ld.array and o.row.base == "r" and o.col.elem == ld.col
+                }
+            )
+        )
+
+    def check_forwarded(self, reader: tuple[Stmt, ...]) -> None:
         """A fused launch reads column t + e of the rows it updates (the forwarded factor
         column): legal only when the core that owns that column's tile reads it before
         it writes the tile, and it alone reads it (it multicasts it along its core row),
-        so no core can read an element another core has already overwritten."""
+        so no core can read an element another core has already overwritten. The
+        factor's tile of a tile row is delivered once per tile-row trip, before the
+        column passes, and held by every core of the row for all of them; the owner
+        (core column 0, whose first pass is the factor's tile column) updates that tile
+        in its first pass, after the read. Checked on the emitted reader stream."""
         k = self.flow.tile
-        names = {
-            o.name
-            for o in self.flow.operands
-            for ld in k.forwarded
-            if o.array == ld.array and o.row.base == "r" and o.col.elem == ld.col
-        }
+        names = self.row_held
         gx = self.grid[1]
+        factor_cols = {ld.col.eval(self.env) // TILE for ld in k.forwarded}
         problem = ""
         if len(names) != len(k.forwarded):
             problem = "the factor column is not one column-broadcast delivery of its own"
-        elif self.row and self.width > 1:
+        elif self.flow.contraction is not None:
+            problem = "the launch is a reduction, whose tiles are not one column pass each"
+        elif any(not self.tc[0] <= t < self.tc[0] + self.width for t in factor_cols):
             problem = (
-                f"task.streaming=row gives a core a shard of {self.width} tile columns, which "
-                "it updates as one block after the whole shard row is read; use streaming: "
-                "column"
-            )
-        elif self.wx.upper > 0:
-            problem = (
-                f"the launch's {self.tc[1] - self.tc[0] + 1} tile columns exceed the "
-                f"{gx}-core grid row, so a core row revisits the factor's tile after its "
-                "owner has updated it"
+                "the factor's tile column is not in the first pass of core column 0 (a "
+                "row-streamed range widened to the left of it), so another core owns it"
             )
         elif gx > 1 and not all(n in self.multicasts for n in names):
             problem = (
-                "the core grid does not divide the tile range, so every core would read the "
-                "factor column from DRAM while its owner overwrites it"
+                "the factor column is not multicast along the core row, so every core "
+                "would read it from DRAM while its owner overwrites it"
             )
         elif any(self.pk.task.lane(n) != "reader" for n in names):
             problem = "the factor column is not delivered by DM0 (whose sender is its owner)"
+        else:
+            problem = self.check_held_reads(names, reader)
         if problem:
             raise AnnotationError(
                 f"{self.plan.path}:{k.line}: the fusion of `{k.fused}` into `{k.kernel}` "
                 f"cannot be realized for the launch with {_bindings(self.env)}: {problem}. "
                 "Drop tileplan.fuse or change the problem size."
             )
-        self.forwarded = tuple(sorted(names))
+        self.forwarded = names
+
+    def check_held_reads(self, names: tuple[str, ...], reader: tuple[Stmt, ...]) -> str:
+        """Each DRAM read of the factor sits outside the column-pass loop (read once per
+        tile-row trip, not again after the owner's first pass wrote the tile) and, on a
+        grid of several core columns, under the sender's condition (core column 0)."""
+
+        def walk(stmts: tuple[Stmt, ...], in_pass: bool, sender: bool) -> str:
+            for st in stmts:
+                match st:
+                    case ReadDram(buffer=b) if b in names:
+                        if in_pass:
+                            return f"{b} is read again in every column pass"
+                        if self.grid[1] > 1 and not sender:
+                            return f"{b} is read from DRAM by cores other than its owner"
+                    case Loop(var=v, body=body):
+                        inner = in_pass or (v == self.wx and self.wx.upper > 0)
+                        if err := walk(body, inner, sender):
+                            return err
+                    case IfCore(cond=cond, then=then, orelse=orelse):
+                        owner = sender or cond == CORE_X.eq(0)
+                        if err := walk(then, in_pass, owner) or walk(orelse, in_pass, sender):
+                            return err
+                    case Reserve(body=body) | Wait(body=body):
+                        if err := walk(body, in_pass, sender):
+                            return err
+            return ""
+
+        return walk(reader, False, False)
 
     def shard_columns(self, nc: int, gx: int) -> tuple[int, int]:
         """task.streaming=row: W = ceil(nc / gx) contiguous tile columns per core, the
@@ -331,6 +385,7 @@ class _Lower:
         rows = -(-(self.tr[1] - self.tr[0] + 1) // self.grid[0])
         self.busiest_cut_rows = rows if cut_shards else min(rows, partial_rows)
         self.busiest_cut_tiles = self.busiest_cut_rows * w  # one-tile shards: column cost
+        self.busiest_cut_first = self.busiest_cut_rows  # one pass per tile-row trip
         return cut
 
     def cut_count(self, nr: int, nc: int) -> int:
@@ -339,6 +394,7 @@ class _Lower:
         gy, gx = self.grid
         if isinstance(self.cut, BoolConst):
             self.busiest_cut_tiles = -(-nr // gy) * -(-nc // gx) if self.cut.value else 0
+            self.busiest_cut_first = -(-nr // gy) if self.cut.value else 0
             return nr * nc if self.cut.value else 0
         r0, r1, c0, c1 = self.rect
         rows = {self.tr[0]} if r0 % TILE else set()
@@ -352,7 +408,9 @@ class _Lower:
                 own_c = range(self.tc[0] + x, self.tc[1] + 1, gx)
                 cut_c = sum(c in cols for c in own_c)
                 n = cut_r * len(own_c) + cut_c * len(own_r) - cut_r * cut_c
-                self.busiest_cut_tiles = max(self.busiest_cut_tiles, n)
+                if n > self.busiest_cut_tiles:  # its first passes: tile column tc0 + x
+                    self.busiest_cut_tiles = n
+                    self.busiest_cut_first = len(own_r) if own_c[0] in cols else cut_r
         return len(rows) * nc + len(cols) * nr - len(rows) * len(cols)
 
     def check_l1(self) -> None:
@@ -487,7 +545,7 @@ class _Lower:
         that shares the tile column or row), so no tile carries a compute mask."""
         f, lanes = self.flow, self.pk.task
         used = block_refs(f.expr)
-        ops = [o for o in f.operands if o.name in used]
+        ops = [o for o in f.operands if o.name in used and o.name not in self.row_held]
         sel = tuple(
             self.deliver(
                 ReadDram(name, CONST, as_expr(0), self.sunk_col[name], 1, self.cwidth(name)),
@@ -548,15 +606,27 @@ class _Lower:
                     )
                 )
 
-    def tile_loop(self, body: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
+    def tile_loop(
+        self, body: tuple[Stmt, ...], row_pre: tuple[Stmt, ...] = (), hold: tuple[str, ...] = ()
+    ) -> tuple[Stmt, ...]:
+        """Row trips (wy) around column passes (wx). `row_pre` (deliveries) and `hold`
+        (buffers waited for and held across the passes) belong to a tile-row trip: a
+        fused launch's factor column, read once per trip and used by every pass."""
         nr, nc = self.tr[1] - self.tr[0] + 1, self.tc[1] - self.tc[0] + 1
         gy, gx = self.grid
-        if nr % gy or nc % gx:
-            body = (IfCore(conj(self.r.le(self.tr[1]), self.c.le(self.tc[1])), body),)
         ny, nx = self.wy.upper + 1, self.wx.upper + 1
+        per_row = bool(self.row_held)
+        if not per_row and (nr % gy or nc % gx):
+            body = (IfCore(conj(self.r.le(self.tr[1]), self.c.le(self.tc[1])), body),)
+        elif per_row and nc % gx:
+            body = (IfCore(self.c.le(self.tc[1]), body),)
         inner: tuple[Stmt, ...] = (
             (Loop(self.wx, as_expr(nx), body),) if nx > 1 else _fix(body, self.wx)
         )
+        if per_row:
+            inner = (*row_pre, *((Wait(hold, inner),) if hold else inner))
+            if nr % gy:  # a whole core row skips the trip together (its multicasts too)
+                inner = (IfCore(self.r.le(self.tr[1]), inner),)
         return (Loop(self.wy, as_expr(ny), inner),) if ny > 1 else _fix(inner, self.wy)
 
     # ----- addresses ---------------------------------------------------------------------
@@ -569,7 +639,7 @@ class _Lower:
         e = own + t.delta
         return maximum(0, minimum(limit - 1, e)) if t.delta else e
 
-    def read(self, o: Operand) -> Stmt:
+    def read(self, o: Operand, in_step: bool = False) -> Stmt:
         decl = self.plan.array(o.array)
         row = self.tile_of(o.row, self.r if o.row.base == "r" else self.c, decl.rows // TILE)
         own_c = self.c
@@ -577,7 +647,7 @@ class _Lower:
             own_c = self.c + (self.width - 1)
         col = self.tile_of(o.col, own_c if o.col.base == "c" else self.r, decl.cols // TILE)
         read = ReadDram(o.name, o.array, row, col, 1, self.shapes.get(o.name, (1, 1))[1])
-        return self.deliver(read, self.shared_area(o), self.pk.task.lane(o.name), o.name)
+        return self.deliver(read, self.shared_area(o), self.pk.task.lane(o.name), o.name, in_step)
 
     def shared_area(self, o: Operand) -> tuple[int, int]:
         """The aligned block of cores that needs the same tile of `o` in every trip: a
@@ -588,13 +658,18 @@ class _Lower:
         uses_x = "c" in (o.row.base, o.col.base)
         return (1 if uses_y else gy, 1 if uses_x else gx)
 
-    def deliver(self, read: ReadDram, area: tuple[int, int], lane: str, what: str) -> Stmt:
+    def deliver(
+        self, read: ReadDram, area: tuple[int, int], lane: str, what: str, in_step: bool = False
+    ) -> Stmt:
         """A delivery read from DRAM by every core, or, when an aligned block of cores
         needs the same block in the same trip, read once by the block's sending corner
         and multicast to the rest (the corner from which the lane's NoC runs into the
-        block: top left on NoC0, bottom right on NoC1)."""
+        block: top left on NoC0, bottom right on NoC1). Multicast needs the block's
+        cores to run the delivery equally often: on an even grid, or `in_step` (a
+        delivery per tile-row trip, shared along a core row, whose cores skip a trip
+        together)."""
         ay, ax = area
-        if ay * ax == 1 or not self.even:
+        if ay * ax == 1 or not (self.even or (in_step and ay == 1)):
             return Reserve(read.buffer, (read,))
         last = lane == "writer"
         row, rest = multicast_pipes(self.grid, area, last)
@@ -672,6 +747,7 @@ class _Lower:
         patches = tuple(c.patch for c in convs)
 
         def branch(ops: list[Operand], expr: CExpr, masked: bool) -> tuple[tuple[Stmt, ...], ...]:
+            ops = [o for o in ops if o.name not in self.row_held]  # delivered per row trip
             rd = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "reader")
             wr = tuple(self.read(o) for o in ops if lanes.lane(o.name) == "writer")
             if masked:
