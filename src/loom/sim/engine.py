@@ -125,7 +125,7 @@ class Scheduler:
                 self.events += 1
                 fn(arg)
                 continue
-            t_net = net.next_completion() if net.flows else math.inf
+            t_net = net.next_completion() if net.active else math.inf
             t_heap = heap[0][0] if heap else math.inf
             if t_net == math.inf and t_heap == math.inf:
                 return
