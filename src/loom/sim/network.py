@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from loom.sim.fill_jit import REL_EPS, compiled_filling
+from loom.sim.flow_ops import NUMPY_OPS, compiled_ops
 
 
 class Flow:
@@ -59,8 +60,11 @@ class FluidNetwork:
         self.solves = 0
         self._next: float | None = None
         """next_completion()'s answer, kept while neither the flows nor the time move."""
-        self._fill = compiled_filling() or _rates_and_load
+        fill = compiled_filling()
+        self._fill = fill or _rates_and_load
         """The compiled rate solve when Numba is there, else the NumPy one (same bits)."""
+        self._ops = NUMPY_OPS if fill is None else compiled_ops()
+        """Advance, next finish and drop finished flows, compiled or not with the solve."""
         self.on_rates = on_rates
         """Called after every re-solve with (time, per-resource load), for traces."""
         self._flows: list[Flow] = []
@@ -74,6 +78,7 @@ class FluidNetwork:
         self._ent_res = np.zeros(1024, dtype=np.int64)
         self._ent_w = np.zeros(1024)
         self._ent_f = np.zeros(1024, dtype=np.int64)
+        self._done = np.zeros(64, dtype=np.int64)
 
     @property
     def active(self) -> int:
@@ -110,9 +115,9 @@ class FluidNetwork:
         self.dirty = True
 
     def _grow_flows(self) -> None:
-        self._cap, self._rem, self._rate, self._nbytes = (
+        self._cap, self._rem, self._rate, self._nbytes, self._done = (
             np.concatenate([a, np.zeros_like(a)])
-            for a in (self._cap, self._rem, self._rate, self._nbytes)
+            for a in (self._cap, self._rem, self._rate, self._nbytes, self._done)
         )
 
     def _grow_entries(self) -> None:
@@ -125,10 +130,7 @@ class FluidNetwork:
         dt = t - self.time
         if dt <= 0.0:
             return
-        n = self._n
-        if n:
-            self._rem[:n] -= self._rate[:n] * dt  # per flow: remaining - (rate * dt)
-        self.carried += self.load * dt
+        self._ops.advance(self._rem, self._rate, self._n, self.carried, self.load, dt)
         self.time = t
         self._next = None
 
@@ -138,41 +140,34 @@ class FluidNetwork:
             self._solve()
         elif self._next is not None:
             return self._next
-        n = self._n
-        rate = self._rate[:n]
-        moving = rate > 0.0
-        best = float((self._rem[:n][moving] / rate[moving]).min()) if moving.any() else math.inf
+        best = self._ops.earliest(self._rem, self._rate, self._n)
         self._next = self.time + max(best, 0.0)
         return self._next
 
     def pop_done(self, t: float) -> list[Flow]:
         """Advance to `t` and remove the flows that have finished (in the order added)."""
         self.advance(t)
-        n = self._n
-        finished = self._rem[:n] <= 1e-7 * self._nbytes[:n] + 1e-9
-        if not finished.any():
+        self._n, self._ne, count = self._ops.pop(
+            self._n,
+            self._ne,
+            self._cap,
+            self._rem,
+            self._rate,
+            self._nbytes,
+            self._ent_res,
+            self._ent_w,
+            self._ent_f,
+            self._done,
+        )
+        if not count:
             return []
-        keep = ~finished
-        flags = keep.tolist()
-        done = [f for f, k in zip(self._flows, flags, strict=True) if not k]
-        self._flows = [f for f, k in zip(self._flows, flags, strict=True) if k]
-        self._compact(keep)
+        gone = self._done[:count].tolist()
+        flows = self._flows
+        done = [flows[i] for i in gone]
+        for i in reversed(gone):
+            del flows[i]
         self.dirty = True
         return done
-
-    def _compact(self, keep: np.ndarray) -> None:
-        """Drop the slots and entries of the flows not kept; number the rest 0, 1, ..."""
-        n, ne = self._n, self._ne
-        m = int(np.count_nonzero(keep))
-        for a in (self._cap, self._rem, self._rate, self._nbytes):
-            a[:m] = a[:n][keep]
-        ent_f = self._ent_f[:ne]
-        kept = keep[ent_f]
-        me = int(np.count_nonzero(kept))
-        self._ent_res[:me] = self._ent_res[:ne][kept]
-        self._ent_w[:me] = self._ent_w[:ne][kept]
-        self._ent_f[:me] = (np.cumsum(keep) - 1)[ent_f[kept]]
-        self._n, self._ne = m, me
 
     # ----- max-min fair rates ---------------------------------------------------------
 
