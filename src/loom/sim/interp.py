@@ -90,9 +90,6 @@ class Frame:
     action) and request of a Reserve or Wait, built once instead of at every iteration;
     one block per statement is enough, a statement's body being entered again only
     after it was left."""
-    copies: dict[tuple[int, int, int], Transfer] = field(default_factory=dict)
-    """Per DRAM copy statement and (row, col) of its window: the request (the same
-    legs every time the window comes round)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -257,24 +254,12 @@ def _dram_leg(f: Frame, s: ReadDram | WriteDram, write: bool) -> Leg:
     return sh.machine.legs.dram(f.noc, f.core, counts, sh.tile_bytes[s.tensor], write)
 
 
-def _copy(f: Frame, s: ReadDram | WriteDram, write: bool) -> Transfer:
-    """The request of one DRAM copy, kept per statement and window: evaluating the window
-    and building its legs again would give the same legs."""
-    key = (id(s), s.row.eval(f.env), s.col.eval(f.env))
-    request = f.copies.get(key)
-    if request is None:
-        what = f"write {s.tensor}" if write else f"read {s.tensor}"
-        request = Transfer(f.shared.machine, (_dram_leg(f, s, write),), what)
-        f.copies[key] = request
-    return request
-
-
 def _read_dram(f: Frame, s: ReadDram) -> Step:
-    return _copy(f, s, write=False)
+    return Transfer(f.shared.machine, (_dram_leg(f, s, write=False),), f"read {s.tensor}")
 
 
 def _write_dram(f: Frame, s: WriteDram) -> Step:
-    return _copy(f, s, write=True)
+    return Transfer(f.shared.machine, (_dram_leg(f, s, write=True),), f"write {s.tensor}")
 
 
 def _send(f: Frame, s: Send) -> Step:
