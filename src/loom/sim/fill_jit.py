@@ -72,14 +72,18 @@ def filling_loops(  # noqa: C901 - one loop nest, compiled as one function
     rates = np.zeros(n)
     frozen = np.zeros(n, dtype=np.bool_)
     newly = np.zeros(n, dtype=np.bool_)
+    # the unfrozen flows' entries, in entry order: rounds drop the entries of the flows
+    # they froze (as the NumPy version does), so later rounds sum fewer
+    act_f = ent_f.copy()
+    act_w = ent_w.copy()
+    na = ne
     level = 0.0
     left = n
     while left > 0:
         for j in range(k):
             uw[j] = 0.0
-        for e in range(ne):
-            if not frozen[ent_f[e]]:
-                uw[loc[e]] += ent_w[e]
+        for e in range(na):
+            uw[loc[e]] += act_w[e]
         d_res = math.inf
         for j in range(k):
             if uw[j] > 0.0:
@@ -105,10 +109,9 @@ def filling_loops(  # noqa: C901 - one loop nest, compiled as one function
         for i in range(n):
             newly[i] = not frozen[i] and caps[i] <= threshold
         if any_saturated:
-            for e in range(ne):
-                f = ent_f[e]
-                if not frozen[f] and saturated[loc[e]]:
-                    newly[f] = True
+            for e in range(na):
+                if saturated[loc[e]]:
+                    newly[act_f[e]] = True
         count = 0
         for i in range(n):
             if newly[i]:
@@ -122,6 +125,14 @@ def filling_loops(  # noqa: C901 - one loop nest, compiled as one function
                 rates[i] = caps[i] if caps[i] < level else level
                 frozen[i] = True
         left -= count
+        kept = 0
+        for e in range(na):
+            if not frozen[act_f[e]]:
+                loc[kept] = loc[e]
+                act_w[kept] = act_w[e]
+                act_f[kept] = act_f[e]
+                kept += 1
+        na = kept
     load = np.zeros(m)
     for e in range(ne):
         load[ent_res[e]] += ent_w[e] * rates[ent_f[e]]
