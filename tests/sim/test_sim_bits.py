@@ -26,8 +26,12 @@ WH, BH = "wormhole_n150", "blackhole_p150_13x10"
 WORKLOADS: dict[str, tuple[str, str, dict[str, int], str]] = {
     # name: (kernel, arch, shape, baseline policy)
     "fa_wh": ("flash_attention", WH, {"B": 1, "H": 2, "S": 512, "D": 64}, "ttnn-sdpa"),
-    "fa_causal_bh": ("flash_attention_causal", BH, {"B": 1, "H": 2, "S": 512, "D": 64},
-                     "ttnn-sdpa"),  # fmt: skip
+    "fa_causal_bh": (
+        "flash_attention_causal",
+        BH,
+        {"B": 1, "H": 2, "S": 512, "D": 64},
+        "ttnn-sdpa",
+    ),
     "fd_wh": ("flash_decode", WH, {"B": 2, "H": 8, "S": 1024, "D": 64}, "ttnn-sdpa-decode"),
     "gemm_wh": ("gemm", WH, {"M": 512, "N": 512, "K": 1024}, "ttnn-matmul-oob"),
 }

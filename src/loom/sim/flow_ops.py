@@ -58,7 +58,7 @@ def earliest_numpy(rem: np.ndarray, rate: np.ndarray, n: int) -> float:
     return float((rem[:n][moving] / r[moving]).min()) if moving.any() else math.inf
 
 
-def pop_loops(  # noqa: PLR0913 - the flow table's arrays, compiled as one function
+def pop_loops(
     n: int,
     ne: int,
     cap: np.ndarray,
@@ -101,7 +101,7 @@ def pop_loops(  # noqa: PLR0913 - the flow table's arrays, compiled as one funct
     return m, me, nd
 
 
-def pop_numpy(  # noqa: PLR0913 - the twin of pop_loops
+def pop_numpy(
     n: int,
     ne: int,
     cap: np.ndarray,
