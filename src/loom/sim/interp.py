@@ -90,6 +90,8 @@ class Frame:
     action) and request of a Reserve or Wait, built once instead of at every iteration;
     one block per statement is enough, a statement's body being entered again only
     after it was left."""
+    branches: dict[int, tuple[Block, Block]] = field(default_factory=dict)
+    """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -195,7 +197,12 @@ def _loop(f: Frame, s: Loop) -> Step:
 
 
 def _if_core(f: Frame, s: IfCore) -> Step:
-    f.stack.append(block(f, s.then if s.cond.eval(f.env) else s.orelse))
+    hit = f.branches.get(id(s))
+    if hit is None:
+        hit = f.branches[id(s)] = (block(f, s.then), block(f, s.orelse))
+    branch = hit[0] if s.cond.eval(f.env) else hit[1]
+    branch.pos = 0
+    f.stack.append(branch)
     return None
 
 
