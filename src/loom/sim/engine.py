@@ -167,5 +167,5 @@ class Delay(Request):
         proc.busy += end - now  # Process.record, inlined: the most frequent request
         if proc.intervals is not None and end > now:
             proc.record_interval(now, end, self.what)
-        sched.at(end, _resume_with, (sched, proc, None))
+        sched.at(end, sched.resume, proc)
         return PENDING
