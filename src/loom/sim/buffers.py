@@ -33,15 +33,15 @@ class CircularBuffer:
 
     def push(self, sched: Scheduler) -> None:
         self.pushed += 1
-        self._wake(sched)
+        if self.waiters:
+            self._wake(sched)
 
     def pop(self, sched: Scheduler) -> None:
         self.popped += 1
-        self._wake(sched)
+        if self.waiters:
+            self._wake(sched)
 
     def _wake(self, sched: Scheduler) -> None:
-        if not self.waiters:
-            return
         waiters, self.waiters = self.waiters, []
         for proc, req in waiters:
             sched.at(sched.now, _retry, (sched, proc, req))
@@ -74,7 +74,7 @@ class ReserveBlock(Request):
 
     def start(self, sched: Scheduler, proc: Process) -> Any:
         cb = self.cb
-        if cb.can_reserve():
+        if cb.reserved - cb.popped < cb.depth:  # can_reserve(), inlined: a hot path
             cb.reserved += 1
             return None
         proc.waiting = cb.why_reserve
@@ -92,7 +92,7 @@ class TakeBlocks(Request):
 
     def start(self, sched: Scheduler, proc: Process) -> Any:
         for cb in self.cbs:
-            if not cb.can_take():
+            if cb.pushed <= cb.taken:  # not can_take(), inlined: a hot path
                 proc.waiting = cb.why_take
                 cb.waiters.append((proc, self))
                 return PENDING

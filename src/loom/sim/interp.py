@@ -62,8 +62,14 @@ class Shared:
     """Bytes of one block of each buffer, by name."""
     tensors: dict[str, DramTensor]
     matmul_tiles: int = 0
-    delays: dict[int, Delay] = field(default_factory=dict)
-    """Each Compute statement's request (by id; the Program outlives the run)."""
+    delays: dict[int, tuple[Delay, int]] = field(default_factory=dict)
+    """Each Compute statement's request and tile-matmuls (by id; the Program outlives
+    the run)."""
+    decoded: dict[int, Ops] = field(default_factory=dict)
+    """Each statement list's (handler, statement) pairs, by id of the list (every list
+    is the Program's or kept in `rests`, so ids stay unique while the run lasts)."""
+    rests: dict[int, tuple[Stmt, ...]] = field(default_factory=dict)
+    """Each Parallel statement's pipe copies (run after its DRAM copies), by id."""
 
 
 @dataclass
@@ -79,9 +85,13 @@ class Frame:
     stack: list[Block] = field(default_factory=list)
     loops: list[str] = field(default_factory=list)
     """Variables of the loops being run, outermost first (traces name the scope)."""
-    memo: dict[int, tuple[Callable[[], bool], Request]] = field(default_factory=dict)
-    """Per statement (by id; the Program outlives the run): the exit action and request of
-    a Reserve or Wait, built once instead of at every iteration."""
+    memo: dict[int, tuple[Block, Request]] = field(default_factory=dict)
+    """Per statement (by id; the Program outlives the run): the body block (with its exit
+    action) and request of a Reserve or Wait, built once instead of at every iteration;
+    one block per statement is enough, a statement's body being entered again only
+    after it was left."""
+    branches: dict[int, tuple[Block, Block]] = field(default_factory=dict)
+    """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -97,17 +107,40 @@ Step = Request | Iterator[Request] | None
 """What a handler returns: a request to yield, a short generator of requests, or nothing
 (it pushed a block to execute)."""
 
+Handler = Callable[["Frame", Any], Step]
+Ops = tuple[tuple[Handler, Stmt], ...]
+
 
 class Block:
     """A statement list being executed: a stack entry, with what to do when it ends."""
 
-    __slots__ = ("on_exit", "pos", "stmts")
+    __slots__ = ("on_exit", "ops", "pos", "stmts")
 
-    def __init__(self, stmts: tuple[Stmt, ...], on_exit: Callable[[], bool] | None = None) -> None:
+    def __init__(
+        self, stmts: tuple[Stmt, ...], ops: Ops, on_exit: Callable[[], bool] | None = None
+    ) -> None:
         self.stmts = stmts
+        self.ops = ops
+        """`stmts` with each statement's handler, looked up once per program."""
         self.pos = 0
         self.on_exit = on_exit
         """Called when the block ends; returns True to run the block again (loops)."""
+
+
+def block(f: Frame, stmts: tuple[Stmt, ...], on_exit: Callable[[], bool] | None = None) -> Block:
+    """A block of `stmts`, its handlers looked up once per statement list."""
+    decoded = f.shared.decoded
+    ops = decoded.get(id(stmts))
+    if ops is None:
+        ops = decoded[id(stmts)] = tuple((HANDLERS.get(type(s), _unknown), s) for s in stmts)
+    return Block(stmts, ops, on_exit)
+
+
+def _unknown(f: Frame, s: Stmt) -> Step:
+    raise SimulationError(
+        f"the simulator cannot execute statement {type(s).__name__}; it knows "
+        f"{', '.join(sorted(c.__name__ for c in HANDLERS))}"
+    )
 
 
 def run_stream(frame: Frame, stmts: tuple[Stmt, ...]) -> Gen:
@@ -116,23 +149,19 @@ def run_stream(frame: Frame, stmts: tuple[Stmt, ...]) -> Gen:
     An explicit stack of blocks rather than nested generators, so that a request deep in
     loops and scopes reaches the scheduler through one generator, not one per level."""
     stack = frame.stack
-    stack.append(Block(stmts))
+    stack.append(block(frame, stmts))
     while stack:
         top = stack[-1]
-        if top.pos == len(top.stmts):
+        pos = top.pos
+        ops = top.ops
+        if pos == len(ops):
             if top.on_exit is not None and top.on_exit():
                 top.pos = 0
             else:
                 stack.pop()
             continue
-        s = top.stmts[top.pos]
-        top.pos += 1
-        handler = HANDLERS.get(type(s))
-        if handler is None:
-            raise SimulationError(
-                f"the simulator cannot execute statement {type(s).__name__}; it knows "
-                f"{', '.join(sorted(c.__name__ for c in HANDLERS))}"
-            )
+        top.pos = pos + 1
+        handler, s = ops[pos]
         step = handler(frame, s)
         if step is None:
             continue
@@ -163,12 +192,17 @@ def _loop(f: Frame, s: Loop) -> Step:
         loops.pop()
         return False
 
-    f.stack.append(Block(s.body, next_iteration))
+    f.stack.append(block(f, s.body, next_iteration))
     return None
 
 
 def _if_core(f: Frame, s: IfCore) -> Step:
-    f.stack.append(Block(s.then if s.cond.eval(f.env) else s.orelse))
+    hit = f.branches.get(id(s))
+    if hit is None:
+        hit = f.branches[id(s)] = (block(f, s.then), block(f, s.orelse))
+    branch = hit[0] if s.cond.eval(f.env) else hit[1]
+    branch.pos = 0
+    f.stack.append(branch)
     return None
 
 
@@ -182,9 +216,10 @@ def _reserve(f: Frame, s: Reserve) -> Step:
             cb.push(sched)
             return False
 
-        hit = f.memo[id(s)] = (push, ReserveBlock(cb))
-    push, request = hit
-    f.stack.append(Block(s.body, push))
+        hit = f.memo[id(s)] = (block(f, s.body, push), ReserveBlock(cb))
+    body, request = hit
+    body.pos = 0
+    f.stack.append(body)
     return request
 
 
@@ -199,9 +234,10 @@ def _wait(f: Frame, s: Wait) -> Step:
                 cb.pop(sched)
             return False
 
-        hit = f.memo[id(s)] = (pop, TakeBlocks(cbs))
-    pop, request = hit
-    f.stack.append(Block(s.body, pop))
+        hit = f.memo[id(s)] = (block(f, s.body, pop), TakeBlocks(cbs))
+    body, request = hit
+    body.pos = 0
+    f.stack.append(body)
     return request
 
 
@@ -265,9 +301,12 @@ def _receive_each(f: Frame, s: ReceiveEach) -> Step:
 
 def _parallel(f: Frame, s: Parallel) -> Step:
     """DRAM copies are issued together; pipe copies run in order after them."""
-    rest = tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
+    rest = f.shared.rests.get(id(s))
+    if rest is None:  # kept, so that its block is decoded once (blocks go by id)
+        rest = tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
+        f.shared.rests[id(s)] = rest
     if rest:
-        f.stack.append(Block(rest))
+        f.stack.append(block(f, rest))
     legs = [
         _dram_leg(f, c, isinstance(c, WriteDram))
         for c in s.copies
@@ -278,11 +317,12 @@ def _parallel(f: Frame, s: Parallel) -> Step:
 
 def _compute(f: Frame, s: Compute) -> Step:
     sh = f.shared
-    cost = sh.costs.cost(s)
-    sh.matmul_tiles += cost.matmul_tiles
-    delay = sh.delays.get(id(s))
-    if delay is None:  # the same delay at every core and iteration
-        delay = sh.delays[id(s)] = Delay(cost.cycles, f"compute {s.dst}")
+    hit = sh.delays.get(id(s))
+    if hit is None:  # the same delay at every core and iteration
+        cost = sh.costs.cost(s)
+        hit = sh.delays[id(s)] = (Delay(cost.cycles, f"compute {s.dst}"), cost.matmul_tiles)
+    delay, tiles = hit
+    sh.matmul_tiles += tiles
     return delay
 
 

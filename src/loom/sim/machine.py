@@ -37,6 +37,12 @@ class Machine:
     def start_legs(self, legs: Sequence[Leg], on_done: Callable[[], None]) -> None:
         """Start every leg now; call `on_done` when the last one's latency has passed."""
         sched = self.sched
+        if not legs:
+            sched.at(sched.now, lambda _: on_done())
+            return
+        if len(legs) == 1:  # the common case: no count of legs still going
+            self._start_leg(legs[0], on_done)
+            return
         pending = [len(legs)]
 
         def leg_done() -> None:
@@ -44,22 +50,36 @@ class Machine:
             if pending[0] == 0:
                 on_done()
 
-        if not legs:
-            sched.at(sched.now, lambda _: on_done())
-            return
         for leg in legs:
-            self.bytes[leg.category] = self.bytes.get(leg.category, 0.0) + leg.nbytes
-            key = leg.category + "_delivered"
-            self.bytes[key] = self.bytes.get(key, 0.0) + leg.delivered
-            if leg.nbytes <= 0.0:
-                sched.at(sched.now + leg.latency, lambda _: leg_done())
-                continue
-            latency = leg.latency
+            self._start_leg(leg, leg_done)
 
-            def flow_done(lat: float = latency) -> None:
-                sched.at(sched.now + lat, lambda _: leg_done())
+    def _start_leg(self, leg: Leg, leg_done: Callable[[], None]) -> None:
+        """Count the leg's bytes and start its flow; `leg_done` runs `latency` after the
+        flow has moved its last byte (at once plus latency when it has none)."""
+        sched = self.sched
+        moved = self.bytes
+        moved[leg.category] = moved.get(leg.category, 0.0) + leg.nbytes
+        key = _DELIVERED[leg.category]
+        moved[key] = moved.get(key, 0.0) + leg.delivered
+        latency = leg.latency
+        if leg.nbytes <= 0.0:
+            sched.at(sched.now + latency, _call, leg_done)
+            return
 
-            self.net.add(sched.now, Flow(leg.nbytes, leg.cap, leg.res, leg.w, flow_done))
+        def flow_done() -> None:
+            sched.at(sched.now + latency, _call, leg_done)
+
+        self.net.add(sched.now, Flow(leg.nbytes, leg.cap, leg.res, leg.w, flow_done))
+
+
+_DELIVERED = {
+    c: c + "_delivered" for c in ("dram_read", "dram_write", "noc_unicast", "noc_multicast")
+}
+"""The delivered-bytes counter of each bytes-moved bucket."""
+
+
+def _call(fn: Callable[[], None]) -> None:
+    fn()
 
 
 class Transfer(Request):

@@ -17,10 +17,14 @@ from collections.abc import Callable
 import numpy as np
 
 from loom.sim.fill_jit import REL_EPS, compiled_filling
+from loom.sim.flow_ops import NUMPY_OPS, compiled_ops
 
 
 class Flow:
-    """`nbytes` to move through resources `res` with usage weights `w`, at most `cap`."""
+    """`nbytes` to move through resources `res` with usage weights `w`, at most `cap`.
+
+    While the flow is in a network its progress lives in the network's arrays;
+    `remaining` and `rate` are written back when :attr:`FluidNetwork.flows` is read."""
 
     __slots__ = ("cap", "nbytes", "on_done", "rate", "remaining", "res", "w")
 
@@ -37,40 +41,96 @@ class Flow:
 
 
 class FluidNetwork:
-    """Active flows, their max-min fair rates, and the bytes each resource carried."""
+    """Active flows, their max-min fair rates, and the bytes each resource carried.
+
+    The active flows are kept as arrays (one slot per flow, in the order the flows were
+    added) and their resource usage as one incidence list (entries in flow order), both
+    updated when a flow starts or ends rather than rebuilt at every rate solve: the solve
+    then hands views of them to the filling kernel. The entry order is the order of the
+    old per-solve concatenation, so every sum, and every rate, has the same bits."""
 
     def __init__(
         self, capacity: np.ndarray, on_rates: Callable[[float, np.ndarray], None] | None = None
     ) -> None:
         self.capacity = capacity
         self.time = 0.0
-        self.flows: list[Flow] = []
         self.dirty = False
         self.load = np.zeros_like(capacity)
         self.carried = np.zeros_like(capacity)
         self.solves = 0
         self._next: float | None = None
         """next_completion()'s answer, kept while neither the flows nor the time move."""
-        self._fill = compiled_filling() or _rates_and_load
+        fill = compiled_filling()
+        self._fill = fill or _rates_and_load
         """The compiled rate solve when Numba is there, else the NumPy one (same bits)."""
+        self._ops = NUMPY_OPS if fill is None else compiled_ops()
+        """Advance, next finish and drop finished flows, compiled or not with the solve."""
         self.on_rates = on_rates
         """Called after every re-solve with (time, per-resource load), for traces."""
+        self._flows: list[Flow] = []
+        """The active flows, slot i of the arrays below being flow i."""
+        self._n = 0
+        self._ne = 0
+        self._cap = np.zeros(64)
+        self._rem = np.zeros(64)
+        self._rate = np.zeros(64)
+        self._nbytes = np.zeros(64)
+        self._ent_res = np.zeros(1024, dtype=np.int64)
+        self._ent_w = np.zeros(1024)
+        self._ent_f = np.zeros(1024, dtype=np.int64)
+        self._done = np.zeros(64, dtype=np.int64)
+
+    @property
+    def active(self) -> int:
+        """How many flows are moving."""
+        return self._n
+
+    @property
+    def flows(self) -> list[Flow]:
+        """The active flows, their `remaining` and `rate` brought up to date (probes,
+        tests; the simulation itself reads the arrays)."""
+        rem, rate = self._rem[: self._n].tolist(), self._rate[: self._n].tolist()
+        for f, r, x in zip(self._flows, rem, rate, strict=True):
+            f.remaining, f.rate = r, x
+        return list(self._flows)
 
     def add(self, now: float, flow: Flow) -> None:
         self.advance(now)
         if flow.remaining <= 0.0:
             raise ValueError("a flow must move at least one byte")
-        self.flows.append(flow)
+        i, e, k = self._n, self._ne, flow.res.size
+        if i == self._cap.size:
+            self._grow_flows()
+        while e + k > self._ent_res.size:
+            self._grow_entries()
+        self._cap[i] = flow.cap
+        self._rem[i] = flow.remaining
+        self._rate[i] = 0.0
+        self._nbytes[i] = flow.nbytes
+        self._ent_res[e : e + k] = flow.res
+        self._ent_w[e : e + k] = flow.w
+        self._ent_f[e : e + k] = i
+        self._n, self._ne = i + 1, e + k
+        self._flows.append(flow)
         self.dirty = True
+
+    def _grow_flows(self) -> None:
+        self._cap, self._rem, self._rate, self._nbytes, self._done = (
+            np.concatenate([a, np.zeros_like(a)])
+            for a in (self._cap, self._rem, self._rate, self._nbytes, self._done)
+        )
+
+    def _grow_entries(self) -> None:
+        self._ent_res, self._ent_w, self._ent_f = (
+            np.concatenate([a, np.zeros_like(a)]) for a in (self._ent_res, self._ent_w, self._ent_f)
+        )
 
     def advance(self, t: float) -> None:
         """Move every flow forward to time `t` at its current rate."""
         dt = t - self.time
         if dt <= 0.0:
             return
-        for f in self.flows:
-            f.remaining -= f.rate * dt
-        self.carried += self.load * dt
+        self._ops.advance(self._rem, self._rate, self._n, self.carried, self.load, dt)
         self.time = t
         self._next = None
 
@@ -80,28 +140,33 @@ class FluidNetwork:
             self._solve()
         elif self._next is not None:
             return self._next
-        best = math.inf
-        for f in self.flows:
-            if f.rate > 0.0:
-                t = f.remaining / f.rate
-                if t < best:
-                    best = t
+        best = self._ops.earliest(self._rem, self._rate, self._n)
         self._next = self.time + max(best, 0.0)
         return self._next
 
     def pop_done(self, t: float) -> list[Flow]:
-        """Advance to `t` and remove the flows that have finished."""
+        """Advance to `t` and remove the flows that have finished (in the order added)."""
         self.advance(t)
-        done: list[Flow] = []
-        kept: list[Flow] = []
-        for f in self.flows:
-            if f.remaining <= 1e-7 * f.nbytes + 1e-9:
-                done.append(f)
-            else:
-                kept.append(f)
-        if done:
-            self.flows = kept
-            self.dirty = True
+        self._n, self._ne, count = self._ops.pop(
+            self._n,
+            self._ne,
+            self._cap,
+            self._rem,
+            self._rate,
+            self._nbytes,
+            self._ent_res,
+            self._ent_w,
+            self._ent_f,
+            self._done,
+        )
+        if not count:
+            return []
+        gone = self._done[:count].tolist()
+        flows = self._flows
+        done = [flows[i] for i in gone]
+        for i in reversed(gone):
+            del flows[i]
+        self.dirty = True
         return done
 
     # ----- max-min fair rates ---------------------------------------------------------
@@ -110,23 +175,21 @@ class FluidNetwork:
         self.dirty = False
         self._next = None
         self.solves += 1
-        flows = self.flows
-        if not flows:
+        n, ne = self._n, self._ne
+        if not n:
             self.load = np.zeros_like(self.capacity)
-            self._notify()
-            return
-        sizes = [f.res.size for f in flows]
-        caps = np.array([f.cap for f in flows], dtype=np.float64)
-        if sum(sizes) == 0:
-            rates, load = caps, np.zeros_like(self.capacity)
+        elif not ne:
+            self._rate[:n] = self._cap[:n]
+            self.load = np.zeros_like(self.capacity)
         else:
-            ent_res = np.concatenate([f.res for f in flows])
-            ent_w = np.concatenate([f.w for f in flows])
-            ent_f = np.repeat(np.arange(len(flows)), sizes)
-            rates, load = self._fill(self.capacity, caps, ent_res, ent_w, ent_f)
-        for f, r in zip(flows, rates.tolist(), strict=True):
-            f.rate = r
-        self.load = load
+            rates, self.load = self._fill(
+                self.capacity,
+                self._cap[:n],
+                self._ent_res[:ne],
+                self._ent_w[:ne],
+                self._ent_f[:ne],
+            )
+            self._rate[:n] = rates
         self._notify()
 
     def _notify(self) -> None:

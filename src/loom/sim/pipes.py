@@ -90,7 +90,7 @@ class PipeHub:
         pipe = self._choose(name, proc.core, "send", self._from.get((name, proc.core), []))
         seq = self._send_seq.get((name, pipe), 0) + 1
         self._send_seq[(name, pipe)] = seq
-        rv = self._rv.setdefault((name, pipe, seq), _Rendezvous())
+        rv = self._rendezvous((name, pipe, seq))
         rv.sender = (proc, noc, nbytes)
         self._try_start(sched, name, pipe, seq)
         return PENDING
@@ -101,11 +101,18 @@ class PipeHub:
         key = (name, pipe, proc.core)
         seq = self._recv_seq.get(key, 0) + 1
         self._recv_seq[key] = seq
-        rv = self._rv.setdefault((name, pipe, seq), _Rendezvous())
+        rv = self._rendezvous((name, pipe, seq))
         rv.ready[proc.core] = (sched.now + self.machine.params.semaphore_cycles, proc)
         proc.waiting = partial(self._why_receive, name, pipe, seq)
         self._try_start(sched, name, pipe, seq)
         return PENDING
+
+    def _rendezvous(self, key: tuple[str, int, int]) -> _Rendezvous:
+        """The rendezvous of one transfer on a pipe, made by whichever side comes first."""
+        rv = self._rv.get(key)
+        if rv is None:
+            rv = self._rv[key] = _Rendezvous()
+        return rv
 
     def _why_receive(self, name: str, pipe: int, seq: int) -> str:
         src = self.nets[name].pipes[pipe].src

@@ -76,13 +76,26 @@ class LegBuilder:
         self._dram_usage = lru_cache(maxsize=4096)(self._dram_usage_uncached)
         self._unicast_usage = lru_cache(maxsize=4096)(self._unicast_usage_uncached)
         self._mcast_usage = lru_cache(maxsize=1024)(self._mcast_usage_uncached)
+        self._dram_legs: dict[tuple[int, Core, tuple[int, ...], int, bool], Leg] = {}
 
     # ----- DRAM -----------------------------------------------------------------------
 
     def dram(
         self, noc: int, core: Core, counts: tuple[int, ...], page_bytes: int, write: bool
     ) -> Leg:
-        """Read (or write) the pages counted per bank in `counts` into (from) `core`."""
+        """Read (or write) the pages counted per bank in `counts` into (from) `core`.
+
+        Legs are immutable and a program's copies repeat the same few (core, bank
+        pattern, page size) combinations, so each is built once."""
+        key = (noc, core, counts, page_bytes, write)
+        leg = self._dram_legs.get(key)
+        if leg is None:
+            leg = self._dram_legs[key] = self._dram_leg(noc, core, counts, page_bytes, write)
+        return leg
+
+    def _dram_leg(
+        self, noc: int, core: Core, counts: tuple[int, ...], page_bytes: int, write: bool
+    ) -> Leg:
         pages = sum(counts)
         p = self.p
         res, w = self._dram_usage(noc, self.topo.core_xy(core), counts, write)

@@ -1,0 +1,156 @@
+"""The fluid network's per-event array work, as loops (compiled) and as NumPy (twins).
+
+Between rate solves the network advances its flows, finds the next one to finish and
+drops the finished ones. Each is a few NumPy calls on ~45 flows, so each costs mostly
+call overhead; events are frequent (one flash attention simulation makes ~400,000), so
+with Numba the same work runs as the loop functions below, compiled. The loops do the
+NumPy twins' arithmetic element by element (one multiply and one subtract or add per
+flow, the same comparisons; a minimum does not depend on its order), so both give the
+same bits; tests/sim/test_sim_flow_ops.py checks them against each other.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+FINISHED_REL = 1e-7
+"""A flow has finished when at most this fraction of its bytes (+ FINISHED_ABS) is left:
+the fluid arithmetic leaves rounding crumbs."""
+FINISHED_ABS = 1e-9
+
+
+def advance_loops(
+    rem: np.ndarray, rate: np.ndarray, n: int, carried: np.ndarray, load: np.ndarray, dt: float
+) -> None:
+    """Flows 0..n-1 move rate x dt bytes; each resource carries load x dt more."""
+    for i in range(n):
+        rem[i] -= rate[i] * dt
+    for r in range(carried.shape[0]):
+        carried[r] += load[r] * dt
+
+
+def advance_numpy(
+    rem: np.ndarray, rate: np.ndarray, n: int, carried: np.ndarray, load: np.ndarray, dt: float
+) -> None:
+    if n:
+        rem[:n] -= rate[:n] * dt
+    carried += load * dt
+
+
+def earliest_loops(rem: np.ndarray, rate: np.ndarray, n: int) -> float:
+    """Time until the first of flows 0..n-1 that moves finishes (inf when none moves)."""
+    best = math.inf
+    for i in range(n):
+        if rate[i] > 0.0:
+            t = rem[i] / rate[i]
+            if t < best:
+                best = t
+    return best
+
+
+def earliest_numpy(rem: np.ndarray, rate: np.ndarray, n: int) -> float:
+    r = rate[:n]
+    moving = r > 0.0
+    return float((rem[:n][moving] / r[moving]).min()) if moving.any() else math.inf
+
+
+def pop_loops(
+    n: int,
+    ne: int,
+    cap: np.ndarray,
+    rem: np.ndarray,
+    rate: np.ndarray,
+    nbytes: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    done: np.ndarray,
+) -> tuple[int, int, int]:
+    """Drop the finished flows of slots 0..n-1 (and their entries of 0..ne-1), moving
+    the rest down in order and renumbering their entries; the finished slots' old
+    numbers go to `done`. Returns (flows, entries, finished)."""
+    newi = np.empty(n, dtype=np.int64)
+    m = 0
+    nd = 0
+    for i in range(n):
+        if rem[i] <= FINISHED_REL * nbytes[i] + FINISHED_ABS:
+            done[nd] = i
+            nd += 1
+            newi[i] = -1
+        else:
+            newi[i] = m
+            cap[m] = cap[i]
+            rem[m] = rem[i]
+            rate[m] = rate[i]
+            nbytes[m] = nbytes[i]
+            m += 1
+    if nd == 0:
+        return n, ne, 0
+    me = 0
+    for e in range(ne):
+        j = newi[ent_f[e]]
+        if j >= 0:
+            ent_res[me] = ent_res[e]
+            ent_w[me] = ent_w[e]
+            ent_f[me] = j
+            me += 1
+    return m, me, nd
+
+
+def pop_numpy(
+    n: int,
+    ne: int,
+    cap: np.ndarray,
+    rem: np.ndarray,
+    rate: np.ndarray,
+    nbytes: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    done: np.ndarray,
+) -> tuple[int, int, int]:
+    finished = rem[:n] <= FINISHED_REL * nbytes[:n] + FINISHED_ABS
+    idx = np.flatnonzero(finished)
+    nd = len(idx)
+    if not nd:
+        return n, ne, 0
+    done[:nd] = idx
+    keep = ~finished
+    m = n - nd
+    for a in (cap, rem, rate, nbytes):
+        a[:m] = a[:n][keep]
+    old_f = ent_f[:ne]
+    kept = keep[old_f]
+    me = int(np.count_nonzero(kept))
+    ent_res[:me] = ent_res[:ne][kept]
+    ent_w[:me] = ent_w[:ne][kept]
+    ent_f[:me] = (np.cumsum(keep) - 1)[old_f[kept]]
+    return m, me, nd
+
+
+@dataclass(frozen=True, slots=True)
+class FlowOps:
+    """The three operations, all compiled or all NumPy."""
+
+    advance: Callable[[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, float], None]
+    earliest: Callable[[np.ndarray, np.ndarray, int], float]
+    pop: Callable[..., tuple[int, int, int]]
+
+
+NUMPY_OPS = FlowOps(advance_numpy, earliest_numpy, pop_numpy)
+
+_compiled: list[FlowOps] = []
+
+
+def compiled_ops() -> FlowOps:
+    """The loop functions compiled by Numba (the caller has checked Numba is usable)."""
+    if not _compiled:
+        import numba
+
+        jit = numba.njit(cache=True, nogil=True)
+        _compiled.append(FlowOps(jit(advance_loops), jit(earliest_loops), jit(pop_loops)))
+    return _compiled[0]

@@ -1,0 +1,105 @@
+"""Every bit of the simulation result of lowered paper workloads is pinned.
+
+test_sim_pinned.py pins cycles and bytes of hand-built programs; this pins the whole
+SimResult (every engine's busy time and finish, every link's and bank's utilization,
+bytes, events, rate solves; the wall time aside) of programs as `loom eval` and the CUDA
+path lower them: TTNN's flash attention (dense and causal), flash decode and GEMM
+baselines at small shapes, and a CUDA launch. The digest is SHA-256 of the result's
+repr, in which a float is the shortest text that reads back as the same float, so any
+changed bit changes it. The table was recorded before the simulator's speed work;
+a deliberate change of the simulated machine updates it in the same commit and says why.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+
+import pytest
+
+from loom.arch import load_arch
+from loom.ir.program import Program
+from loom.sim import SimResult, network, simulate
+
+WH, BH = "wormhole_n150", "blackhole_p150_13x10"
+
+WORKLOADS: dict[str, tuple[str, str, dict[str, int], str]] = {
+    # name: (kernel, arch, shape, baseline policy)
+    "fa_wh": ("flash_attention", WH, {"B": 1, "H": 2, "S": 512, "D": 64}, "ttnn-sdpa"),
+    "fa_causal_bh": (
+        "flash_attention_causal",
+        BH,
+        {"B": 1, "H": 2, "S": 512, "D": 64},
+        "ttnn-sdpa",
+    ),
+    "fd_wh": ("flash_decode", WH, {"B": 2, "H": 8, "S": 1024, "D": 64}, "ttnn-sdpa-decode"),
+    "gemm_wh": ("gemm", WH, {"M": 512, "N": 512, "K": 1024}, "ttnn-matmul-oob"),
+}
+
+PINNED = {
+    # name: SHA-256 (first 16 hex digits) of repr(result with wall_seconds=0.0)
+    "fa_wh": "090586dfde9633bc",
+    "fa_causal_bh": "5595960cb2360dd6",
+    "fd_wh": "50969c56559235c7",
+    "gemm_wh": "2981833424151600",
+    "cuda_jacobi_2d": "8a4c812e4f203744",
+    "fa_wh traced": "34abaadeb878276a",
+}
+
+
+def digest(result: SimResult) -> str:
+    """The result's bits, its wall time aside."""
+    text = repr(dataclasses.replace(result, wall_seconds=0.0))
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _lowered(kernel: str, arch: str, shape: dict[str, int], policy: str) -> Program:
+    """The program `loom eval` simulates for this baseline policy."""
+    from loom.baselines.build import build_schedule
+    from loom.dataflow import build_buffers
+    from loom.eval.cases import case
+    from loom.eval.run import EvalOptions, _baselines, _Case
+    from loom.pipeline import lower_schedule, run_frontend
+
+    c = case(kernel, arch, shape)
+    state = _Case(c, EvalOptions())
+    program = run_frontend(state.spec, c.shape_dict, state.log)
+    buffered = build_buffers(program, "output")  # TTNN's matmuls: bf16 partial sums
+    make = dict(_baselines(c, state.arch))[policy]
+    schedule = build_schedule(buffered, arch, c.shape_dict, state.fidelity, make())
+    return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
+
+
+def _cuda_launch() -> Program:
+    """The first launch of a small Jacobi-2D, lowered by the CUDA path."""
+    from loom.cuda import parse_annotations
+    from loom.cuda_flow import CudaOptions, compile_cuda, launches
+
+    options = CudaOptions(
+        load_arch(BH), "bf16", (("N", "256"), ("TSTEPS", "1")), parse_annotations({}, "test")
+    )
+    (_, launch), *_ = launches(compile_cuda("examples/cuda/jacobi_2d.cu", options))
+    return launch.program
+
+
+@pytest.fixture(scope="module")
+def programs() -> dict[str, tuple[str, Program]]:
+    out = {name: (w[1], _lowered(*w)) for name, w in WORKLOADS.items()}
+    out["cuda_jacobi_2d"] = (BH, _cuda_launch())
+    return out
+
+
+@pytest.mark.parametrize("solver", ["compiled", "numpy"])
+@pytest.mark.parametrize("name", sorted(PINNED))
+def test_every_bit_of_the_result_is_pinned(
+    name: str,
+    solver: str,
+    programs: dict[str, tuple[str, Program]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """With Numba and without it (the NumPy twins), the same digest."""
+    if solver == "numpy":
+        monkeypatch.setattr(network, "compiled_filling", lambda: None)
+    arch, program = programs[name.removesuffix(" traced")]
+    result = simulate(program, load_arch(arch), trace=name.endswith(" traced"))
+    assert digest(result) == PINNED[name]
