@@ -22,10 +22,10 @@ PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
 FA_SCALE = 8
 """Flash attention runs at 1/8 of the paper's tokens. TTNN's default 32 x 32 chunks make a
 paper-size case H*T*S/1024 chunk steps (2.1 million for B = 1 on Wormhole); the simulator
-takes about 21 s of CPU for the 32,768 of the 1/8 case (B=1, S=2048: 92,800 bandwidth
-re-solves of ~45 DRAM flows each, 414,000 events; 44 s before the rate solve was compiled,
-benchmarks/sim_solve.py --big), so one paper-size ttnn-sdpa simulation is still about
-20 minutes of CPU (64 times the work; 16 such cases), and the simulator's results are kept
+takes about 9 s of CPU for the 32,768 of the 1/8 case (B=1, S=2048, K/V per core: 92,800
+bandwidth re-solves of ~45 DRAM flows each, 414,000 events; 18.5 s before the flows' arrays
+were kept between solves, benchmarks/sim_speed.py), so one paper-size ttnn-sdpa simulation
+is still about 10 minutes of CPU (64 times the work; 16 such cases), and the simulator's results are kept
 bit-exact rather than approximated to go faster. Skipping repeated periods is no way out:
 the machine's state never repeats in these runs, the cores drifting apart
 (benchmarks/sim_periodicity.py)."""
