@@ -121,3 +121,9 @@ def test_a_case_simulates_each_distinct_program_once() -> None:
               for c in ranked]  # fmt: skip
     other = next(o for o in others if o.block_sizes != oob.block_sizes)
     assert state.simulate(program, buffered, other)[0] is not first
+
+
+def test_table3_without_gemm_says_so_instead_of_printing_nan(local_rows: list[ResultRow]) -> None:
+    others = [dataclasses.replace(r, kernel="flash_decode") for r in local_rows]
+    text = table3(others)
+    assert "no GEMM case" in text and "nan" not in text

@@ -25,10 +25,10 @@ paper-size case H*T*S/1024 chunk steps (2.1 million for B = 1 on Wormhole); the 
 takes about 9 s of CPU for the 32,768 of the 1/8 case (B=1, S=2048, K/V per core: 92,800
 bandwidth re-solves of ~45 DRAM flows each, 414,000 events; 18.5 s before the flows' arrays
 were kept between solves, benchmarks/sim_speed.py), so one paper-size ttnn-sdpa simulation
-is still about 10 minutes of CPU (64 times the work; 16 such cases), and the simulator's results are kept
-bit-exact rather than approximated to go faster. Skipping repeated periods is no way out:
-the machine's state never repeats in these runs, the cores drifting apart
-(benchmarks/sim_periodicity.py)."""
+is still about 10 minutes of CPU (64 times the work; 16 such cases), and the simulator's
+results are kept bit-exact rather than approximated to go faster. Skipping repeated
+periods is no way out: the machine's state never repeats in these runs, the cores drifting
+apart (benchmarks/sim_periodicity.py)."""
 FA_TOKENS = {arch: tokens // FA_SCALE for arch, tokens in PAPER_FA_TOKENS.items()}
 FA_HEADS = 8
 FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
