@@ -22,6 +22,12 @@ the legal candidates pruned before solving (dominance, shared problems, bounds).
 gives medians and worst cases per kernel family.
 
     PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
+
+Simulating a set is the slow part (minutes per case). `--out FILE` records every set's
+schedules (candidate, assignment) with their simulated cycles; `--rescore FILE` models
+the recorded schedules again under the current model and prints the same figures
+against the recorded simulations, without simulating (only a pick the record lacks is
+simulated). Re-record when the set's construction or the simulator changes.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from __future__ import annotations
 import argparse
 import csv
 import itertools
+import json
 import math
 import multiprocessing
 import os
@@ -334,6 +341,8 @@ def run_case(
     t2 = time.perf_counter()
     sims = simulate_all(result, arch, entries, args.jobs)
     t3 = time.perf_counter()
+    if args.out:
+        record_case(args.out, kernel, arch_name, shape, entries, sims)
     modeled = [float(e.modeled) for e in entries]
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[0]
@@ -375,6 +384,106 @@ def run_case(
         flush=True,
     )
     return res
+
+
+def case_key(kernel: str, arch_name: str, shape: dict[str, int]) -> str:
+    return f"{kernel} {arch_name} " + ",".join(f"{k}={v}" for k, v in shape.items())
+
+
+def record_case(
+    path: str,
+    kernel: str,
+    arch_name: str,
+    shape: dict[str, int],
+    entries: list[Entry],
+    sims: list[float],
+) -> None:
+    """Add one case's set (candidate, assignment, simulated cycles) to the JSON record at
+    `path`, so that `--rescore` re-ranks it under a changed model without simulating."""
+    file = Path(path)
+    data = json.loads(file.read_text()) if file.is_file() else {}
+    data[case_key(kernel, arch_name, shape)] = [
+        {"label": e.label, "candidate": e.problem.candidate.name, "env": e.env, "sim": s}
+        for e, s in zip(entries, sims, strict=True)
+    ]
+    file.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+def rescore_case(
+    kernel: str, arch_name: str, shape: dict[str, int], recorded: list[dict[str, object]]
+) -> CaseResult:
+    """The figures of one recorded set under the current model: every recorded schedule is
+    modeled again (its candidate rebuilt, its assignment evaluated) against its recorded
+    simulated time; the model's pick, when the record lacks it, is simulated and added.
+    The set itself is the recorded one: re-record when the set's construction changes."""
+    arch = load_arch(arch_name)
+    result = compile_kernel(resolve_kernel(kernel), CompileOptions(arch=arch, shape=shape))
+    by_name = {c.name: c for c in result.candidates.candidates}
+    cache = ProblemCache(result.buffered, arch, result.schedule.math_fidelity, result.problem.flops)
+    entries: list[Entry] = []
+    sims: list[float] = []
+    (pick_sol, pick_problem), *_ = result.ranking.top
+    pick = Entry("pick", pick_problem, pick_sol.assignment, pick_sol.cycles)
+    pick_at = -1
+    for r in recorded:
+        name, env = str(r["candidate"]), dict(r["env"])  # type: ignore[call-overload]
+        if name not in by_name:
+            continue
+        p = cache.build(by_name[name])
+        if set(env) != set(p.domains):
+            continue
+        if name == pick_problem.candidate.name and env == pick.env:
+            pick_at = len(entries)
+        entries.append(Entry(str(r["label"]), p, env, int(p.objective.eval(env))))
+        sims.append(float(r["sim"]))  # type: ignore[arg-type]
+    extra = ""
+    if pick_at < 0:
+        entries.append(pick)
+        sims.append(simulate_entry(result, arch, pick))
+        pick_at = len(entries) - 1
+        extra = " (pick simulated, not in the record)"
+    modeled = [float(e.modeled) for e in entries]
+    best = min(range(len(sims)), key=lambda i: sims[i])
+    pick_sim = sims[pick_at]
+    b = entries[best]
+    text = ",".join(f"{k}={v}" for k, v in shape.items())
+    res = CaseResult(
+        kernel,
+        arch_name,
+        text,
+        len(entries),
+        pick_sim / pick.modeled,
+        spearman(modeled, sims),
+        1 + sum(1 for s in sims if s < pick_sim),
+        pick_sim / sims[best] - 1,
+        f"{b.label} {b.problem.candidate.name} [{_blocks(b)}]",
+        0.0,
+        0.0,
+    )
+    pblocks = _blocks(pick)
+    ratios = sorted(s / e.modeled for s, e in zip(sims, entries, strict=True))
+    print(
+        f"{kernel:<15} {arch_name:<20} {text:<24} set {res.size:>4}  sim/model {res.ratio:5.2f}  "
+        f"spearman {res.rho:5.2f}  rank {res.rank:>4}  regret {100 * res.regret:6.1f}%  "
+        f"set sim/model {ratios[0]:.2f}-{statistics.median(ratios):.2f}-{ratios[-1]:.2f}  "
+        f"pick {pick.problem.candidate.name} [{pblocks}]{extra}  best {res.best}",
+        flush=True,
+    )
+    return res
+
+
+def _blocks(entry: Entry) -> str:
+    return ",".join(str(entry.env[n]) for n in entry.problem.tile_names)
+
+
+def rescore(args: argparse.Namespace, kernels: list[str], archs: list[str]) -> None:
+    data = json.loads(Path(args.rescore).read_text())
+    results = []
+    for kernel, arch, shape in all_cases():
+        key = case_key(kernel, arch, shape)
+        if kernel in kernels and arch in archs and key in data:
+            results.append(rescore_case(kernel, arch, shape, data[key]))
+    summarize(results)
 
 
 def summarize(results: list[CaseResult]) -> None:
@@ -530,8 +639,21 @@ def main() -> None:
         default="",
         help="with --ttnn: only these GEMM shapes, 'MxNxK' separated by commas",
     )
+    ap.add_argument(
+        "--out", default="", help="record every set's schedules and simulated times (JSON)"
+    )
+    ap.add_argument(
+        "--rescore",
+        default="",
+        help="re-rank the sets recorded by --out under the current model, without simulating",
+    )
     args = ap.parse_args()
     kernels, archs = args.kernels.split(","), args.archs.split(",")
+    if args.rescore:
+        start = time.perf_counter()
+        rescore(args, kernels, archs)
+        print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
+        return
     if args.ttnn:
         start = time.perf_counter()
         found = []

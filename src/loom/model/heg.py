@@ -170,6 +170,9 @@ class HegBuilder:
             hidden = self.behind_loads(loop, ops, scope, pipe, items)
             if hidden is not None:
                 items.append(Leaf(f"overlap@{scope}#{len(items)}", (hidden,)))
+            busy = self.engine_occupancy(loop, ops, scope, pipe, items)
+            if busy is not None:
+                items.append(Leaf(f"occupancy@{scope}#{len(items)}", (busy,)))
         self.traffic.extend(
             t.tiles * t.tile_bytes * t.concurrent * repeats for t in (*loads, *stores)
         )
@@ -306,6 +309,28 @@ class HegBuilder:
         # the slack depends on the loop's load stage (copy modes); what hides never
         # exceeds the compute around the loop, which does not
         return Term("overlap", what, Const(0) - hidden, floor=Const(0) - add(*around))
+
+    def engine_occupancy(
+        self, loop: ForLoop, ops: tuple[Op, ...], scope: Scope, pipe: Pipe, items: list[HegNode]
+    ) -> Term | None:
+        """A grid load issued by an engine that also streams a steady loop's blocks (flash
+        decode's q on the reader that loads K and V) is not hidden behind the grid body
+        by its buffer: the engine issues it between two waves' streams, so per wave the
+        engine is busy for the grid loads' stage plus trip x the loop's load stage. With
+        b_load = 1 the grid pipe overlaps its load stage with the body; the body then
+        lasts at least that occupancy: + max(0, occupancy - body). With b_load = 0 the
+        load stage is already serial with the body. Returns None when no grid load shares
+        an engine with the loop."""
+        engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
+        held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        if not held:
+            return None
+        _, grid_load = prim.dram_read_stage(self.arch, tuple(self.load_spec(op) for op in held))
+        occupancy = grid_load + self.mean_trip(loop) * latency(pipe.load)
+        body = add(*(latency(node) for node in items))
+        extra = select(knob("b_load", scope).eq(1), maximum(occupancy - body, 0), 0)
+        what = "the loop's load engine also issues the grid loads (busy per wave)"
+        return Term("occupancy", what, extra, floor=Const(0))
 
     def single_slot_fill(
         self, loop: ForLoop, ops: tuple[Op, ...], held: list[Load], fill: Expr
