@@ -239,6 +239,14 @@ def _eval_parsers(sub: argparse._SubParsersAction) -> None:  # type: ignore[type
     ev.add_argument("--quick", action="store_true", help="a subset that runs in minutes")
     ev.add_argument("--kernels", default="", help="comma-separated subset of the kernels")
     ev.add_argument("--archs", default="", help="comma-separated subset of the architectures")
+    ev.add_argument(
+        "--fa-scale",
+        type=int,
+        default=None,
+        metavar="N",
+        help="flash attention at 1/N of the paper's tokens (default: eval/cases.py FA_SCALE, "
+        "8; 1: the paper's own, about 10 minutes of CPU per TTNN simulation)",
+    )
     _sweep_args(ev, "eval-results")
     sw = sub.add_parser("sweep", help="Loom vs the baselines over shapes x architectures")
     sw.add_argument("kernel", help="gemm | flash_attention | flash_attention_causal | flash_decode")
@@ -731,13 +739,19 @@ def _split(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
 
 def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
     from loom.arch import list_archs, load_arch
-    from loom.eval.cases import ARCHS, KERNELS, case, paper_cases, quick_cases
+    from loom.eval.cases import ARCHS, FA_SCALE, KERNELS, case, paper_cases, quick_cases
     from loom.kernels.registry import parse_shape, resolve_kernel
 
     if args.command == "eval":
         kernels = _split(args.kernels, KERNELS, "kernel")
         archs = _split(args.archs, ARCHS, "architecture")
-        chosen = quick_cases(archs) if args.quick else paper_cases(kernels, archs)
+        scale = FA_SCALE if args.fa_scale is None else args.fa_scale
+        if scale < 1:
+            raise UsageError(
+                f"--fa-scale {scale}: flash attention runs at 1/N of the paper's tokens, so "
+                "N must be a positive integer (1 for the paper's own)."
+            )
+        chosen = quick_cases(archs) if args.quick else paper_cases(kernels, archs, scale)
         return [c for c in chosen if c.kernel in kernels]
     if args.kernel not in KERNELS:
         raise UsageError(

@@ -127,3 +127,11 @@ def test_table3_without_gemm_says_so_instead_of_printing_nan(local_rows: list[Re
     others = [dataclasses.replace(r, kernel="flash_decode") for r in local_rows]
     text = table3(others)
     assert "no GEMM case" in text and "nan" not in text
+
+
+def test_fa_scale_one_gives_the_papers_tokens() -> None:
+    cases = paper_cases(("flash_attention", "flash_attention_causal"), fa_scale=1)
+    tokens = {(c.arch, c.shape_dict["B"] * c.shape_dict["S"]) for c in cases}
+    assert tokens == {("wormhole_n150", 16384), ("blackhole_p150_13x10", 15360)}
+    eighth = paper_cases(("flash_attention",))
+    assert {c.shape_dict["B"] * c.shape_dict["S"] for c in eighth} == {2048, 1920}

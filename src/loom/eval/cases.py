@@ -11,6 +11,7 @@ runs in minutes on two cores.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass
 
 WH = "wormhole_n150"
@@ -28,8 +29,7 @@ were kept between solves, benchmarks/sim_speed.py), so one paper-size ttnn-sdpa 
 is still about 10 minutes of CPU (64 times the work; 16 such cases), and the simulator's
 results are kept bit-exact rather than approximated to go faster. Skipping repeated
 periods is no way out: the machine's state never repeats in these runs, the cores drifting
-apart (benchmarks/sim_periodicity.py)."""
-FA_TOKENS = {arch: tokens // FA_SCALE for arch, tokens in PAPER_FA_TOKENS.items()}
+apart (benchmarks/sim_periodicity.py). `loom eval --fa-scale 1` runs the paper's tokens."""
 FA_HEADS = 8
 FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
 FD_BATCHES = {WH: (8, 16, 24), BH: (10, 20, 30)}
@@ -86,17 +86,20 @@ def gemm_cases(arch: str) -> list[EvalCase]:
     ]
 
 
-def attention_cases(arch: str, kernel: str = "flash_attention") -> list[EvalCase]:
-    tokens = FA_TOKENS[arch]
+def attention_cases(
+    arch: str, kernel: str = "flash_attention", scale: int = FA_SCALE
+) -> list[EvalCase]:
+    """The paper's flash attention shapes at 1/`scale` of its tokens (1: the paper's own)."""
+    tokens = PAPER_FA_TOKENS[arch] // scale
     return [
         case(kernel, arch, {"B": b, "H": FA_HEADS, "S": tokens // b, "D": d})
         for b, d in itertools.product(FA_BATCHES[arch], HEAD_DIMS)
     ]
 
 
-def causal_cases(arch: str) -> list[EvalCase]:
+def causal_cases(arch: str, scale: int = FA_SCALE) -> list[EvalCase]:
     """The flash attention cases with the causal kernel."""
-    return attention_cases(arch, "flash_attention_causal")
+    return attention_cases(arch, "flash_attention_causal", scale)
 
 
 def decode_cases(arch: str) -> list[EvalCase]:
@@ -107,13 +110,14 @@ def decode_cases(arch: str) -> list[EvalCase]:
 
 
 def paper_cases(
-    kernels: tuple[str, ...] = KERNELS, archs: tuple[str, ...] = ARCHS
+    kernels: tuple[str, ...] = KERNELS, archs: tuple[str, ...] = ARCHS, fa_scale: int = FA_SCALE
 ) -> list[EvalCase]:
-    """Every case of the paper's evaluation, in a stable order."""
-    makers = {
+    """Every case of the paper's evaluation, in a stable order (flash attention at
+    1/`fa_scale` of the paper's tokens)."""
+    makers: dict[str, Callable[[str], list[EvalCase]]] = {
         "gemm": gemm_cases,
-        "flash_attention": attention_cases,
-        "flash_attention_causal": causal_cases,
+        "flash_attention": lambda arch: attention_cases(arch, "flash_attention", fa_scale),
+        "flash_attention_causal": lambda arch: causal_cases(arch, fa_scale),
         "flash_decode": decode_cases,
     }
     return [c for arch in archs for k in kernels for c in makers[k](arch)]
