@@ -19,12 +19,9 @@ import dataclasses
 import time
 
 from loom.arch import load_arch
-from loom.baselines.build import build_schedule
-from loom.dataflow import build_buffers
 from loom.eval.cases import case
-from loom.eval.run import EvalOptions, _baselines, _Case
+from loom.eval.run import baseline_program
 from loom.ir.program import Program
-from loom.pipeline import lower_schedule, run_frontend
 from loom.sim import SimResult, network, simulate
 from loom.sim.fill_jit import compiled_filling
 
@@ -43,13 +40,7 @@ BIG = (
 
 def lowered(kernel: str, arch: str, shape: dict[str, int], policy: str) -> Program:
     """The program `loom eval` simulates for this baseline policy."""
-    c = case(kernel, arch, shape)
-    state = _Case(c, EvalOptions())
-    program = run_frontend(state.spec, c.shape_dict, state.log)
-    buffered = build_buffers(program, "output")  # TTNN's matmuls: bf16 partial sums
-    make = dict(_baselines(c, state.arch))[policy]
-    schedule = build_schedule(buffered, arch, c.shape_dict, state.fidelity, make())
-    return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
+    return baseline_program(case(kernel, arch, shape), policy)
 
 
 def timed(program: Program, arch: str, compiled: bool) -> tuple[float, SimResult]:

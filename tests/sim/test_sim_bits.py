@@ -55,19 +55,10 @@ def digest(result: SimResult) -> str:
 
 def _lowered(kernel: str, arch: str, shape: dict[str, int], policy: str) -> Program:
     """The program `loom eval` simulates for this baseline policy."""
-    from loom.baselines.build import build_schedule
-    from loom.dataflow import build_buffers
     from loom.eval.cases import case
-    from loom.eval.run import EvalOptions, _baselines, _Case
-    from loom.pipeline import lower_schedule, run_frontend
+    from loom.eval.run import baseline_program
 
-    c = case(kernel, arch, shape)
-    state = _Case(c, EvalOptions())
-    program = run_frontend(state.spec, c.shape_dict, state.log)
-    buffered = build_buffers(program, "output")  # TTNN's matmuls: bf16 partial sums
-    make = dict(_baselines(c, state.arch))[policy]
-    schedule = build_schedule(buffered, arch, c.shape_dict, state.fidelity, make())
-    return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
+    return baseline_program(case(kernel, arch, shape), policy)
 
 
 def _cuda_launch() -> Program:

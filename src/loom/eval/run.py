@@ -22,10 +22,12 @@ from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.dataflow import build_buffers
 from loom.eval.cases import EvalCase
 from loom.eval.rows import ResultRow
+from loom.ir.buffers import BufferedProgram
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule, grid_waves
+from loom.ir.tile import TileProgram
 from loom.kernels.registry import KernelSpec, resolve_kernel
-from loom.pipeline import CompileOptions, StageLog, compile_kernel, lower_schedule
+from loom.pipeline import CompileOptions, StageLog, compile_kernel, lower_schedule, run_frontend
 from loom.sim import SimResult, simulate
 from loom.solve.materialize import CompileStats, materialize
 
@@ -191,21 +193,37 @@ def _neighbour_rows(state: _Case, program, buffered, best: Schedule) -> list[Res
     return rows
 
 
+def _policy_buffers(
+    program: TileProgram, strict: BufferedProgram, policy: Policy
+) -> BufferedProgram:
+    """The buffering a baseline's schedule is built on. TTNN's matmul policies keep bf16
+    partial sums in the output block, a placement the kernel's own (strict) buffering does
+    not offer, so they get the buffering that does."""
+    return build_buffers(program, "output") if policy.accumulate == "output" else strict
+
+
+def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = None) -> Program:
+    """The lowered program `loom eval` simulates for the baseline `name` of `case` (for
+    the benchmarks and tests that time or pin it)."""
+    state = _Case(case, options or EvalOptions())
+    program = run_frontend(state.spec, case.shape_dict, state.log)
+    policy = dict(_baselines(case, state.arch))[name]()
+    if policy is None:
+        raise ValueError(f"{name} has no schedule for {case.key}")
+    buffered = _policy_buffers(program, build_buffers(program), policy)
+    schedule = build_schedule(buffered, case.arch, case.shape_dict, state.fidelity, policy)
+    return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
+
+
 def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type: ignore[no-untyped-def]
     case = state.case
     rows = []
-    # TTNN's matmul policies keep bf16 partial sums in the output block: a placement the
-    # kernel's own (strict) buffering does not offer, so they get the buffering that does
-    relaxed = None
     for name, make in _baselines(case, state.arch):
         try:
             policy = make()
             if policy is None:
                 continue
-            own = buffered
-            if policy.accumulate == "output":
-                relaxed = relaxed or build_buffers(program, "output")
-                own = relaxed
+            own = _policy_buffers(program, buffered, policy)
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
             sim, secs = state.simulate(program, own, schedule)
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
@@ -235,8 +253,6 @@ def run_case(case: EvalCase, options: EvalOptions) -> tuple[ResultRow, ...]:
     try:
         rows, program, buffered = _loom_rows(state)
     except Exception as err:  # a sweep records a policy's failure and goes on
-        from loom.pipeline import run_frontend
-
         program = run_frontend(state.spec, case.shape_dict, state.log)
         buffered = build_buffers(program)
         rows = [_failed(case, "loom", 1, err)]
