@@ -113,10 +113,25 @@ class _Case:
         self.arch = load_arch(case.arch)
         self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
         self.log = StageLog()
+        self._buffers: dict[str, BufferedProgram] = {}
         self._sims: dict[Program, SimResult] = {}
         """Simulations of this case by lowered program (notes aside): policies, ranks and
         Figure 11's neighbours often lower to the same program, and the simulator is a
         pure function of it."""
+
+    def buffers_for(
+        self, policy: Policy, program: TileProgram, strict: BufferedProgram | None = None
+    ) -> BufferedProgram:
+        """The buffering a baseline's schedule is built on, built once per case: `strict`
+        (the kernel's own, when given) unless the policy keeps its matmuls' bf16 partial
+        sums in the output block (TTNN's matmul policies), a placement the strict
+        buffering does not offer."""
+        key = "output" if policy.accumulate == "output" else "strict"
+        if key == "strict" and strict is not None:
+            return strict
+        if key not in self._buffers:
+            self._buffers[key] = build_buffers(program, key)
+        return self._buffers[key]
 
     def simulate(self, program, buffered, schedule: Schedule) -> tuple[SimResult, float]:  # type: ignore[no-untyped-def]
         start = time.perf_counter()
@@ -193,15 +208,6 @@ def _neighbour_rows(state: _Case, program, buffered, best: Schedule) -> list[Res
     return rows
 
 
-def _policy_buffers(
-    program: TileProgram, strict: BufferedProgram, policy: Policy
-) -> BufferedProgram:
-    """The buffering a baseline's schedule is built on. TTNN's matmul policies keep bf16
-    partial sums in the output block, a placement the kernel's own (strict) buffering does
-    not offer, so they get the buffering that does."""
-    return build_buffers(program, "output") if policy.accumulate == "output" else strict
-
-
 def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = None) -> Program:
     """The lowered program `loom eval` simulates for the baseline `name` of `case` (for
     the benchmarks and tests that time or pin it)."""
@@ -210,7 +216,7 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     policy = dict(_baselines(case, state.arch))[name]()
     if policy is None:
         raise ValueError(f"{name} has no schedule for {case.key}")
-    buffered = _policy_buffers(program, build_buffers(program), policy)
+    buffered = state.buffers_for(policy, program)
     schedule = build_schedule(buffered, case.arch, case.shape_dict, state.fidelity, policy)
     return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
 
@@ -223,7 +229,7 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             policy = make()
             if policy is None:
                 continue
-            own = _policy_buffers(program, buffered, policy)
+            own = state.buffers_for(policy, program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
             sim, secs = state.simulate(program, own, schedule)
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
