@@ -53,3 +53,17 @@ def test_adding_into_l1_packs_at_the_accumulate_rate(dtype: str) -> None:
     assert separate.pack_cycles == pytest.approx(nbytes / arch.compute.pack_bytes_per_cycle)
     assert adds.unpack_cycles == separate.unpack_cycles  # the held block is not unpacked
     assert adds.cycles > separate.cycles
+
+
+def test_a_statement_freed_after_costing_does_not_lend_its_cost_to_the_next() -> None:
+    """The memo goes by identity; a transient statement's id is reused by the next one
+    allocated, which must still get its own cost."""
+    arch = load_arch("wormhole_n150")
+    costs = CostModel(arch, from_arch(arch), _program("fp32"), packer_l1_acc=True)
+    product = MatmulExpr(BlockRef("a"), BlockRef("b"))
+    packs = [
+        costs.cost(Compute("acc", product, accumulate=i % 2 == 0)).pack_cycles for i in range(8)
+    ]
+    assert packs[0::2] == [packs[0]] * 4
+    assert packs[1::2] == [packs[1]] * 4
+    assert packs[0] > packs[1]

@@ -85,14 +85,15 @@ class CostModel:
             b.name: _Shape(b.rows, b.cols, tile_bytes(arch, b.dtype, b.name))
             for b in program.buffers
         }
-        self._memo: dict[int, ComputeCost] = {}
+        # Keyed by identity (hashing a deep expression costs more than the walk); the entry
+        # holds the statement so its id cannot be reused by another while the memo lives.
+        self._memo: dict[int, tuple[Compute, ComputeCost]] = {}
 
     def cost(self, stmt: Compute) -> ComputeCost:
-        key = id(stmt)
-        hit = self._memo.get(key)
-        if hit is None:
-            hit = self._memo[key] = self._cost(stmt)
-        return hit
+        hit = self._memo.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            hit = self._memo[id(stmt)] = (stmt, self._cost(stmt))
+        return hit[1]
 
     def _cost(self, stmt: Compute) -> ComputeCost:
         dst = self._shape(stmt.dst)
