@@ -3,9 +3,12 @@ reproduces its source's choice, and its Schedule lowers and simulates."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from loom.arch import load_arch
+from loom.baselines.build import Policy, build_schedule
 from loom.baselines.tileloom import POW2, tileloom_candidates
 from loom.baselines.ttnn_matmul import oob_policy, tuned_policy, tuned_row
 from loom.baselines.ttnn_sdpa import (
@@ -17,6 +20,16 @@ from loom.baselines.ttnn_sdpa import (
 )
 
 WH, BH = "wormhole_n150", "blackhole_p150_13x10"
+
+
+def _streams(buffered, policy: Policy, arch: str, shape: dict[str, int]) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """The reader and writer streams of `policy` lowered on `buffered` (the fixture's
+    program, traced at `shape`)."""
+    from loom.lower import format_program, lower
+
+    schedule = build_schedule(buffered, arch, shape, "HiFi4", policy)
+    text = format_program(lower(buffered.program, buffered, schedule, load_arch(arch)))
+    return text.split("writer:")[0].split("reader:")[1], text.split("writer:")[1]
 
 
 @pytest.mark.parametrize(
@@ -170,3 +183,23 @@ def test_tuned_4096_cube_keeps_bf16_partial_sums_in_its_output_block_and_fits_l1
         lower_schedule(program, buffered, fp32, arch, log)
     with pytest.raises(ValueError, match="offers not"):
         build_schedule(build_buffers(program), WH, shape, "HiFi2", policy)
+
+
+@pytest.mark.parametrize("kernel", ["flash_decode", "flash_attention"])
+def test_sdpa_baselines_read_q_k_and_v_in_their_reader_kernel(buffered, kernel) -> None:  # type: ignore[no-untyped-def]
+    """reader_decode_all.cpp / reader_interleaved.cpp read Q, K and V (separate CBs, one
+    producer): every load on the reader, where Loom's own plan would split K and V."""
+    shape = {"B": 1, "H": 2, "S": 1024 if kernel == "flash_decode" else 256, "D": 64}
+    if kernel == "flash_decode":
+        policy = sdpa_decode_policy(shape, (13, 10))
+    else:
+        policy = sdpa_policy(shape, (13, 10), causal=False)
+    assert policy.load_engines == {"q": "reader", "k": "reader", "v": "reader"}
+    assert "reader_decode_all.cpp" in policy.notes[-1]
+    reader, writer = _streams(buffered[kernel], policy, BH, shape)
+    for tensor in ("q", "k", "v"):
+        assert f"read {tensor}[" in reader and f"read {tensor}[" not in writer
+    if kernel == "flash_decode":  # the same schedule with the plan's engines: K and V apart
+        reader, writer = _streams(buffered[kernel], replace(policy, load_engines={}), BH, shape)
+        assert ("read k[" in reader) != ("read v[" in reader)
+        assert ("read k[" in writer) != ("read v[" in writer)

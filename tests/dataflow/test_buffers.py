@@ -20,15 +20,27 @@ def test_gemm_buffers(buffered) -> None:  # type: ignore[no-untyped-def]
     assert str(b.allocation_of("a_tile").tiles) == "ceildiv(tile_k, 32)*ceildiv(tile_m, 32)"
 
 
-def test_attention_shares_storage_between_k_and_v(buffered) -> None:  # type: ignore[no-untyped-def]
+def test_attention_gives_k_and_v_their_own_storage_on_both_engines(buffered) -> None:  # type: ignore[no-untyped-def]
+    """K and V stream in the same key loop: each keeps its own circular buffer (one CB
+    has one producer), so the plan can deal them to the reader and the writer."""
+    for kernel in ("flash_attention", "flash_decode"):
+        b = buffered[kernel]
+        k, v = b.buffer_of("k_tile"), b.buffer_of("v_tile")
+        assert k is not None and v is not None and k.death < v.birth
+        assert b.allocation_of("k_tile").buffers == ("k_tile",)
+        assert b.allocation_of("v_tile").buffers == ("v_tile",)
+        assert (k.producer, v.producer) == ("reader", "writer")
     b = buffered["flash_attention"]
-    k, v = b.buffer_of("k_tile"), b.buffer_of("v_tile")
-    assert k is not None and v is not None and k.death < v.birth
-    assert b.allocation_of("k_tile") == b.allocation_of("v_tile")
     # values read twice get a buffer; single-use ones are computed in their consumer
     assert {"qk", "exp", "alpha", "m_ij"} <= {vb.name for vb in b.buffers}
     assert {"bmm", "amax", "sub"} <= set(b.inlined)
     assert b.layouts["m_ij"].vector and not b.layouts["qk"].vector
+
+
+def test_buffers_other_than_loads_still_share(buffered) -> None:  # type: ignore[no-untyped-def]
+    """Only loads are kept apart: decode's two gather partials of one shape share."""
+    b = buffered["flash_decode"]
+    assert b.allocation_of("m_i_final_partial") == b.allocation_of("l_i_final_partial")
 
 
 def test_decode_gathers_partials(buffered) -> None:  # type: ignore[no-untyped-def]

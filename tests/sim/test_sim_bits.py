@@ -39,7 +39,7 @@ WORKLOADS: dict[str, tuple[str, str, dict[str, int], str]] = {
 PINNED = {
     # name: SHA-256 (first 16 hex digits) of repr(result with wall_seconds=0.0)
     "fa_wh": "9a09fcd1ab15d12f",
-    "fa_causal_bh": "dd8787da49c7a3c6",
+    "fa_causal_bh": "698dd39a08acf845",  # K and V in their own CBs (cb_k_in, cb_v_in), as TTNN
     "fd_wh": "2080b948c7207551",
     "gemm_wh": "2981833424151600",
     "cuda_jacobi_2d": "8a4c812e4f203744",

@@ -234,8 +234,9 @@ def choose_load_engines(
     """The engine of every buffered load (by access index), given each access's copy
     mode and group area over the `cores` grid in use.
 
-    Starts from the buffer plan's engines; in every scope with one load allocation on
-    each engine, the two are traded when that lowers the busiest link of either NoC."""
+    Starts from the buffer plan's engines; in every scope with two load allocations,
+    the other orders (the two traded; both on one engine, for interchangeable blocks)
+    are taken when one lowers the busiest link of either NoC (ties keep the plan's)."""
     key = (id(buffered), arch.name, cores, tuple(sorted(plans.items())))
     hit = _CHOICES.get(key)
     if hit is not None and hit[0] is buffered:
@@ -272,13 +273,43 @@ def _choose(
         mode, area = plans[i]
         return load_link_load(arch, engine, cores, mode, area)
 
-    swap: set[str] = set()
+    moved: dict[str, str] = {}
     for ops in members.values():
-        allocs = {alloc_of[i] for i in ops}
-        if len(allocs) != 2 or sorted({engine_of[i] for i in ops}) != ["reader", "writer"]:
+        allocs = sorted({alloc_of[i] for i in ops})
+        if len(allocs) != 2:
             continue
-        kept = [(engine_of[i], links(i, engine_of[i])) for i in ops]
-        swapped = [(OTHER_ENGINE[engine_of[i]], links(i, OTHER_ENGINE[engine_of[i]])) for i in ops]
-        if _order_cost(swapped) < _order_cost(kept) - 1e-9:
-            swap.update(allocs)
-    return {i: OTHER_ENGINE[e] if alloc_of[i] in swap else e for i, e in engine_of.items()}
+        first = {a: engine_of[next(i for i in ops if alloc_of[i] == a)] for a in allocs}
+        orders = _orders(first, _alike(buffered, allocs))
+        costs = [
+            _order_cost([(order[alloc_of[i]], links(i, order[alloc_of[i]])) for i in ops])
+            for order in orders
+        ]
+        best = min(range(len(orders)), key=lambda k: (costs[k], k))
+        if costs[best] < costs[0] - 1e-9:
+            moved.update(orders[best])
+    return {i: moved.get(alloc_of[i], e) for i, e in engine_of.items()}
+
+
+def _alike(buffered: BufferedProgram, allocs: list[str]) -> bool:
+    """Whether two load allocations are interchangeable blocks (the same layout and
+    dtype: the loads one circular buffer could hold, as flash attention's K and V)."""
+    a, b = (buffered.allocation_of_name(name) for name in allocs)
+    return a.layout == b.layout and a.dtype == b.dtype
+
+
+def _orders(plan: dict[str, str], alike: bool) -> list[dict[str, str]]:
+    """The engine orders compared for two load allocations, the plan's first: the two
+    traded, and for interchangeable loads both on one engine (one NoC may carry both
+    at a lower peak than the other NoC carries one: on Wormhole every DRAM response to
+    NoC1 climbs the bank's column, on NoC0 it spreads along the bank's row)."""
+    a, b = sorted(plan)
+    orders = [plan]
+    if plan[a] != plan[b]:
+        orders.append({a: plan[b], b: plan[a]})
+    if alike:
+        orders += [{a: e, b: e} for e in ("reader", "writer")]
+    unique: list[dict[str, str]] = []
+    for order in orders:
+        if order not in unique:
+            unique.append(order)
+    return unique

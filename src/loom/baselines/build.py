@@ -29,6 +29,11 @@ class Policy:
     notes: tuple[str, ...] = ()
     accumulate: str = "separate"
     """Where every matmul accumulator lives (a `loom.ir.buffers.PLACEMENTS` entry)."""
+    load_engines: dict[str, str] = field(default_factory=dict)
+    """The data-movement engine that issues the loads of each named tensor ("reader" on
+    NoC0, "writer" on NoC1), where the source fixes it (TTNN's attention reads Q, K and V
+    in its one reader kernel); a tensor not named, and every load when none is, keeps the
+    buffer plan's engine, chosen as for Loom's own schedules."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:
@@ -68,14 +73,23 @@ def _split_area(mapping: Mapping, axis: str) -> tuple[int, int]:
     return (sizes["y"], sizes["x"])
 
 
-def copies_of(program: TileProgram, mapping: Mapping, multicast: Iterable[str]) -> tuple[Copy, ...]:
+def copies_of(
+    program: TileProgram,
+    mapping: Mapping,
+    multicast: Iterable[str],
+    engines: dict[str, str] | None = None,
+) -> tuple[Copy, ...]:
+    """The copy of every access; a load of a tensor `engines` names is issued by that
+    engine (the others keep the plan's)."""
     mcast = set(multicast)
+    engines = engines or {}
     copies: list[Copy] = []
     for i, op in enumerate(accesses(program.body)):
         if isinstance(op, Load):
             area = _multicast_area(program, mapping, op) if op.tensor in mcast else (1, 1)
             mode = "multicast" if area != (1, 1) else "unicast"
-            copies.append(Copy(i, op.tensor, "load", mode, area))
+            engine = engines.get(op.tensor, "")
+            copies.append(Copy(i, op.tensor, "load", mode, area, engine=engine))
         elif isinstance(op, Store):
             copies.append(Copy(i, op.tensor, "store", "unicast"))
         elif isinstance(op, Gather):
@@ -114,7 +128,7 @@ def build_schedule(
         math_fidelity=fidelity,
         candidate=f"{policy.name}__{mapping.label()}",
         mapping=mapping,
-        copies=copies_of(program, mapping, policy.multicast),
+        copies=copies_of(program, mapping, policy.multicast, policy.load_engines),
         block_sizes=dict(policy.block_sizes),
         pipeline={k: dict(v) for k, v in policy.pipeline.items()},
         l1_capacity_bytes=0,

@@ -63,6 +63,19 @@ head's first core. The key chunk is chosen by the caller,
 050f24fa811f4f26798a78feaac8a319912f5f10 (``get_chunk_size``): the largest power of two
 dividing the cache length, at most 512 (512 for every evaluation length). The shipped
 kernel has one KV head per query head (no grouping).
+
+Which engine reads K and V (both baselines). Sources: tenstorrent/tt-metal
+``ttnn/cpp/ttnn/operations/transformer/sdpa/device/kernels/dataflow/reader_interleaved.cpp``
+@ 008dd2ddd0dc3bb7154bc13d054b1902f1e2a5a5 and
+``.../sdpa_decode/device/kernels/dataflow/reader_decode_all.cpp`` @
+040a27c125587553626a7e57baa42571c8af91fa: one reader kernel reads Q, then for every key
+chunk K into ``cb_k_in`` (c_1) and V into ``cb_v_in`` (c_2). The CBs are separate, the
+producer is one: every K and V byte is requested by the reader RISC on its NoC, and the
+writer kernel only gathers, reduces and stores. `Policy.load_engines` says so (Q, K and
+V on the ``reader``), whatever engine order Loom's own plan would pick for the same
+program. TTNN's causal mask tiles are made by its writer kernel (``writer_interleaved.cpp``,
+``generate_mask``); the causal kernel here reads the tile indices its mask is computed
+from, so those loads are put on the writer.
 """
 
 from __future__ import annotations
@@ -82,6 +95,21 @@ DECODE_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/"
     "sdpa_decode_program_factory.cpp @ 043b5ac261d74cd5543a2d73edd684ac5446bdc1; k_chunk "
     "from sdpa_decode/sdpa_decode.cpp @ 050f24fa811f4f26798a78feaac8a319912f5f10"
+)
+READER_SOURCES = (
+    "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa/device/kernels/dataflow/"
+    "reader_interleaved.cpp @ 008dd2ddd0dc3bb7154bc13d054b1902f1e2a5a5; "
+    "sdpa_decode/device/kernels/dataflow/reader_decode_all.cpp @ "
+    "040a27c125587553626a7e57baa42571c8af91fa"
+)
+QKV_ON_READER = {"q": "reader", "k": "reader", "v": "reader"}
+"""Both kernels read Q, K and V in their reader kernel (`READER_SOURCES`)."""
+MASK_ON_WRITER = {"tile_m_col_index": "writer", "tile_n_index": "writer"}
+"""The causal kernel's mask inputs (the query and key tile indices the frontend reads from
+DRAM): TTNN's writer kernel generates the causal mask tiles (`MASK_SOURCE`)."""
+MASK_SOURCE = (
+    "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa/device/kernels/dataflow/"
+    "writer_interleaved.cpp (generate_mask)"
 )
 Q_CHUNK = 32
 K_CHUNK = 32
@@ -192,10 +220,13 @@ def sdpa_policy(
         "mapping",
         _kv_note(plan, view, streams, units),
         f"rule: {SDPA_SOURCE}" + ("" if causal else f"; chains: {CHAIN_SOURCE}"),
+        f"Q, K and V read by the reader kernel: {READER_SOURCES}"
+        + (f"; mask by the writer: {MASK_SOURCE}" if causal else ""),
     )
     blocks = {"tile_b": 1, "tile_m": Q_CHUNK, "tile_n": K_CHUNK}
     multicast = ("k", "v") if plan.chains else ()
-    return Policy("ttnn-sdpa", view, blocks, multicast, pipeline, notes)
+    engines = {**QKV_ON_READER, **(MASK_ON_WRITER if causal else {})}
+    return Policy("ttnn-sdpa", view, blocks, multicast, pipeline, notes, load_engines=engines)
 
 
 def decode_split(b: int, kv_heads: int, cores: int) -> tuple[int, int, int]:
@@ -235,7 +266,10 @@ def sdpa_decode_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
         f"ttnn-sdpa-decode: k_chunk {k_chunk}; cores per batch {per_batch}, per head "
         f"{per_head}, heads per core {heads_per_core}; KV split over {split} core(s)",
         f"rule: {DECODE_SOURCE}",
+        f"Q, K and V read by the reader kernel: {READER_SOURCES}",
     )
     blocks = {"tile_b": 1, "tile_s": tile_s, "tile_n": k_chunk}
     pipeline = {Scope("tile_n").key: {"b_load": 1}}
-    return Policy("ttnn-sdpa-decode", view, blocks, (), pipeline, notes)
+    return Policy(
+        "ttnn-sdpa-decode", view, blocks, (), pipeline, notes, load_engines=dict(QKV_ON_READER)
+    )

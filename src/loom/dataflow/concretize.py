@@ -5,6 +5,14 @@ for the hardware: the same block layout and dtype, the same producer and consume
 engines (a circular buffer has one of each) and the same role and pipe node (so the
 pipeline knobs double them together). Sharing is a greedy first-fit colouring of the
 interference graph of each such bucket, visiting buffers in order of birth.
+
+Loads never share. Two loads of one pipe node stream in every iteration of its loop
+(flash attention's K and V blocks); one circular buffer has one producer, so a shared
+one would put both on one data-movement engine and one NoC, and an operand that waits
+behind the other is the bottleneck of a link-bound kernel. Each load keeps its own
+allocation, so `spread_loads` can give the two to different engines; the price, a
+second load block in L1 (doubled with `b_load`), is charged by the model's L1
+constraint, which reads these allocations, so the solver sizes the blocks for it.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
         vb.consumer,
         vb.role,
         vb.scope.key,
+        vb.name if vb.role == "load" else "",
     )
 
 

@@ -5,9 +5,10 @@ scope to the reader (NoC0) and the writer (NoC1) in turn. Which of the two gets 
 operand matters on the chip: a DRAM response travels the requesting engine's NoC, a
 multicast leaves from the corner where that NoC enters its group, and the two NoCs route
 in opposite directions, so the same loads load different links (`loom.arch.noc`). For
-every scope with one load allocation on each engine, the two orders are compared by the
-busiest link of each NoC (the loads of a scope stream at once) and the lighter order is
-kept (ties keep the plan's; `loom.arch.noc.choose_load_engines`). The choice is written
+every scope with two load allocations, the plan's order, the two traded and, when the two
+are interchangeable blocks (flash attention's K and V), both on one engine are compared
+by the busiest link of each NoC (the loads of a scope stream at once) and the lightest
+is kept (ties keep the plan's; `loom.arch.noc.choose_load_engines`). The choice is written
 on the candidate's copies: the latency model charges it and the lowering realizes it.
 """
 
