@@ -11,6 +11,13 @@ The model is a roofline per core: ``max(compute, DRAM, NoC)`` where compute is t
 matmul tiles times the arch's cycles per tile, DRAM the bytes the core's copies read
 at its share of the chip's all-cores DRAM rate, and NoC the multicast bytes at the
 multicast rate. No pipelining choice, no overhead terms: double buffering is always on.
+
+Buffering and engines: TileLoom's templates take the kernel's buffers as the compiler
+lays them out, so its schedules use Loom's buffer plan unchanged: every load its own
+circular buffer (flash attention's K and V apart) and each load's data-movement engine
+chosen as for Loom's own schedules (`loom.arch.noc.choose_load_engines`); no engine is
+pinned, unlike the TTNN attention baselines, whose source reads every operand in one
+reader kernel.
 """
 
 from __future__ import annotations
