@@ -40,6 +40,13 @@ def test_a_store_waits_for_the_body_when_its_engine_loads_inside(buffered, wormh
     assert domains[grid.b_store.name] == (0, 1)
 
 
+def _on_reader(cand: Candidate) -> Candidate:
+    """`cand` with every load on the reader (flash decode's K and V on NoC0, Wormhole's
+    choice at the paper's shapes; a small grid may split them)."""
+    loads = tuple(replace(c, engine="reader") if c.kind == "load" else c for c in cand.copies)
+    return replace(cand, copies=loads)
+
+
 def _grid_loop(grid: Pipe) -> tuple[For, int]:
     assert isinstance(grid.body, Seq)
     for i, node in enumerate(grid.body.children):
@@ -52,7 +59,7 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     """Flash decode: K and V stream on the reader and nothing after the loop waits on it,
     so the next wave's first block is fetched during this wave's last body."""
     b = buffered["flash_decode"]
-    cand = enumerate_candidates(b, wormhole).candidates[0]
+    cand = _on_reader(enumerate_candidates(b, wormhole).candidates[0])
     problem = build_problem(b, cand, wormhole, "HiFi4", 1)
     assert isinstance(problem.heg, Seq)
     waves, once = problem.heg.children[1], problem.heg.children[-1]
@@ -96,7 +103,7 @@ def test_the_compute_around_a_steady_loop_hides_behind_its_loads(buffered, wormh
     state fills, gathers and merge, so that compute runs while the reader fetches the
     next wave's blocks; up to the loop's slack per iteration, T(pipe) - m, of it hides."""
     b = buffered["flash_decode"]
-    cand = enumerate_candidates(b, wormhole).candidates[0]
+    cand = _on_reader(enumerate_candidates(b, wormhole).candidates[0])
     problem = build_problem(b, cand, wormhole, "HiFi4", 1)
     waves = problem.heg.children[1]  # type: ignore[attr-defined]
     grid = waves.body
@@ -129,11 +136,11 @@ def test_no_fill_credit_when_the_loop_s_engine_stores_after_it(buffered, wormhol
 def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
     buffered, wormhole
 ) -> None:  # type: ignore[no-untyped-def]
-    """Flash decode's K and V share one allocation: with one slot the reader fetches V
-    while the scores' softmax runs (K popped, V not yet waited for), so that compute
-    overlaps the load stage even without double buffering."""
+    """Flash decode's K and V, single-slot, both issued by the reader: it fetches V while
+    the scores' softmax runs (K popped, V not yet waited for), so that compute overlaps
+    the load stage even without double buffering."""
     b = buffered["flash_decode"]
-    cand = enumerate_candidates(b, wormhole).candidates[0]
+    cand = _on_reader(enumerate_candidates(b, wormhole).candidates[0])
     grid, domains = grid_pipe(b, cand, wormhole)
     loop, _ = _grid_loop(grid)
     pipe = loop.body
@@ -154,7 +161,18 @@ def test_single_slot_shared_buffer_overlaps_the_compute_between_its_blocks(
     middle = sum(t.cycles.eval(env) for t in terms[1:-1])
     (load_v,) = [t for t in pipe.load.terms if t.what.startswith("load v")]
     assert free == min(middle, load_v.cycles.eval(env))
-    # GEMM's A and B come from different engines into separate buffers: nothing shared.
+    # K and V on different engines: each alone on its engine, no term (a floor of 0)
+    split = enumerate_candidates(b, wormhole).candidates[0]
+    split = replace(
+        split,
+        copies=tuple(
+            replace(c, engine="writer") if c.kind == "load" and c.tensor == "v" else c
+            for c in cand.copies
+        ),
+    )
+    loop, _ = _grid_loop(grid_pipe(b, split, wormhole)[0])
+    assert isinstance(loop.body, Pipe) and loop.body.unheld == Const(0)
+    # GEMM's A and B come from different engines: nothing shared.
     gemm = buffered["gemm"]
     gloop, _ = _grid_loop(
         grid_pipe(gemm, enumerate_candidates(gemm, wormhole).candidates[0], wormhole)[0]

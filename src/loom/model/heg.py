@@ -374,27 +374,25 @@ class HegBuilder:
 
     def unheld(self, ops: tuple[Op, ...], load_cycles: dict[str, Expr]) -> Expr:
         """Load time of a straight-line body hidden behind the compute that holds no
-        block of a load buffer shared by several loads of the scope (flash decode's and
-        attention's K and V in one allocation); `load_cycles` gives each load's time.
+        block of the single-slot loads one engine issues in turn (flash decode's and
+        attention's K and V on the reader); `load_cycles` gives each load's time.
 
         With one slot (b_load = 0) the compute pops each block after its last reader, so
         the engine fetches block j (V after the scores, the next K after the update)
         while the ops between the previous block's last reader and j's first reader run
         (cyclically: K's window is what follows V's last reader, then what precedes K's
-        first reader). Each block hides at most its own load: Σ_j min(u_j, l_j). Loops,
-        gathers and merges in the body: 0."""
+        first reader). Each block hides at most its own load: Σ_j min(u_j, l_j). That is
+        exact for blocks sharing one slot, as the simulator runs it, and a floor for
+        blocks in slots of their own (each slot frees no later than a shared one would:
+        K's after the scores, V's after the update). Loads alone on their engine, and
+        bodies with loops, gathers or merges: 0."""
         if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             return Const(0)
-        loads = [op.result.name for op in ops if isinstance(op, Load)]
-        shared = {
-            name
-            for a in self.b.allocations
-            if a.role == "load"
-            for vb in self.b.buffers
-            if vb.name in a.buffers and len(a.buffers) > 1
-            for name in vb.values
-            if name in loads
-        }
+        by_engine: dict[str, list[str]] = {}
+        for op in ops:
+            if isinstance(op, Load):
+                by_engine.setdefault(self.load_engine(op), []).append(op.result.name)
+        shared = {name for names in by_engine.values() if len(names) > 1 for name in names}
         if len(shared) < 2:
             return Const(0)
         body = [op for op in ops if not isinstance(op, (Load, Store))]
