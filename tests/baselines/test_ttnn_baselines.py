@@ -78,6 +78,15 @@ def test_causal_sdpa_policy_uses_32_chunks_and_no_multicast() -> None:
     policy = sdpa_policy({"B": 1, "H": 8, "S": 2048, "D": 64}, (8, 8), causal=True)
     assert policy.block_sizes == {"tile_b": 1, "tile_m": 32, "tile_n": 32}
     assert policy.multicast == ()
+    # Q, K, V by the reader kernel; the mask's index tiles by the writer, which makes
+    # TTNN's causal mask (generate_mask)
+    assert policy.load_engines == {
+        "q": "reader",
+        "k": "reader",
+        "v": "reader",
+        "tile_m_col_index": "writer",
+        "tile_n_index": "writer",
+    }
     cores = 1
     for _, n, _ in policy.view:
         cores *= n
