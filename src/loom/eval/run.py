@@ -251,7 +251,8 @@ def _tileloom_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
     """TileLoom's top-k profiled: its ranking walked in order, a candidate the lowering
     rejects (a ScheduleError: it does not fit L1, or does not divide the shape) skipped
     as a kernel that fails to build, until `top_k` have been simulated."""
-    case, rows = state.case, []
+    case = state.case
+    rows: list[ResultRow] = []
     start = time.perf_counter()
     ranked = tileloom_candidates(case.kernel, state.arch, case.shape_dict, state.fidelity, None)
     rank_seconds = time.perf_counter() - start
