@@ -1,5 +1,6 @@
 """Evaluation cases, rows and the runner: one small GEMM end to end in this process, the
-same case as Ray tasks (2 workers) gives the same rows, results.csv round-trips."""
+same case as Ray tasks (2 workers) gives the same rows, results.csv round-trips; TileLoom's
+profiler skips what does not build."""
 
 from __future__ import annotations
 
@@ -9,10 +10,17 @@ from pathlib import Path
 
 import pytest
 
+from loom.arch import load_arch
+from loom.baselines.build import build_schedule
+from loom.baselines.tileloom import tileloom_candidates
+from loom.dataflow import build_buffers
+from loom.errors import ScheduleError
 from loom.eval.cases import case, paper_cases, quick_cases
 from loom.eval.rows import TIMING_COLUMNS, ResultRow, read_rows, rows_to_csv
-from loom.eval.run import EvalOptions
+from loom.eval.run import EvalOptions, tileloom_rows
 from loom.eval.runner import RunnerOptions, run_cases
+from loom.kernels.registry import resolve_kernel
+from loom.pipeline import StageLog, lower_schedule, run_frontend
 from loom.report.eval_tables import table2, table3
 
 SMALL = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
@@ -135,3 +143,24 @@ def test_fa_scale_one_gives_the_papers_tokens() -> None:
     assert tokens == {("wormhole_n150", 16384), ("blackhole_p150_13x10", 15360)}
     eighth = paper_cases(("flash_attention",))
     assert {c.shape_dict["B"] * c.shape_dict["S"] for c in eighth} == {2048, 1920}
+
+
+def test_tileloom_profiles_the_next_candidate_when_one_does_not_fit_l1() -> None:
+    """Causal attention at D=256: TileLoom's roofline ranks 256x128 blocks first, which
+    its own L1 estimate admits and the lowering rejects; the profiler skips it as a
+    kernel that fails to build and simulates the next (256x64) as its rank 1."""
+    shape = {"B": 1, "H": 8, "S": 1024, "D": 256}
+    arch = load_arch("wormhole_n150")
+    first, second = tileloom_candidates("flash_attention_causal", arch, shape, "HiFi4", 2)
+    program = run_frontend(resolve_kernel("flash_attention_causal"), shape, StageLog())
+    buffered = build_buffers(program)
+    schedule = build_schedule(buffered, arch.name, shape, "HiFi4", first.policy)
+    with pytest.raises(ScheduleError, match="L1"):
+        lower_schedule(program, buffered, schedule, arch, StageLog())
+    rows = tileloom_rows(case("flash_attention_causal", arch.name, shape), EvalOptions(top_k=1))
+    assert [(r.rank, r.status) for r in rows] == [(1, "ok")]
+    assert (
+        rows[0].block_sizes
+        == "tile_b=1 tile_m=256 tile_n=64"
+        == " ".join(f"{k}={v}" for k, v in second.policy.block_sizes.items())
+    )

@@ -156,9 +156,12 @@ _KERNELS = {
 
 
 def tileloom_candidates(
-    kernel: str, arch: Arch, shape: dict[str, int], fidelity: str, top_k: int = 5
+    kernel: str, arch: Arch, shape: dict[str, int], fidelity: str, top_k: int | None = 5
 ) -> tuple[Ranked, ...]:
-    """The `top_k` candidates by modeled cycles (ties: smaller blocks last, stable)."""
+    """The `top_k` candidates (all with None) by modeled cycles (ties: smaller blocks
+    last, stable). The profiler walks the whole ranking with None: a candidate that does
+    not build (its buffers overflow L1 by the lowering's exact count, looser than `_fits`)
+    is skipped as a kernel that fails to compile on a card is, and the next one profiled."""
     make = _KERNELS.get(kernel)
     if make is None:
         return ()

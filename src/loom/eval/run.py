@@ -20,6 +20,7 @@ from loom.baselines.tileloom import tileloom_candidates
 from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.dataflow import build_buffers
+from loom.errors import ScheduleError
 from loom.eval.cases import EvalCase
 from loom.eval.rows import ResultRow
 from loom.ir.buffers import BufferedProgram
@@ -221,6 +222,13 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
 
 
+def tileloom_rows(case: EvalCase, options: EvalOptions | None = None) -> list[ResultRow]:
+    """TileLoom's profiled rows of `case` alone (as `loom eval` gives them)."""
+    state = _Case(case, options or EvalOptions())
+    program = run_frontend(state.spec, case.shape_dict, state.log)
+    return _tileloom_rows(state, program, build_buffers(program))
+
+
 def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type: ignore[no-untyped-def]
     case = state.case
     rows = []
@@ -235,11 +243,24 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))
+    rows.extend(_tileloom_rows(state, program, buffered))
+    return rows
+
+
+def _tileloom_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type: ignore[no-untyped-def]
+    """TileLoom's top-k profiled: its ranking walked in order, a candidate the lowering
+    rejects (a ScheduleError: it does not fit L1, or does not divide the shape) skipped
+    as a kernel that fails to build, until `top_k` have been simulated."""
+    case = state.case
+    rows: list[ResultRow] = []
     start = time.perf_counter()
-    ranked = tileloom_candidates(case.kernel, state.arch, case.shape_dict, state.fidelity,
-                                 state.options.top_k)  # fmt: skip
+    ranked = tileloom_candidates(case.kernel, state.arch, case.shape_dict, state.fidelity, None)
     rank_seconds = time.perf_counter() - start
-    for rank, cand in enumerate(ranked, 1):
+    rejected: ScheduleError | None = None
+    for cand in ranked:
+        rank = len(rows) + 1
+        if rank > state.options.top_k:
+            break
         try:
             schedule = build_schedule(buffered, case.arch, case.shape_dict, state.fidelity,
                                       cand.policy)  # fmt: skip
@@ -247,8 +268,12 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             sim, secs = state.simulate(program, buffered, schedule)
             rows.append(_row(case, state.spec, "tileloom", rank, schedule, sim, secs,
                              rank_seconds if rank == 1 else 0.0))  # fmt: skip
+        except ScheduleError as err:
+            rejected = err
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, "tileloom", rank, err))
+    if not rows and rejected is not None:  # none builds: say why the first rank is empty
+        rows.append(_failed(case, "tileloom", 1, rejected))
     return rows
 
 
