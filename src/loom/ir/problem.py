@@ -80,9 +80,9 @@ class Pipe(HegNode):
     scope: Scope = field(default_factory=Scope)
     """The scope this pipe runs (its `name` is the scope's text form)."""
     unheld: Expr = field(default_factory=lambda: Const(0))
-    """Body compute that runs while no block of the load stage is held: when the loads
-    share one single-slot buffer (b_load = 0), the engine fetches the next block then,
-    so up to the load stage's time of it overlaps (`loom.model.heg.unheld`)."""
+    """Load time hidden behind the body when single-slot loads (b_load = 0) one engine
+    issues in turn each free their slot before the body ends, so the engine fetches the
+    next block while the body runs (`loom.model.heg.unheld`)."""
 
 
 @dataclass(frozen=True)

@@ -178,7 +178,12 @@ class HegBuilder:
         )
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         names = [op.result.name for op in ops if isinstance(op, Load)]
-        unheld = self.unheld(ops, {n: t.cycles for n, t in zip(names, load_terms, strict=False)})
+        unheld = self.unheld(
+            ops,
+            {n: t.cycles for n, t in zip(names, load_terms, strict=False)},
+            load_cycles,
+            latency(Seq(f"body@{scope}", tuple(items))),
+        )
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
         if stores and self.store_engine in self.inner_load_engines(ops):
@@ -372,20 +377,21 @@ class HegBuilder:
         _, load = prim.dram_read_stage(self.arch, tuple(self.load_spec(op) for op in held))
         return maximum(fill - add(*tail), Const(0) - load)
 
-    def unheld(self, ops: tuple[Op, ...], load_cycles: dict[str, Expr]) -> Expr:
-        """Load time of a straight-line body hidden behind the compute that holds no
-        block of the single-slot loads one engine issues in turn (flash decode's and
-        attention's K and V on the reader); `load_cycles` gives each load's time.
+    def unheld(
+        self, ops: tuple[Op, ...], load_cycles: dict[str, Expr], ell: Expr, body_cycles: Expr
+    ) -> Expr:
+        """Load time of a straight-line body hidden behind its compute when the loads one
+        engine issues in turn are single-slot (b_load = 0; flash decode's and attention's
+        K and V on the reader); `load_cycles` gives each load's time, `ell` the load
+        stage's and `body_cycles` the body's.
 
-        With one slot (b_load = 0) the compute pops each block after its last reader, so
-        the engine fetches block j (V after the scores, the next K after the update)
-        while the ops between the previous block's last reader and j's first reader run
-        (cyclically: K's window is what follows V's last reader, then what precedes K's
-        first reader). Each block hides at most its own load: Σ_j min(u_j, l_j). That is
-        exact for blocks sharing one slot, as the simulator runs it, and a floor for
-        blocks in slots of their own (each slot frees no later than a shared one would:
-        K's after the scores, V's after the update). Loads alone on their engine, and
-        bodies with loops, gathers or merges: 0."""
+        Every load has a slot of its own (`loom.dataflow.concretize`), freed after its
+        block's last reader: the engine fetches the next K into K's slot while the compute
+        still works from V, and the next V while it computes from K. So an iteration lasts
+        the longest of the engine (ℓ), the compute (m) and each slot's cycle: its block's
+        load, then its hold from first to last reader (l_j + h_j). The hidden part is what
+        makes the pipe's serial form ``ℓ + m - hidden`` that period. Loads alone on their
+        engine, and bodies with loops, gathers or merges: 0."""
         if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             return Const(0)
         by_engine: dict[str, list[str]] = {}
@@ -393,23 +399,18 @@ class HegBuilder:
             if isinstance(op, Load):
                 by_engine.setdefault(self.load_engine(op), []).append(op.result.name)
         shared = {name for names in by_engine.values() if len(names) > 1 for name in names}
-        if len(shared) < 2:
+        if len(shared) < 2 or not shared <= set(load_cycles):
             return Const(0)
         body = [op for op in ops if not isinstance(op, (Load, Store))]
-        spans = []
-        for v in shared:
+        cycles = []
+        for v in sorted(shared):
             idx = [i for i, op in enumerate(body) if v in {x.name for x in op.operands()}]
             if idx:
-                spans.append((idx[0], idx[-1], v))
-        spans.sort()
-        hidden = []
-        for j, (first, _, v) in enumerate(spans):
-            prev = spans[j - 1][1]
-            window = range(prev + 1, first) if j else [*range(prev + 1, len(body)), *range(first)]
-            free = [t.cycles for i in window for t in self.op_terms(body[i])]
-            if free and v in load_cycles:
-                hidden.append(minimum(add(*free), load_cycles[v]))
-        return add(*hidden) if hidden else Const(0)
+                hold = (
+                    t.cycles for i in range(idx[0], idx[-1] + 1) for t in self.op_terms(body[i])
+                )
+                cycles.append(add(load_cycles[v], *hold))
+        return ell + body_cycles - maximum(ell, body_cycles, *cycles)
 
     # ----- transfers -----------------------------------------------------------------
     store_engine = "writer"
