@@ -178,12 +178,6 @@ class HegBuilder:
         )
         load_terms, load_cycles = prim.dram_read_stage(self.arch, tuple(loads))
         names = [op.result.name for op in ops if isinstance(op, Load)]
-        unheld = self.unheld(
-            ops,
-            {n: t.cycles for n, t in zip(names, load_terms, strict=False)},
-            load_cycles,
-            latency(Seq(f"body@{scope}", tuple(items))),
-        )
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
         if stores and self.store_engine in self.inner_load_engines(ops):
@@ -191,6 +185,10 @@ class HegBuilder:
             # its store runs between two bodies' loads, so no buffer can overlap it.
             items.append(store)
             store = Stage(f"store@{scope}", (), Const(0))
+        body = Seq(f"body@{scope}", tuple(items))
+        unheld = self.unheld(
+            ops, {n: t.cycles for n, t in zip(names, load_terms, strict=False)}, load_cycles, body
+        )
         return Pipe(
             name=scope.key,
             load=Stage(
@@ -199,7 +197,7 @@ class HegBuilder:
                 load_cycles,
                 prim.dram_read_floor(self.arch, tuple(loads)),
             ),
-            body=Seq(f"body@{scope}", tuple(items)),
+            body=body,
             store=store,
             b_load=knob("b_load", scope),
             b_store=knob("b_store", scope),
@@ -378,12 +376,12 @@ class HegBuilder:
         return maximum(fill - add(*tail), Const(0) - load)
 
     def unheld(
-        self, ops: tuple[Op, ...], load_cycles: dict[str, Expr], ell: Expr, body_cycles: Expr
+        self, ops: tuple[Op, ...], load_cycles: dict[str, Expr], ell: Expr, pipe_body: Seq
     ) -> Expr:
         """Load time of a straight-line body hidden behind its compute when the loads one
         engine issues in turn are single-slot (b_load = 0; flash decode's and attention's
         K and V on the reader); `load_cycles` gives each load's time, `ell` the load
-        stage's and `body_cycles` the body's.
+        stage's; `pipe_body` is the body's node (its latency built only when needed).
 
         Every load has a slot of its own (`loom.dataflow.concretize`), freed after its
         block's last reader: the engine fetches the next K into K's slot while the compute
@@ -410,7 +408,8 @@ class HegBuilder:
                     t.cycles for i in range(idx[0], idx[-1] + 1) for t in self.op_terms(body[i])
                 )
                 cycles.append(add(load_cycles[v], *hold))
-        return ell + body_cycles - maximum(ell, body_cycles, *cycles)
+        m = latency(pipe_body)
+        return ell + m - maximum(ell, m, *cycles)
 
     # ----- transfers -----------------------------------------------------------------
     store_engine = "writer"
