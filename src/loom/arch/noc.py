@@ -209,9 +209,6 @@ def combined_peak(loads: list[LinkLoad]) -> float:
     return max(total.values(), default=0.0)
 
 
-OTHER_ENGINE = {"reader": "writer", "writer": "reader"}
-
-
 def _order_cost(loads: list[tuple[str, LinkLoad]]) -> float:
     key = tuple((engine, id(ld)) for engine, ld in loads)
     if key not in _PEAKS:

@@ -80,8 +80,8 @@ def spread_loads(
 ) -> tuple[VirtualBuffer, ...]:
     """Give the load allocations of each pipe node to the two data-movement engines in
     turn (reader on NoC0 first, then writer on NoC1), so two operands stream in
-    parallel instead of queueing behind one engine. A shared allocation stays on one
-    engine: a circular buffer has a single producer."""
+    parallel instead of queueing behind one engine (every load has an allocation of its
+    own, see the module's docstring)."""
     engine: dict[str, str] = {}
     per_scope: dict[Scope, int] = defaultdict(int)
     for alloc in allocations:

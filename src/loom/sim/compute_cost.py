@@ -91,7 +91,7 @@ class CostModel:
 
     def cost(self, stmt: Compute) -> ComputeCost:
         hit = self._memo.get(id(stmt))
-        if hit is None or hit[0] is not stmt:
+        if hit is None:
             hit = self._memo[id(stmt)] = (stmt, self._cost(stmt))
         return hit[1]
 
