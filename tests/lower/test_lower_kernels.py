@@ -127,6 +127,17 @@ def test_flash_attention_single_kv_step_is_just_the_peeled_iteration() -> None:
     assert not [s for s in walk_stmts(p.compute) if isinstance(s, Loop)]
 
 
+def test_flash_decode_pops_q_when_its_loop_ends() -> None:
+    """Flash decode gathers the loop's carried results, so no iteration is peeled and q's
+    wait encloses the whole loop: the reader loads the next q only once the loop is done,
+    which the latency model charges (`loom.model.heg.HegBuilder.pop_stall`)."""
+    p = program("fd-wh-no-split")
+    (q_wait,) = [
+        s for s in walk_stmts(p.compute) if isinstance(s, Wait) and s.buffers == ("q_tile",)
+    ]
+    assert [type(s) for s in q_wait.body] == [Loop]
+
+
 def test_flash_decode_gathers_partials_to_the_split_owner() -> None:
     p = program("fd-bh-split8-waves-mcast-q")
     gather = p.net("gather_tile_s")

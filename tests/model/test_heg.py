@@ -9,6 +9,7 @@ import pytest
 
 from loom.ir.candidate import Candidate
 from loom.ir.problem import For, Leaf, Pipe, Seq, Stage, latency, sequential
+from loom.ir.tile import ForLoop
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
 from loom.model.heg import HegBuilder
@@ -76,28 +77,40 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     assert fill > 0
     assert latency(loop).eval(env) == loop.trip.eval(env) * latency(loop.body).eval(env)
     # q is loaded by the same engine in the grid body: a double-buffered q lets the
-    # reader run ahead, the fill is paid once. With one slot the compute pops q after
-    # the last scores, which read K, while the reader still loads V: the reader waits
-    # for q's slot only as long as the scores outlast V's load, max(0, r - l_V).
+    # reader run ahead, the fill is paid once. With one slot the compute pops q when the
+    # loop ends (its carried results are gathered, so no iteration is peeled and q's wait
+    # encloses the loop): the reader, having loaded the last V, waits while the compute
+    # runs from V's first reader to the end of the iteration and its carries, r, less
+    # what a compute-bound iteration leaves it anyway: max(0, r + l - T) per wave. The
+    # last body's part that runs while V loads is no longer paid once.
+    builder = HegBuilder(b, cand, wormhole, "HiFi4")
+    (fd_loop,) = [op for op in b.program.body if isinstance(op, ForLoop)]
+    assert not builder.peeled(fd_loop)
     body = loop.body.body
     assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
-    first = body.children[0].terms[0]
-    assert first.kind == "matmul" and "bmm" in first.what  # the scores' bmm reads q
+    terms = body.children[0].terms
+    assert terms[0].kind == "matmul" and "bmm" in terms[0].what  # the scores read q
+    assert terms[-1].kind == "matmul" and "line 44" in terms[-1].what  # p @ V
     reads = [t for t in loop.body.load.terms if t.kind == "dram_read"]
     assert ["load k" in reads[0].what, "load v" in reads[1].what] == [True, True]
+    carries = [t for c in waves.body.body.children if isinstance(c, Leaf) for t in c.terms]
+    carry = [t for t in carries if t.what.startswith("carry ")]
+    assert carry
     grid_knob = waves.body.b_load.name
-    stall = max(first.cycles.eval(env) - reads[1].cycles.eval(env), 0)
-    for primed, wave_fill in ((1, 0), (0, stall)):
-        env[grid_knob] = primed
-        assert latency(per_wave).eval(env) == wave_fill
-        assert latency(once).eval(env) == fill
-    # a V load shorter than the scores leaves their excess exposed per wave
-    env[loop.body.b_load.name] = 0
-    for name, dom in problem.domains.items():
-        if name == "tile_n":
-            env[name] = dom[0]
-    r, l_v = first.cycles.eval(env), reads[1].cycles.eval(env)
-    assert latency(per_wave).eval(env) == max(r - l_v, 0)
+    for bn in (0, 1):
+        env[loop.body.b_load.name] = bn
+        trip = loop.trip.eval(env)
+        r = terms[-1].cycles.eval(env) + sum(t.cycles.eval(env) for t in carry) // trip
+        ell, period = latency(loop.body.load).eval(env), latency(loop.body).eval(env)
+        m = latency(loop.body.body).eval(env)
+        fill = sequential(loop.body).eval(env) - period
+        for primed, wave_fill, paid in (
+            (1, 0, fill),
+            (0, max(r + ell - period, 0), fill - min(fill, max(period - m, 0))),
+        ):
+            env[grid_knob] = primed
+            assert latency(per_wave).eval(env) == wave_fill
+            assert latency(once).eval(env) == paid
 
 
 def test_the_compute_around_a_steady_loop_hides_behind_its_loads(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]

@@ -70,6 +70,7 @@ def core_xy(arch: Arch, core: Core) -> tuple[int, int]:
     return (arch.worker_noc_x[core[1]], arch.worker_noc_y[core[0]])
 
 
+@lru_cache(maxsize=4096)
 def group_senders(cores: tuple[int, int], area: tuple[int, int], last: bool) -> tuple[Core, ...]:
     """The sending corner of every aligned `area` block of the `cores` grid: the first
     core, or with `last` the last one (the corner from which NoC1 runs into the block)."""
@@ -78,7 +79,9 @@ def group_senders(cores: tuple[int, int], area: tuple[int, int], last: bool) -> 
     return tuple((oy + dy, ox + dx) for oy in range(0, cy, ay) for ox in range(0, cx, ax))
 
 
+@lru_cache(maxsize=1024)
 def all_cores(cores: tuple[int, int]) -> tuple[Core, ...]:
+    """Every core of the grid in use, row by row (cached: the model asks per candidate)."""
     return tuple((y, x) for y in range(cores[0]) for x in range(cores[1]))
 
 

@@ -332,6 +332,41 @@ def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
             yield from walk(op.body)
 
 
+def view_roots(ops: tuple[Op, ...]) -> dict[str, str]:
+    """Each `ExpandDims` view's name -> the value it views (followed to the end)."""
+    alias = {op.result.name: op.operand.name for op in walk(ops) if isinstance(op, ExpandDims)}
+
+    def root(name: str) -> str:
+        while name in alias:
+            name = alias[name]
+        return name
+
+    return {name: root(name) for name in alias}
+
+
+def read_values(ops: tuple[Op, ...]) -> frozenset[str]:
+    """Every value some operation reads, views followed to the value they view (a loop's
+    own operands, its carried inits, and a view's operand do not count: a view nothing
+    reads reads nothing)."""
+    roots = view_roots(ops)
+    read = {
+        v.name
+        for op in walk(ops)
+        if not isinstance(op, ForLoop | ExpandDims)
+        for v in op.operands()
+    }
+    return frozenset(roots.get(name, name) for name in read)
+
+
+def unread_results(loop: ForLoop, read: frozenset[str]) -> tuple[Carried, ...]:
+    """The carried values of `loop` whose result nothing reads (`read` from
+    `read_values`): the lowering peels the loop's last iteration so that it pushes no
+    state block nobody pops (`loom.lower.compute`), and only then do the blocks the loop
+    reads leave their waits inside the last iteration rather than after the loop, which
+    the latency model reads (`loom.model.heg`)."""
+    return tuple(c for c in loop.carried if c.result.name not in read)
+
+
 def loops_enclosing(ops: tuple[Op, ...], target: Op) -> tuple[ForLoop, ...] | None:
     """The chain of loops around `target` (outermost first), or None if absent."""
     for op in ops:

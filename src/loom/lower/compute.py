@@ -25,6 +25,7 @@ from loom.ir.tile import (
     Load,
     Op,
     Store,
+    unread_results,
 )
 from loom.lower.context import LowerContext
 from loom.lower.exprs import ExprBuilder
@@ -132,9 +133,8 @@ class ComputeBuilder:
         cb_of = self.cb_map()
         dead = frozenset(
             cb
-            for c in op.carried
-            if self.ctx.root(c.result.name) not in self.ctx.used
-            and (cb := self.ctx.write_cb(c.init.name)) is not None
+            for c in unread_results(op, self.ctx.used)
+            if (cb := self.ctx.write_cb(c.init.name)) is not None
         )
 
         def body(skip: frozenset[str]) -> list[Step]:

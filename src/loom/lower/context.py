@@ -21,7 +21,7 @@ from loom.ir.buffers import (
 )
 from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
-from loom.ir.tile import ExpandDims, ForLoop, Op, TileProgram, accesses, walk
+from loom.ir.tile import ExpandDims, Op, TileProgram, accesses, read_values, walk
 from loom.lower.dram import dram_tensor, padded_shapes
 from loom.lower.engines import assign_load_engines
 from loom.lower.mesh import spatial_index
@@ -187,21 +187,12 @@ def _check_schedule(program: TileProgram, schedule: Schedule) -> None:
 def _value_maps(program: TileProgram) -> tuple[dict[str, str], dict[str, Op], frozenset[str]]:
     alias: dict[str, str] = {}
     defs: dict[str, Op] = {}
-    used: set[str] = set()
     for op in walk(program.body):
         for r in op.results():
             defs[r.name] = op
         if isinstance(op, ExpandDims):
             alias[op.result.name] = op.operand.name
-        elif not isinstance(op, ForLoop):
-            used.update(v.name for v in op.operands())
-
-    def root(name: str) -> str:
-        while name in alias:
-            name = alias[name]
-        return name
-
-    return alias, defs, frozenset(root(u) for u in used)
+    return alias, defs, read_values(program.body)
 
 
 def build_context(buffered: BufferedProgram, schedule: Schedule, arch: Arch) -> LowerContext:

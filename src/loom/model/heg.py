@@ -38,6 +38,8 @@ from loom.ir.tile import (
     Value,
     Window,
     accesses,
+    read_values,
+    unread_results,
     walk,
 )
 from loom.model import primitives as prim
@@ -70,9 +72,10 @@ class HegBuilder:
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
+        self.read = read_values(self.program.body)
         self.early_pop: set[str] = set()
-        """Steady loops whose single-slot grid load is popped before the engine's later
-        loads of the iteration (`pop_stall`)."""
+        """Steady loops whose single-slot grid load's wait `pop_stall` charges: the
+        compute around such a loop runs while the engine loads the next wave's blocks."""
         self.fills: list[Term] = []
         """Fills of the grid's steady loops, exposed once per program (`steady_fill`)."""
         self.accumulated: dict[str, tuple[Accumulator, str]] = {}
@@ -234,7 +237,14 @@ class HegBuilder:
             stall = self.pop_stall(loop, pipe, held)
             if stall is not None:
                 self.early_pop.add(loop.tile.name)
-                self.fills.append(Term("fill", f"{what}, once", fill))
+                once = fill
+                if not self.peeled(loop):
+                    # the last body runs while the engine still loads the iteration's
+                    # later blocks (a load-bound iteration's slack); its rest, after the
+                    # last block lands, is the stall charged per wave
+                    slack = maximum(latency(pipe) - latency(pipe.body), 0)
+                    once = select(primed, fill, fill - minimum(fill, slack))
+                self.fills.append(Term("fill", f"{what}, once", once))
                 return Term("fill", f"{what}, per wave", select(primed, 0, stall))
             single = self.single_slot_fill(loop, ops, held, fill)
             self.fills.append(Term("fill", f"{what}, once", select(primed, fill, fill - single)))
@@ -242,18 +252,49 @@ class HegBuilder:
         self.fills.append(Term("fill", f"{what}, once", fill))
         return Term("fill", f"{what}, per wave", Const(0))
 
+    def peeled(self, loop: ForLoop) -> bool:
+        """Whether the lowering peels `loop`'s last iteration (`unread_results`): only
+        then can a block the loop reads be popped before the loop ends."""
+        return any(self.buffered_value(c.init) for c in unread_results(loop, self.read))
+
     def pop_stall(self, loop: ForLoop, pipe: Pipe, held: list[Load]) -> Expr | None:
-        """What a single-slot grid load (q, b_load_grid = 0) costs per wave when its last
-        reader in the loop reads a block the engine loads before others of the same
-        iteration (K, then V): the compute pops it after that reader, while the engine
-        still loads the later blocks, and the engine waits for the slot only as long as
-        the reader's compute (from the block's first reader to the pop) outlasts those
-        loads: max(0, r - l_after). Then nothing else is exposed per wave beyond what the
-        double-buffered load costs. None when the structure is not that one."""
+        """What a single-slot grid load (q, b_load_grid = 0) costs per wave when the
+        engine that loads it also streams the loop's blocks (K, then V). None when the
+        loop body is not straight-line.
+
+        The compute pops q when its wait ends (`loom.lower.waits`). A loop whose last
+        iteration is not peeled (`peeled`) is one step of the grid body, so q's wait
+        encloses the whole loop: the engine, having loaded the last iteration's blocks,
+        waits for the end of the loop before it loads the next q. Of that wait, the part
+        after its last block lands shows: the compute from that block's first reader to
+        the end of the iteration (and its carries), r, less the slack a compute-bound
+        iteration already leaves the engine: max(0, r + l - T(pipe)). In a peeled loop
+        the wait ends at q's last reader in the last iteration (the scores); when that
+        reader reads a block the engine loads before others of the iteration, the engine
+        waits for the slot only as long as the reader's compute (from the block's first
+        reader to the pop) outlasts those later loads: max(0, r - l_after)."""
         names = {op.result.name for op in held}
         body = [op for op in loop.body if not isinstance(op, (Load, Store))]
         loads = [op for op in loop.body if isinstance(op, Load)]
-        if any(isinstance(op, (ForLoop, Gather, If)) for op in body) or len(loads) < 2:
+        if any(isinstance(op, (ForLoop, Gather, If)) for op in body):
+            return None
+        engines = {self.load_engine(op) for op in held}
+
+        def first_reader(block: str) -> int | None:
+            return next(
+                (i for i, op in enumerate(body) if block in {v.name for v in op.operands()}),
+                None,
+            )
+
+        if not self.peeled(loop):
+            mine = [op.result.name for op in loads if self.load_engine(op) in engines]
+            first = first_reader(mine[-1]) if mine else None
+            if first is None:
+                return None
+            rest = [t.cycles for op in body[first:] for t in self.op_terms(op)]
+            carries = [t.cycles for t in self.carry_terms(loop, per_iteration=True)]
+            return maximum(add(*rest, *carries) + latency(pipe.load) - latency(pipe), 0)
+        if len(loads) < 2:
             return None
         readers = [i for i, op in enumerate(body) if {v.name for v in op.operands()} & names]
         if not readers:
@@ -265,11 +306,10 @@ class HegBuilder:
             return None
         (b,) = block
         at = order.index(b)
-        if at == len(order) - 1 or self.load_engine(loads[at]) not in {
-            self.load_engine(op) for op in held
-        }:
+        if at == len(order) - 1 or self.load_engine(loads[at]) not in engines:
             return None
-        first = min(i for i, op in enumerate(body) if b in {v.name for v in op.operands()})
+        first = first_reader(b)
+        assert first is not None
         reader = [t.cycles for op in body[first : last + 1] for t in self.op_terms(op)]
         terms = [t for t in pipe.load.terms if t.kind in ("dram_read", "multicast")]
         later = [
@@ -536,14 +576,15 @@ class HegBuilder:
             prim.gather_term(self.arch, what, tiles, self.tile_bytes(op.operand.dtype), self.group),
         ]
 
-    def carry_terms(self, loop: ForLoop) -> list[Term]:
-        """A next value kept in its own buffer is copied into the state every iteration."""
+    def carry_terms(self, loop: ForLoop, per_iteration: bool = False) -> list[Term]:
+        """A next value kept in its own buffer is copied into the state every iteration
+        (the whole loop's copies, or one iteration's)."""
         terms = []
         for c in loop.carried:
             state = self.b.buffer_of(c.arg.name)
             if state is not None and c.next.name not in state.values:
                 tiles = self.tiles(c.next)
-                trip = self.mean_trip(loop)
+                trip = Const(1) if per_iteration else self.mean_trip(loop)
                 size = self.tile_bytes(c.next.dtype)
                 per = self.arch.compute.pack_cycles(size) + self.arch.compute.unpack_cycles(size)
                 terms.append(
