@@ -1,8 +1,8 @@
 """The paper's evaluation (Section 3) as a list of cases: kernel x shape x architecture.
 
 GEMM at the 18 shapes M, N, K in {256, 2048, 16384} with N <= M; flash attention, causal and
-not, at B*L = 16384 (Wormhole) / 15360 (Blackhole) tokens in the paper, here one eighth of that
-(see FA_SCALE), 8 heads, D in {64, 128}; flash decode with
+not, at B*L = 16384 (Wormhole) / 15360 (Blackhole) tokens as in the paper (`--fa-scale N`:
+1/N of them, see FA_SCALE), 8 heads, D in {64, 128}; flash decode with
 H = 32, B in {8, 16, 24} (Wormhole) / {10, 20, 30} (Blackhole), L in {1024, 2048, 4096},
 D in {64, 128}; on wormhole_n150 and blackhole_p150_13x10. `quick` is a subset that
 runs in minutes on two cores.
@@ -20,16 +20,15 @@ ARCHS = (WH, BH)
 KERNELS = ("gemm", "flash_attention", "flash_attention_causal", "flash_decode")
 GEMM_DIMS = (256, 2048, 16384)
 PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
-FA_SCALE = 8
-"""Flash attention runs at 1/8 of the paper's tokens. TTNN's default 32 x 32 chunks make a
-paper-size case H*T*S/1024 chunk steps (2.1 million for B = 1 on Wormhole); the simulator
-takes about 9 s of CPU for the 32,768 of the 1/8 case (B=1, S=2048, K/V per core: 92,800
-bandwidth re-solves of ~45 DRAM flows each, 414,000 events; 18.5 s before the flows' arrays
-were kept between solves, benchmarks/sim_speed.py), so one paper-size ttnn-sdpa simulation
-is still about 10 minutes of CPU (64 times the work; 16 such cases), and the simulator's
-results are kept bit-exact rather than approximated to go faster. Skipping repeated
-periods is no way out: the machine's state never repeats in these runs, the cores drifting
-apart (benchmarks/sim_periodicity.py). `loom eval --fa-scale 1` runs the paper's tokens."""
+FA_SCALE = 1
+"""Flash attention runs at the paper's tokens. It is the evaluation's longest part:
+TTNN's default 32 x 32 chunks make a paper-size case H*T*S/1024 chunk steps (2.1 million
+for B = 1 on Wormhole), about 7 minutes of CPU for that one `ttnn-sdpa` simulation (414,000
+events and 92,800 bandwidth re-solves at 1/8 of the tokens, 64 times that here;
+benchmarks/sim_speed.py), and the simulator stays bit-exact rather than approximated to go
+faster. Skipping repeated periods is no way out: the machine's state never repeats in these
+runs, the cores drifting apart (benchmarks/sim_periodicity.py). `--fa-scale 8` runs 1/8 of
+the tokens, 64 times less simulated work, for a quicker look."""
 FA_HEADS = 8
 FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
 FD_BATCHES = {WH: (8, 16, 24), BH: (10, 20, 30)}

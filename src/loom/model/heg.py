@@ -72,7 +72,6 @@ class HegBuilder:
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
-        self.read = read_values(self.program.body)
         self.early_pop: set[str] = set()
         """Steady loops whose single-slot grid load's wait `pop_stall` charges: the
         compute around such a loop runs while the engine loads the next wave's blocks."""
@@ -255,7 +254,8 @@ class HegBuilder:
     def peeled(self, loop: ForLoop) -> bool:
         """Whether the lowering peels `loop`'s last iteration (`unread_results`): only
         then can a block the loop reads be popped before the loop ends."""
-        return any(self.buffered_value(c.init) for c in unread_results(loop, self.read))
+        read = read_values(self.program.body)
+        return any(self.buffered_value(c.init) for c in unread_results(loop, read))
 
     def pop_stall(self, loop: ForLoop, pipe: Pipe, held: list[Load]) -> Expr | None:
         """What a single-slot grid load (q, b_load_grid = 0) costs per wave when the
