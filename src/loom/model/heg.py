@@ -381,14 +381,16 @@ class HegBuilder:
         """The per-wave fill of a grid loop whose engine also loads single-slot blocks in
         the grid body (flash decode's and attention's q, b_load_grid = 0).
 
-        The compute pops such a block after its last reader, the last iteration's
-        scores, so the engine loads the next wave's block and the loop's first block
-        while the rest of the wave runs: the ops of the loop body after that reader and
-        the grid body's compute after the loop (up to a gather, merge or nested loop),
-        `tail`. Of the next wave's load (its stage charged in the grid pipe, `l`) and
-        the fill, only what exceeds the tail is exposed: l + fill' = max(0, l + fill -
-        tail), i.e. fill' = max(fill - tail, -l). A block read after the loop, or a loop
-        body that is not straight-line, leaves the fill per wave."""
+        In a peeled loop (`peeled`; the others reach here only with a body that is not
+        straight-line, which keeps the fill per wave) the compute pops such a block
+        after its last reader, the last iteration's scores, so the engine loads the next
+        wave's block and the loop's first block while the rest of the wave runs: the ops
+        of the loop body after that reader and the grid body's compute after the loop
+        (up to a gather, merge or nested loop), `tail`. Of the next wave's load (its
+        stage charged in the grid pipe, `l`) and the fill, only what exceeds the tail is
+        exposed: l + fill' = max(0, l + fill - tail), i.e. fill' = max(fill - tail, -l).
+        A block read after the loop, or a loop body that is not straight-line, leaves the
+        fill per wave."""
         names = {op.result.name for op in held}
 
         def reads(op: Op) -> bool:
