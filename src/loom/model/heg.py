@@ -72,7 +72,7 @@ class HegBuilder:
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
-        self.early_pop: set[str] = set()
+        self.pop_charged: set[str] = set()
         """Steady loops whose single-slot grid load's wait `pop_stall` charges: the
         compute around such a loop runs while the engine loads the next wave's blocks."""
         self.fills: list[Term] = []
@@ -235,7 +235,7 @@ class HegBuilder:
             primed = knob("b_load", scope).eq(1)
             stall = self.pop_stall(loop, pipe, held)
             if stall is not None:
-                self.early_pop.add(loop.tile.name)
+                self.pop_charged.add(loop.tile.name)
                 once = fill
                 if not self.peeled(loop):
                     # the last body runs while the engine still loads the iteration's
@@ -328,12 +328,12 @@ class HegBuilder:
         and the merge after it) runs while the loop's engines, which issue nothing of it,
         fetch the next wave's first blocks: the compute waits T(pipe) - m per iteration
         for its loads, and the engines run one block ahead, so up to that slack of it
-        hides. With a single-slot grid load of the same engines (b_load_grid = 0) that
-        load is popped early (`pop_stall`) and the same holds; otherwise its fill per
-        wave already counts the tail after the load's last reader (`single_slot_fill`),
-        and nothing more is taken. Only compute hides: leaves and loops that load nothing
-        (another loop issues loads of its own), so the term's floor, -c_around, holds for
-        any copy mode."""
+        hides. With a single-slot grid load of the same engines (b_load_grid = 0) whose
+        wait `pop_stall` charges, the same holds once the load is popped; otherwise its
+        fill per wave already counts the tail after the load's last reader
+        (`single_slot_fill`), and nothing more is taken. Only compute hides: leaves and
+        loops that load nothing (another loop issues loads of its own), so the term's
+        floor, -c_around, holds for any copy mode."""
         around = [
             latency(node)
             for node in items
@@ -346,7 +346,7 @@ class HegBuilder:
         hidden = minimum(add(*around), slack)
         engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
         held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
-        if held and loop.tile.name not in self.early_pop:
+        if held and loop.tile.name not in self.pop_charged:
             hidden = select(knob("b_load", scope).eq(1), hidden, 0)
         what = "compute outside the loop, hidden behind the loop's loads of the next wave"
         # the slack depends on the loop's load stage (copy modes); what hides never
