@@ -332,8 +332,10 @@ def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
             yield from walk(op.body)
 
 
-def view_roots(ops: tuple[Op, ...]) -> dict[str, str]:
-    """Each `ExpandDims` view's name -> the value it views (followed to the end)."""
+def read_values(ops: tuple[Op, ...]) -> frozenset[str]:
+    """Every value some operation reads, views followed to the value they view (a loop's
+    own operands, its carried inits, and a view's operand do not count: a view nothing
+    reads reads nothing)."""
     alias = {op.result.name: op.operand.name for op in walk(ops) if isinstance(op, ExpandDims)}
 
     def root(name: str) -> str:
@@ -341,21 +343,12 @@ def view_roots(ops: tuple[Op, ...]) -> dict[str, str]:
             name = alias[name]
         return name
 
-    return {name: root(name) for name in alias}
-
-
-def read_values(ops: tuple[Op, ...]) -> frozenset[str]:
-    """Every value some operation reads, views followed to the value they view (a loop's
-    own operands, its carried inits, and a view's operand do not count: a view nothing
-    reads reads nothing)."""
-    roots = view_roots(ops)
-    read = {
-        v.name
+    return frozenset(
+        root(v.name)
         for op in walk(ops)
         if not isinstance(op, ForLoop | ExpandDims)
         for v in op.operands()
-    }
-    return frozenset(roots.get(name, name) for name in read)
+    )
 
 
 def unread_results(loop: ForLoop, read: frozenset[str]) -> tuple[Carried, ...]:

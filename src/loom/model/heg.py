@@ -12,6 +12,7 @@ read gathered values repeat once per partial.
 
 from __future__ import annotations
 
+import functools
 import math
 
 from loom.arch import Arch
@@ -251,11 +252,15 @@ class HegBuilder:
         self.fills.append(Term("fill", f"{what}, once", fill))
         return Term("fill", f"{what}, per wave", Const(0))
 
+    @functools.cached_property
+    def read(self) -> frozenset[str]:
+        """Every value the program reads (`read_values`), walked once per candidate."""
+        return read_values(self.program.body)
+
     def peeled(self, loop: ForLoop) -> bool:
         """Whether the lowering peels `loop`'s last iteration (`unread_results`): only
         then can a block the loop reads be popped before the loop ends."""
-        read = read_values(self.program.body)
-        return any(self.buffered_value(c.init) for c in unread_results(loop, read))
+        return any(self.buffered_value(c.init) for c in unread_results(loop, self.read))
 
     def pop_stall(self, loop: ForLoop, pipe: Pipe, held: list[Load]) -> Expr | None:
         """What a single-slot grid load (q, b_load_grid = 0) costs per wave when the
