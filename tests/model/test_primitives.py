@@ -143,6 +143,25 @@ def test_only_the_other_engines_reads_share_a_transfers_links() -> None:
     assert prim.read_phase(BH, a, (a, other)).eval({}) == 2 * alone
 
 
+def test_a_refetch_shares_the_banks_with_the_other_engines_reads_only() -> None:
+    # 24 cores each read 12 tiles: a DRAM-bound stream (the banks, not the engine).
+    a = transfer()
+    own = prim.dram_wide(BH, a).eval({})
+    lat = BH.dram.read_latency_cycles
+    alone = prim.read_phase(BH, a, (a,)).eval({})
+    assert prim.refill_cycles(BH, a, (a,)).eval({}) == alone + lat
+    # Another load on the same engine comes before or after it: no bank time taken.
+    same = transfer(what="load b")
+    assert prim.refill_cycles(BH, a, (a, same)).eval({}) == alone + lat
+    # A shorter stream on the other engine takes its own length, a longer one as long
+    # as this one's: fair shares of the banks.
+    short = transfer(what="load b", tiles=Const(4), engine="writer")
+    long = transfer(what="load b", tiles=Const(48), engine="writer")
+    d_short = prim.dram_wide(BH, short).eval({})
+    assert prim.refill_cycles(BH, a, (a, short)).eval({}) == max(alone, own + d_short) + lat
+    assert prim.refill_cycles(BH, a, (a, long)).eval({}) == max(alone, 2 * own) + lat
+
+
 def busiest_link_oracle(
     arch: Arch, transfers: tuple[prim.TransferSpec, ...], env: dict[str, int]
 ) -> int:

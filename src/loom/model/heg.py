@@ -189,9 +189,11 @@ class HegBuilder:
             items.append(store)
             store = Stage(f"store@{scope}", (), Const(0))
         body = Seq(f"body@{scope}", tuple(items))
-        unheld = self.unheld(
-            ops, {n: t.cycles for n, t in zip(names, load_terms, strict=False)}, load_cycles, body
-        )
+        refills = {
+            n: prim.refill_cycles(self.arch, t, tuple(loads))
+            for n, t in zip(names, loads, strict=True)
+        }
+        unheld = self.unheld(ops, refills, load_cycles, body)
         return Pipe(
             name=scope.key,
             load=Stage(
@@ -423,38 +425,35 @@ class HegBuilder:
         return maximum(fill - add(*tail), Const(0) - load)
 
     def unheld(
-        self, ops: tuple[Op, ...], load_cycles: dict[str, Expr], ell: Expr, pipe_body: Seq
+        self, ops: tuple[Op, ...], refills: dict[str, Expr], ell: Expr, pipe_body: Seq
     ) -> Expr:
-        """Load time of a straight-line body hidden behind its compute when the loads one
-        engine issues in turn are single-slot (b_load = 0; flash decode's and attention's
-        K and V on the reader); `load_cycles` gives each load's time, `ell` the load
-        stage's; `pipe_body` is the body's node (its latency built only when needed).
+        """Load time hidden behind the compute of a straight-line body whose loads are
+        single-slot (b_load = 0; flash attention's and decode's K and V); `refills` gives
+        each load's refetch time (`primitives.refill_cycles`), `ell` the load stage's;
+        `pipe_body` is the body's node (its latency built only when needed).
 
         Every load has a slot of its own (`loom.dataflow.concretize`), freed after its
-        block's last reader: the engine fetches the next K into K's slot while the compute
-        still works from V, and the next V while it computes from K. So an iteration lasts
-        the longest of the engine (ℓ), the compute (m) and each slot's cycle: its block's
-        load, then its hold from first to last reader (l_j + h_j). The hidden part is what
-        makes the pipe's serial form ``ℓ + m - hidden`` that period. Loads alone on their
-        engine, and bodies with loops, gathers or merges: 0."""
+        block's last reader: the engine that loads K fetches the next K into K's slot while
+        the compute still works from V, and the next V is fetched while the compute works
+        from K, on whichever engine loads V. So an iteration lasts the longest of the
+        stage (ℓ), the compute (m) and each slot's cycle: its block's refetch, then its
+        hold from first to last reader (r_j + h_j). The hidden part is what makes the
+        pipe's serial form ``ℓ + m - hidden`` that period. A body with one load, or with
+        loops, gathers or merges: 0."""
         if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             return Const(0)
-        by_engine: dict[str, list[str]] = {}
-        for op in ops:
-            if isinstance(op, Load):
-                by_engine.setdefault(self.load_engine(op), []).append(op.result.name)
-        shared = {name for names in by_engine.values() if len(names) > 1 for name in names}
-        if len(shared) < 2 or not shared <= set(load_cycles):
+        loaded = [op.result.name for op in ops if isinstance(op, Load)]
+        if len(loaded) < 2 or not set(loaded) <= set(refills):
             return Const(0)
         body = [op for op in ops if not isinstance(op, (Load, Store))]
         cycles = []
-        for v in sorted(shared):
+        for v in sorted(loaded):
             idx = [i for i, op in enumerate(body) if v in {x.name for x in op.operands()}]
             if idx:
                 hold = (
                     t.cycles for i in range(idx[0], idx[-1] + 1) for t in self.op_terms(body[i])
                 )
-                cycles.append(add(load_cycles[v], *hold))
+                cycles.append(add(refills[v], *hold))
         m = latency(pipe_body)
         return ell + m - maximum(ell, m, *cycles)
 
@@ -522,9 +521,14 @@ class HegBuilder:
     ) -> prim.BankSpread:
         """Where the concurrent cores' blocks of one access fall on the DRAM banks: the
         grid axes in the column (row) offsets spread the cores over that many distinct
-        column (row) blocks; loop indices are the same on every core at once."""
+        column (row) blocks; loop indices are the same on every core at once. A grid axis
+        in a batch dimension moves a block by whole batch entries, each `unit` tile rows;
+        when `unit` is a multiple of nb / period, every entry starts on the same banks
+        (flash decode's heads of S / 32 rows), so that axis spreads nothing."""
         shape = self.program.arg(tensor).shape
         cols = -(-shape[-1] // TILE)
+        nb = len(self.arch.dram.banks)
+        period = math.gcd(cols, nb)
 
         def spread(offsets: tuple[Expr, ...]) -> int:
             names = set().union(*(o.free_names() for o in offsets))
@@ -534,11 +538,19 @@ class HegBuilder:
                 if a.index.name in names
             )
 
+        def unit(dim: int) -> int:
+            """Tile rows of one entry of batch dimension `dim`."""
+            return math.prod(shape[dim + 1 : -2]) * -(-shape[-2] // TILE)
+
+        rows = window[:-1]
+        moving = tuple(
+            w.offset for i, w in enumerate(rows) if i == len(rows) - 1 or unit(i) % (nb // period)
+        )
         return prim.BankSpread(
             rows=layout.tile_rows,
-            period=math.gcd(cols, len(self.arch.dram.banks)),
+            period=period,
             col_blocks=spread((window[-1].offset,)),
-            row_blocks=spread(tuple(w.offset for w in window[:-1])),
+            row_blocks=spread(moving),
         )
 
     def load_links(self, plan: CopyPlan, engine: str) -> nocmap.LinkLoad:

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.arch.noc import Link, LinkLoad
 from loom.ir.problem import Term
-from loom.symbolic import Const, Expr, add, maximum
+from loom.symbolic import Const, Expr, add, maximum, minimum
 
 
 def per_tile(tile_bytes: float, bytes_per_cycle: float) -> int:
@@ -290,6 +290,29 @@ def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...])
         loads = tuple(u.read_links if u is t or u.engine != t.engine else () for u in transfers)
         bounds.append(_busiest(arch, loads, transfers, t.read_links))
     return maximum(*bounds)
+
+
+def refill_cycles(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
+    """Cycles one engine takes to refetch transfer `t` while the other engines' loads of
+    the stage stream at the same time: its read phase, or its DRAM time plus what each
+    other engine's DRAM time steals from it, whichever is longer. Two streams sharing the
+    banks fairly each get half: the shorter one (ω) ends after 2ω, the longer after the
+    sum, so each other engine's reads add min(ω_t, D_e). `read_phase` already counts the
+    links the other engines load; this adds the banks. With one engine it is the load's
+    own time, as in `dram_read_stage`."""
+    own = dram_wide(arch, t)
+    stolen: dict[str, Expr] = {}
+    for u in transfers:
+        if u.engine != t.engine:
+            stolen[u.engine] = stolen.get(u.engine, Const(0)) + dram_wide(arch, u)
+    cycles = read_phase(arch, t, transfers)
+    if stolen:
+        cycles = maximum(cycles, add(own, *(minimum(own, d) for d in stolen.values())))
+    lat = arch.dram.read_latency_cycles
+    if t.multicast:
+        cycles = cycles + t.tiles * send_cycles(arch, t.tile_bytes, t.sends)
+        lat += send_latency(arch, t.sends)
+    return cycles + lat
 
 
 def dram_read_stage(
