@@ -29,13 +29,26 @@ def test_a_store_waits_for_the_body_when_its_engine_loads_inside(buffered, wormh
     b = buffered["gemm"]
     cand = enumerate_candidates(b, wormhole).candidates[0]
     assert any(c.kind == "load" and c.engine == "writer" for c in cand.copies)
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
     grid, domains = grid_pipe(b, cand, wormhole)
     assert isinstance(grid.body, Seq)
-    last = grid.body.children[-1]
+    *_, store, overlap = grid.body.children
     # The output store follows the K loop in the body; no knob can overlap it.
-    assert isinstance(last, Stage) and last.name.startswith("store@") and last.terms
+    assert isinstance(store, Stage) and store.name.startswith("store@") and store.terms
     assert not grid.store.terms
     assert domains[grid.b_store.name] == (0,)
+    # Only the next wave's accumulator fill, which needs nothing the writer brings, runs
+    # while the writer stores: per wave up to the store's time of it hides, and the
+    # first wave (no store before it) pays it back once.
+    fill = grid.body.children[0]
+    assert isinstance(fill, Leaf) and fill.terms[0].kind == "pack"
+    assert isinstance(overlap, Leaf) and overlap.terms[0].kind == "overlap"
+    env = {n: d[-1] for n, d in domains.items()}
+    covered = min(latency(store).eval(env), latency(fill).eval(env))
+    assert covered > 0 and overlap.terms[0].cycles.eval(env) == -covered
+    once = problem.heg.children[-1]  # type: ignore[attr-defined]
+    assert isinstance(once, Leaf)
+    assert [t.cycles.eval(env) for t in once.terms if "opening" in t.what] == [covered]
 
     readers = tuple(replace(c, engine="reader") if c.kind == "load" else c for c in cand.copies)
     grid, domains = grid_pipe(b, replace(cand, copies=readers), wormhole)

@@ -141,6 +141,7 @@ class HegBuilder:
                 pending.clear()
 
         steady_loops: list[tuple[ForLoop, Pipe]] = []
+        hidden: Term | None = None
         for op in ops:
             if isinstance(op, Load):
                 loads.append(self.load_spec(op))
@@ -184,10 +185,7 @@ class HegBuilder:
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
         if stores and self.store_engine in self.inner_load_engines(ops):
-            # The engine that stores also loads inside the body (a nested loop's operand):
-            # its store runs between two bodies' loads, so no buffer can overlap it.
-            items.append(store)
-            store = Stage(f"store@{scope}", (), Const(0))
+            store = self.store_in_body(items, store, scope, hidden)
         body = Seq(f"body@{scope}", tuple(items))
         refills = {
             n: prim.refill_cycles(self.arch, t, tuple(loads))
@@ -359,6 +357,41 @@ class HegBuilder:
         # the slack depends on the loop's load stage (copy modes); what hides never
         # exceeds the compute around the loop, which does not
         return Term("overlap", what, Const(0) - hidden, floor=Const(0) - add(*around))
+
+    def store_in_body(
+        self, items: list[HegNode], store: Stage, scope: Scope, behind: Term | None
+    ) -> Stage:
+        """The engine that stores also loads inside the body (a nested loop's operand): its
+        store runs between two bodies' loads, so no buffer can overlap it; it goes into
+        the body (`items`), with what the next wave's opening compute hides of it, and the
+        pipe's own store stage is empty."""
+        covered = self.behind_store(items, store, behind) if scope == Scope.grid() else None
+        items.append(store)
+        if covered is not None:
+            items.append(Leaf(f"overlap@{scope}#{len(items)}", (covered,)))
+        return Stage(f"store@{scope}", (), Const(0))
+
+    def behind_store(self, items: list[HegNode], store: Stage, behind: Term | None) -> Term | None:
+        """The compute that opens a wave before its first loop (GEMM's accumulator fill)
+        needs nothing the store engine brings, so it runs while that engine stores the
+        previous wave's result, which the body otherwise charges in series: per wave up to
+        the store's time of it hides, less what `behind_loads` already hid of it. The
+        first wave has no store before it: that part comes back once per program."""
+        lead: list[Expr] = []
+        for node in items:
+            if isinstance(node, For):
+                break
+            if isinstance(node, Leaf):
+                lead.append(latency(node))
+        if not lead:
+            return None
+        free = add(*lead) if behind is None else maximum(add(*lead) + behind.cycles, 0)
+        covered = minimum(latency(store), free)
+        self.fills.append(
+            Term("fill", "the first wave's opening compute (no store before it)", covered)
+        )
+        what = "compute opening the wave, hidden behind the previous wave's store"
+        return Term("overlap", what, Const(0) - covered, floor=Const(0) - add(*lead))
 
     def engine_occupancy(
         self, loop: ForLoop, ops: tuple[Op, ...], scope: Scope, pipe: Pipe, items: list[HegNode]
