@@ -125,7 +125,9 @@ def test_simulate_report_and_trace(ck: loom.CompiledKernel, tmp_path) -> None:  
     assert {e.engine for e in r.engines} == {"reader", "compute", "writer"}
     cores = ck.schedule.mapping.num_cores
     assert len({c.core for c in r.per_core}) == cores
-    assert r.modeled_pipes and all(p.cycles >= 0 for p in r.modeled_pipes)
+    # every term costs time but an overlap, which gives back what another one hides
+    assert r.modeled_pipes
+    assert all(p.cycles >= 0 or p.term.endswith("[overlap]") for p in r.modeled_pipes)
     # the activities account for every busy cycle of every engine
     for e in r.engines:
         busy = sum(a.cycles for a in r.activities if a.engine == e.engine)
