@@ -308,11 +308,17 @@ def refill_cycles(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ..
     cycles = read_phase(arch, t, transfers)
     if stolen:
         cycles = maximum(cycles, add(own, *(minimum(own, d) for d in stolen.values())))
-    lat = arch.dram.read_latency_cycles
-    if t.multicast:
-        cycles = cycles + t.tiles * send_cycles(arch, t.tile_bytes, t.sends)
-        lat += send_latency(arch, t.sends)
+    cycles, lat = _with_sends(arch, t, cycles)
     return cycles + lat
+
+
+def _with_sends(arch: Arch, t: TransferSpec, read: Expr) -> tuple[Expr, int]:
+    """The engine's cycles for transfer `t` after a read phase of `read` (a multicast
+    sender sends once the read has landed) and the latency it waits."""
+    if not t.multicast:
+        return read, arch.dram.read_latency_cycles
+    sent = read + t.tiles * send_cycles(arch, t.tile_bytes, t.sends)
+    return sent, arch.dram.read_latency_cycles + send_latency(arch, t.sends)
 
 
 def dram_read_stage(
@@ -326,13 +332,8 @@ def dram_read_stage(
     waits: dict[str, int] = {}
     dram: Expr = Const(0)
     for t in transfers:
-        cycles = read_phase(arch, t, transfers)
-        kind = "dram_read"
-        lat = arch.dram.read_latency_cycles
-        if t.multicast:
-            cycles = cycles + t.tiles * send_cycles(arch, t.tile_bytes, t.sends)
-            kind = "multicast"
-            lat += send_latency(arch, t.sends)
+        cycles, lat = _with_sends(arch, t, read_phase(arch, t, transfers))
+        kind = "multicast" if t.multicast else "dram_read"
         terms.append(Term(kind, f"{t.what} on the {t.engine}", cycles + lat))
         per_engine[t.engine] = per_engine.get(t.engine, Const(0)) + cycles
         waits[t.engine] = waits.get(t.engine, 0) + lat
