@@ -187,11 +187,7 @@ class HegBuilder:
         if stores and self.store_engine in self.inner_load_engines(ops):
             store = self.store_in_body(items, store, scope, hidden)
         body = Seq(f"body@{scope}", tuple(items))
-        refills = {
-            n: prim.refill_cycles(self.arch, t, tuple(loads))
-            for n, t in zip(names, loads, strict=True)
-        }
-        unheld = self.unheld(ops, refills, load_cycles, body)
+        unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
         return Pipe(
             name=scope.key,
             load=Stage(
@@ -458,12 +454,12 @@ class HegBuilder:
         return maximum(fill - add(*tail), Const(0) - load)
 
     def unheld(
-        self, ops: tuple[Op, ...], refills: dict[str, Expr], ell: Expr, pipe_body: Seq
+        self, ops: tuple[Op, ...], loads: dict[str, prim.TransferSpec], ell: Expr, pipe_body: Seq
     ) -> Expr:
         """Load time hidden behind the compute of a straight-line body whose loads are
-        single-slot (b_load = 0; flash attention's and decode's K and V); `refills` gives
-        each load's refetch time (`primitives.refill_cycles`), `ell` the load stage's;
-        `pipe_body` is the body's node (its latency built only when needed).
+        single-slot (b_load = 0; flash attention's and decode's K and V); `loads` gives
+        each load's transfer (its refetch time is `primitives.refill_cycles`, built only
+        when needed), `ell` the load stage's time; `pipe_body` is the body's node.
 
         Every load has a slot of its own (`loom.dataflow.concretize`), freed after its
         block's last reader: the engine that loads K fetches the next K into K's slot while
@@ -476,8 +472,9 @@ class HegBuilder:
         if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             return Const(0)
         loaded = [op.result.name for op in ops if isinstance(op, Load)]
-        if len(loaded) < 2 or not set(loaded) <= set(refills):
+        if len(loaded) < 2 or not set(loaded) <= set(loads):
             return Const(0)
+        stage = tuple(loads.values())
         body = [op for op in ops if not isinstance(op, (Load, Store))]
         cycles = []
         for v in sorted(loaded):
@@ -486,7 +483,7 @@ class HegBuilder:
                 hold = (
                     t.cycles for i in range(idx[0], idx[-1] + 1) for t in self.op_terms(body[i])
                 )
-                cycles.append(add(refills[v], *hold))
+                cycles.append(add(prim.refill_cycles(self.arch, loads[v], stage), *hold))
         m = latency(pipe_body)
         return ell + m - maximum(ell, m, *cycles)
 
