@@ -612,6 +612,12 @@ def summarize_ttnn(results: list[CaseResult]) -> None:
             )
 
 
+def _wanted(shape: dict[str, int], shapes: str) -> bool:
+    """Is a GEMM shape among `--shapes` ('MxNxK,...'; empty: every shape)?"""
+    wanted = {tuple(int(v) for v in s.split("x")) for s in shapes.split(",") if s}
+    return not wanted or (shape["M"], shape["N"], shape["K"]) in wanted
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="a few shapes only")
@@ -637,7 +643,7 @@ def main() -> None:
     ap.add_argument(
         "--shapes",
         default="",
-        help="with --ttnn: only these GEMM shapes, 'MxNxK' separated by commas",
+        help="only these GEMM shapes, 'MxNxK' separated by commas (other kernels: all)",
     )
     ap.add_argument(
         "--out", default="", help="record every set's schedules and simulated times (JSON)"
@@ -660,9 +666,7 @@ def main() -> None:
         for arch in archs:
             shapes = ttnn_shapes(arch)
             missing = 0
-            if args.shapes:
-                wanted = {tuple(int(v) for v in s.split("x")) for s in args.shapes.split(",")}
-                shapes = [s for s in shapes if (s["M"], s["N"], s["K"]) in wanted]
+            shapes = [s for s in shapes if _wanted(s, args.shapes)]
             for shape in shapes[: args.limit or len(shapes)]:
                 r = run_ttnn(arch, shape, args)
                 if r is not None:
@@ -676,7 +680,11 @@ def main() -> None:
     results = []
     start = time.perf_counter()
     for kernel, arch, shape in cases:
-        if kernel in kernels and arch in archs:
+        if (
+            kernel in kernels
+            and arch in archs
+            and (kernel != "gemm" or _wanted(shape, args.shapes))
+        ):
             results.append(run_case(kernel, arch, shape, args))
     summarize(results)
     summarize_ttnn(results)

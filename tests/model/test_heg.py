@@ -209,6 +209,24 @@ def test_single_slot_loads_on_one_engine_refill_while_the_compute_holds_the_othe
     assert max(ell, m, slot_k, slot_v) <= latency(pipe).eval(env) < ell + m
 
 
+def test_blocks_held_for_the_whole_body_refill_together_as_the_stage(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """GEMM's A and B, single-slot on two engines, are both read by the one matmul: they
+    are freed together and refetched together, which is the load stage itself, so the
+    K loop's serial form stays ℓ + m and no refetch term is built."""
+    b = buffered["gemm"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    grid, domains = grid_pipe(b, cand, wormhole)
+    loop, _ = _grid_loop(grid)
+    pipe = loop.body
+    assert isinstance(pipe, Pipe) and pipe.unheld == Const(0)
+    engines = {t.what.split(" on the ")[-1] for t in pipe.load.terms if t.what.startswith("load")}
+    assert engines == {"reader", "writer"}
+    env = {n: d[-1] for n, d in domains.items()}
+    env[pipe.b_load.name], env[pipe.b_store.name] = 0, 1
+    ell, m = latency(pipe.load).eval(env), latency(pipe.body).eval(env)
+    assert latency(pipe).eval(env) == pytest.approx(max(ell + m, latency(pipe.store).eval(env)))
+
+
 def test_a_multicast_group_s_sends_are_the_lowered_pipes() -> None:
     """The model reads the sends from the lowering's own rule (`multicast_pipes`): one
     send for a group along one column or row, two for a rectangle, from the corner the

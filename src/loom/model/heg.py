@@ -468,22 +468,27 @@ class HegBuilder:
         stage (ℓ), the compute (m) and each slot's cycle: its block's refetch, then its
         hold from first to last reader (r_j + h_j). The hidden part is what makes the
         pipe's serial form ``ℓ + m - hidden`` that period. A body with one load, or with
-        loops, gathers or merges: 0."""
+        loops, gathers or merges: 0. So is one whose blocks are all held from its first op
+        to its last (GEMM's A and B): they are freed and refetched together, which is the
+        load stage itself, and the term is not built (it is most of a GEMM's model)."""
         if any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             return Const(0)
         loaded = [op.result.name for op in ops if isinstance(op, Load)]
         if len(loaded) < 2 or not set(loaded) <= set(loads):
             return Const(0)
-        stage = tuple(loads.values())
         body = [op for op in ops if not isinstance(op, (Load, Store))]
+        readers = {
+            v: [i for i, op in enumerate(body) if v in {x.name for x in op.operands()}]
+            for v in sorted(loaded)
+        }
+        spans = {v: (idx[0], idx[-1]) for v, idx in readers.items() if idx}
+        if all(span == (0, len(body) - 1) for span in spans.values()):
+            return Const(0)
+        stage = tuple(loads.values())
         cycles = []
-        for v in sorted(loaded):
-            idx = [i for i, op in enumerate(body) if v in {x.name for x in op.operands()}]
-            if idx:
-                hold = (
-                    t.cycles for i in range(idx[0], idx[-1] + 1) for t in self.op_terms(body[i])
-                )
-                cycles.append(add(prim.refill_cycles(self.arch, loads[v], stage), *hold))
+        for v, (first, last) in spans.items():
+            hold = (t.cycles for i in range(first, last + 1) for t in self.op_terms(body[i]))
+            cycles.append(add(prim.refill_cycles(self.arch, loads[v], stage), *hold))
         m = latency(pipe_body)
         return ell + m - maximum(ell, m, *cycles)
 
