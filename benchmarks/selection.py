@@ -22,6 +22,7 @@ the legal candidates pruned before solving (dominance, shared problems, bounds).
 gives medians and worst cases per kernel family.
 
     PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
+        [--kernels gemm] [--archs wormhole_n150] [--shapes 2048x256x2048,...]
 
 Simulating a set is the slow part (minutes per case). `--out FILE` records every set's
 schedules (candidate, assignment) with their simulated cycles; `--rescore FILE` models

@@ -203,6 +203,30 @@ def test_the_busiest_link_keeps_every_link_that_can_be_the_busiest() -> None:
             assert bound.eval(env) == busiest_link_oracle(wh, stage, env)
 
 
+def test_a_narrow_block_reads_over_its_own_banks_routes() -> None:
+    """8 senders down the left column of an 8x8 grid each read a block one tile wide of
+    a tensor 8 tiles wide: on Blackhole's 8 banks each sender's pages all sit in one
+    bank (the sender's column block), so its bytes take that bank's route alone. Under
+    that width the read phase is the busiest of those routes; a block as wide as the
+    banks' period spreads over every bank as before."""
+    tn = Sym("tn", 32, 256, 32)
+    senders = nocmap.load_readers("writer", (8, 8), "multicast", (1, 8))
+    even = nocmap.load_read_link_load(BH, "writer", (8, 8), "multicast", (1, 8))
+    one_bank = nocmap.bank_read_peak(BH, 1, tuple((c, (c[0],)) for c in senders))
+    assert one_bank == 3.0 > nocmap.peak(even)  # three routes share a link
+    # the same senders each reading all 8 banks: the even spread
+    every = nocmap.bank_read_peak(BH, 1, tuple((c, tuple(range(8))) for c in senders))
+    assert every == nocmap.peak(even)
+    t = transfer(tiles=Const(64), concurrent=8, engine="writer", read_links=even)
+    narrow = replace(t, narrow=((tn.eq(32), one_bank),))
+    rate = BH.noc.link_effective_bytes_per_cycle
+    assert narrow and prim.read_phase(BH, narrow, (narrow,)).eval({"tn": 32}) == 64 * math.ceil(
+        2048 * 3.0 / rate
+    )
+    wide = prim.read_phase(BH, narrow, (narrow,)).eval({"tn": 256})
+    assert wide == prim.read_phase(BH, t, (t,)).eval({}) < 64 * math.ceil(2048 * 3.0 / rate)
+
+
 def test_a_group_spanning_rows_and_columns_is_sent_twice() -> None:
     """A 4x2 group: the sender sends along its row (one receiver: a unicast write) and
     then over the other three rows (six receivers), one after the other."""

@@ -91,6 +91,36 @@ def dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -
     return _dram_link_load(arch, noc, cores, write)
 
 
+def bank_read_peak(arch: Arch, noc: int, reads: tuple[tuple[Core, tuple[int, ...]], ...]) -> float:
+    """Each core of `reads` reads its pages evenly from its own banks (indices into
+    `dram.banks`) on `noc`: the busiest link's bytes, summed over the cores, per byte one
+    core reads. A block narrower than the banks' period keeps every core on a few banks
+    (`loom.model.primitives.BankSpread`), so its bytes crowd those banks' routes."""
+    key = (arch.name, noc, reads, "bank peak")
+    if key not in _PEAK:
+        pairs = [(b, y, x, 1.0 / len(banks)) for (y, x), banks in reads for b in banks]
+        b, y, x, w = (np.array(v) for v in zip(*pairs, strict=True))
+        _PEAK[key] = float((w @ _bank_matrix(arch, noc)[b, y, x]).max(initial=0.0))
+    return _PEAK[key]
+
+
+_PEAK: dict[tuple[object, ...], float] = {}
+
+
+def _bank_matrix(arch: Arch, noc: int) -> np.ndarray:
+    """[bank, y, x, link]: 1 where the route from the bank to core (y, x) on `noc` runs."""
+    key = (arch.name, noc, "banks")
+    if key not in _VECTORS:
+        matrix = np.zeros((len(arch.dram.banks), arch.grid_y, arch.grid_x, _link_count(arch)))
+        for i, bank in enumerate(arch.dram.banks):
+            for y in range(arch.grid_y):
+                for x in range(arch.grid_x):
+                    for link in route(arch, noc, (bank.noc_x, bank.noc_y), core_xy(arch, (y, x))):
+                        matrix[i, y, x, _link_index(arch, link)] = 1.0
+        _VECTORS[key] = matrix
+    return _VECTORS[key]
+
+
 def _dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -> LinkLoad:
     key = (arch.name, noc, cores, write)
     if key not in _CACHE:
@@ -198,9 +228,17 @@ def load_read_link_load(
     """The DRAM-read part of `load_link_load`: the reads of every core (unicast) or of
     every group sender (multicast), without the multicast trees."""
     noc = NOC_OF_ENGINE.get(engine, 0)
+    return dram_link_load(arch, noc, load_readers(engine, cores, mode, area), write=False)
+
+
+def load_readers(
+    engine: str, cores: tuple[int, int], mode: str, area: tuple[int, int]
+) -> tuple[Core, ...]:
+    """The cores that read a load's blocks from DRAM: every core (unicast), or every
+    group's sender (multicast), on the corner from which the engine's NoC enters."""
     if mode != "multicast" or area == (1, 1):
-        return dram_link_load(arch, noc, all_cores(cores), write=False)
-    return dram_link_load(arch, noc, group_senders(cores, area, last=noc == 1), write=False)
+        return all_cores(cores)
+    return group_senders(cores, area, last=NOC_OF_ENGINE.get(engine, 0) == 1)
 
 
 def combined_peak(loads: list[LinkLoad]) -> float:

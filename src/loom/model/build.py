@@ -31,34 +31,9 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Constraint, Problem, latency, pipes
 from loom.ir.tile import ForLoop, Load, Store, accesses, walk
+from loom.model.domains import tile_domain, wave_domain
 from loom.model.heg import HegBuilder, knob, placement_knob
 from loom.symbolic import Const, Expr, Sym, add, cmp, mod
-
-
-def _tile_domain(sym: Sym, extent: int | None) -> tuple[int, ...]:
-    """Multiples of the alignment that divide the extent (loops, split axes)."""
-    values = sym.domain()
-    if extent is not None:
-        values = range(values.start, min(values.stop, extent + 1), values.step)
-        return tuple(v for v in values if extent % v == 0)
-    return tuple(values)
-
-
-def _wave_domain(sym: Sym, extent: int, cores: int) -> tuple[int, ...]:
-    """For a padded grid axis: the smallest tile size for each number of waves."""
-    values = sym.domain()
-    kept: list[int] = []
-    last_waves = None
-    for t in range(values.start, min(values.stop, extent + values.step), values.step):
-        tiles = -(-extent // t)
-        waves = -(-tiles // cores)
-        if waves != last_waves:
-            kept.append(t)
-            last_waves = waves
-        if waves == 1:
-            break
-    return tuple(kept)
-
 
 Legality = tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]
 """Domains, constraints, L1 bytes and why a domain is empty (`ProblemBuilder.legality`)."""
@@ -142,11 +117,11 @@ class ProblemBuilder:
         """Every tile size's values before the constraints filter them: they depend
         only on the cores per grid axis and the split-reduction axes."""
         extents = self._extents()
-        domains = {s.name: _tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
+        domains = {s.name: tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
         for axis in self.program.grid:
             name = axis.tile.name
             if name not in self.c.gather_axes:
-                domains[name] = _wave_domain(axis.tile, axis.extent, self.c.spatial[name])
+                domains[name] = wave_domain(axis.tile, axis.extent, self.c.spatial[name])
         return domains
 
     def accumulator_knobs(self) -> dict[str, tuple[int, ...]]:

@@ -44,7 +44,8 @@ from loom.ir.tile import (
     walk,
 )
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
+from loom.model.domains import wave_domain
+from loom.symbolic import Cond, Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
 
 
 def knob(kind: str, scope: Scope) -> Sym:
@@ -55,6 +56,10 @@ def knob(kind: str, scope: Scope) -> Sym:
 def placement_knob(acc: Accumulator) -> Sym:
     """The placement knob of `acc`: an index into `loom.ir.buffers.PLACEMENTS`."""
     return Sym(acc.knob, 0, len(acc.placements) - 1, 1, "knob")
+
+
+_NARROW: dict[tuple[object, ...], tuple[tuple[Cond, float], ...]] = {}
+"""`HegBuilder.narrow_reads` by the pattern it depends on (many candidates share it)."""
 
 
 class HegBuilder:
@@ -536,6 +541,7 @@ class HegBuilder:
                 plan.area,
             ),
             self.sends(plan.area, engine) if plan.mode == "multicast" else (),
+            self.narrow_reads(op, plan, engine),
         )
 
     @staticmethod
@@ -587,6 +593,50 @@ class HegBuilder:
             col_blocks=spread((window[-1].offset,)),
             row_blocks=spread(moving),
         )
+
+    def narrow_reads(self, op: Load, plan: CopyPlan, engine: str) -> tuple[tuple[Cond, float], ...]:
+        """The busiest read link of a block narrower than the banks' period whose
+        columns one grid axis alone sets (GEMM's B: its n block, the same at every K
+        step). Tile (r, c) is in bank (r·C + c) mod nb, so over its rows the block of
+        reader i, W columns from i·W, touches only the banks ≡ i·W + j (mod period),
+        j < W (`prim.BankSpread`): its bytes crowd those banks' routes
+        (`nocmap.bank_read_peak`) instead of spreading over all of them. One share per
+        width W < period in the axis's domain (`domains.wave_domain`), for the first
+        wave's blocks (a later wave shifts every reader's banks alike). Wider blocks,
+        columns that move with a loop, a period of 1: none."""
+        nb = len(self.arch.dram.banks)
+        period = math.gcd(-(-self.program.arg(op.tensor).shape[-1] // TILE), nb)
+        col = op.window[-1]
+        grid = next(
+            (
+                a
+                for a in self.program.grid
+                if col.offset.key == (a.tile * a.index).key and col.size.key == a.tile.key
+            ),
+            None,
+        )
+        if period == 1 or grid is None:
+            return ()
+        axis, m = grid.tile, self.c.mapping
+        pattern = (engine, plan.mode, plan.area, m.levels)
+        key = (self.arch.name, *pattern, axis.key, grid.extent, period)
+        if key not in _NARROW:
+            readers = nocmap.load_readers(engine, (m.cores_y, m.cores_x), plan.mode, plan.area)
+            index = [(core, m.spatial_index(axis.name, *core)) for core in readers]
+            noc = nocmap.NOC_OF_ENGINE.get(engine, 0)
+            out = []
+            for size in wave_domain(axis, grid.extent, m.spatial_factor(axis.name)):
+                w = size // TILE
+                if w >= period:
+                    continue
+                banks = [
+                    tuple(b for b in range(nb) if (b - first) % period < w)
+                    for first in range(period)
+                ]
+                reads = tuple((core, banks[i * w % period]) for core, i in index)
+                out.append((axis.eq(size), nocmap.bank_read_peak(self.arch, noc, reads)))
+            _NARROW[key] = tuple(out)
+        return _NARROW[key]
 
     def load_links(self, plan: CopyPlan, engine: str) -> nocmap.LinkLoad:
         """NoC link loads of one load, on the issuing engine's NoC, as lowered."""

@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.arch.noc import Link, LinkLoad
 from loom.ir.problem import Term
-from loom.symbolic import Const, Expr, add, maximum, minimum
+from loom.symbolic import Cond, Const, Expr, add, maximum, minimum, select
 
 
 def per_tile(tile_bytes: float, bytes_per_cycle: float) -> int:
@@ -110,6 +110,10 @@ class TransferSpec:
     """The part of `links` that its DRAM reads load (a multicast's tree left out)."""
     sends: tuple[SendSpec, ...] = ()
     """A multicast sender's sends of each block, one after the other, as lowered."""
+    narrow: tuple[tuple[Cond, float], ...] = ()
+    """Where each core's block stays on a few banks (`HegBuilder.narrow_reads`): per
+    block width (the condition), the busiest of those banks' routes (bytes per byte one
+    core reads, `loom.arch.noc.bank_read_peak`), in place of `read_links`."""
 
 
 def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
@@ -282,13 +286,18 @@ def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...])
     """Cycles one engine spends on the DRAM read of transfer `t`: its own
     stream, or what the banks it hits (`dram_wide`) or the busiest link on its routes (the
     reads of the other engine, concurrent with it, loading those links too; the engine's
-    own other reads come before or after it) allow, whichever is slowest. A multicast
+    own other reads come before or after it; a narrow block's routes are its own banks',
+    `TransferSpec.narrow`) allow, whichever is slowest. A multicast
     sender sends only after its read has landed, so this phase and the send add up on the
     engine."""
     bounds = [t.tiles * dram_read_tile(arch, t.tile_bytes), dram_wide(arch, t)]
     if t.read_links:
         loads = tuple(u.read_links if u is t or u.engine != t.engine else () for u in transfers)
-        bounds.append(_busiest(arch, loads, transfers, t.read_links))
+        bound = _busiest(arch, loads, transfers, t.read_links)
+        rate = arch.noc.link_effective_bytes_per_cycle
+        for width, share in reversed(t.narrow):  # its engine's NoC carries only its reads
+            bound = select(width, t.tiles * per_tile(t.tile_bytes * share, rate), bound)
+        bounds.append(bound)
     return maximum(*bounds)
 
 
