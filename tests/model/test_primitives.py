@@ -143,6 +143,27 @@ def test_only_the_other_engines_reads_share_a_transfers_links() -> None:
     assert prim.read_phase(BH, a, (a, other)).eval({}) == 2 * alone
 
 
+def test_multicast_senders_of_two_operands_share_the_banks_by_stream_count() -> None:
+    """A's 65 multicast senders and B's 10 start each block together (their groups'
+    handshakes pace them), and the banks serve every stream fairly: B's 10 streams get
+    10 / 75 of the banks while A's run, so B's read lasts ω_B + min(ω_B · 65 / 10, ω_A).
+    A unicast load's readers each start when their own slot frees and drift apart: a
+    multicast sender slips between their bursts, and no share is charged."""
+    a = transfer(multicast=True, concurrent=65, tiles=Const(8))
+    b = transfer(what="load b", multicast=True, concurrent=10, tiles=Const(32), engine="writer")
+    w_a, w_b = (prim.dram_wide(BH, t).eval({}) for t in (a, b))
+    alone = prim.read_phase(BH, b, (b,)).eval({})
+    shared = prim.read_phase(BH, b, (a, b)).eval({})
+    assert shared == max(alone, w_b + min(math.ceil(w_b * 65 / 10), w_a)) > alone
+    # A's many streams lose little to B's few: its share of B is B's length at most.
+    a_alone = prim.read_phase(BH, a, (a,)).eval({})
+    a_shared = prim.read_phase(BH, a, (a, b)).eval({})
+    assert a_shared == max(a_alone, w_a + min(math.ceil(w_a * 10 / 65), w_b))
+    # A read by every core (unicast): B's lone stream slips between its readers' bursts.
+    unicast = replace(a, multicast=False, concurrent=130)
+    assert prim.read_phase(BH, b, (unicast, b)).eval({}) == alone
+
+
 def test_a_refetch_shares_the_banks_with_the_other_engines_reads_only() -> None:
     # 24 cores each read 12 tiles: a DRAM-bound stream (the banks, not the engine).
     a = transfer()

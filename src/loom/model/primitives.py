@@ -42,7 +42,7 @@ from dataclasses import dataclass
 from loom.arch import Arch
 from loom.arch.noc import Link, LinkLoad
 from loom.ir.problem import Term
-from loom.symbolic import Cond, Const, Expr, add, maximum, minimum, select
+from loom.symbolic import Cond, Const, Expr, add, ceildiv, maximum, minimum, select
 
 
 def per_tile(tile_bytes: float, bytes_per_cycle: float) -> int:
@@ -287,9 +287,13 @@ def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...])
     stream, or what the banks it hits (`dram_wide`) or the busiest link on its routes (the
     reads of the other engine, concurrent with it, loading those links too; the engine's
     own other reads come before or after it; a narrow block's routes are its own banks',
-    `TransferSpec.narrow`) allow, whichever is slowest. A multicast
-    sender sends only after its read has landed, so this phase and the send add up on the
-    engine."""
+    `TransferSpec.narrow`) allow, whichever is slowest. Multicast senders of another
+    engine's operand start their blocks with `t`'s (every group's handshake paces them),
+    and a bank serves each stream fairly: `t`'s n_t streams against their n_u, it waits
+    min(ω_t · n_u / n_t, ω_u) more than its own DRAM time ω_t. A unicast load's readers
+    start when their own slots free and drift apart, so `t` slips between their bursts
+    (no wait charged). A multicast sender sends only after its read has landed, so this
+    phase and the send add up on the engine."""
     bounds = [t.tiles * dram_read_tile(arch, t.tile_bytes), dram_wide(arch, t)]
     if t.read_links:
         loads = tuple(u.read_links if u is t or u.engine != t.engine else () for u in transfers)
@@ -298,6 +302,13 @@ def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...])
         for width, share in reversed(t.narrow):  # its engine's NoC carries only its reads
             bound = select(width, t.tiles * per_tile(t.tile_bytes * share, rate), bound)
         bounds.append(bound)
+    others = [u for u in transfers if t.multicast and u.multicast and u.engine != t.engine]
+    if others:
+        own = dram_wide(arch, t)
+        waits = (
+            minimum(ceildiv(own * u.concurrent, t.concurrent), dram_wide(arch, u)) for u in others
+        )
+        bounds.append(add(own, *waits))
     return maximum(*bounds)
 
 
