@@ -31,7 +31,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Constraint, Problem, latency, pipes
 from loom.ir.tile import ForLoop, Load, Store, accesses, walk
-from loom.model.domains import tile_domain, wave_domain
+from loom.model.domains import grid_domain, tile_domain
 from loom.model.heg import HegBuilder, knob, placement_knob
 from loom.symbolic import Const, Expr, Sym, add, cmp, mod
 
@@ -120,8 +120,8 @@ class ProblemBuilder:
         domains = {s.name: tile_domain(s, extents.get(s.name)) for s in self.program.tile_syms}
         for axis in self.program.grid:
             name = axis.tile.name
-            if name not in self.c.gather_axes:
-                domains[name] = wave_domain(axis.tile, axis.extent, self.c.spatial[name])
+            split = name in self.c.gather_axes
+            domains[name] = grid_domain(axis.tile, axis.extent, self.c.spatial[name], split)
         return domains
 
     def accumulator_knobs(self) -> dict[str, tuple[int, ...]]:

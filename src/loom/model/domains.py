@@ -30,3 +30,9 @@ def wave_domain(sym: Sym, extent: int, cores: int) -> tuple[int, ...]:
         if waves == 1:
             break
     return tuple(kept)
+
+
+def grid_domain(sym: Sym, extent: int, cores: int, split: bool) -> tuple[int, ...]:
+    """A grid axis's tile sizes: one per wave count over its `cores`, or, for an axis
+    whose reduction is split over cores (gathered), the divisors as for a loop."""
+    return tile_domain(sym, extent) if split else wave_domain(sym, extent, cores)

@@ -44,7 +44,7 @@ from loom.ir.tile import (
     walk,
 )
 from loom.model import primitives as prim
-from loom.model.domains import wave_domain
+from loom.model.domains import grid_domain
 from loom.symbolic import Cond, Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
 
 
@@ -601,7 +601,7 @@ class HegBuilder:
         reader i, W columns from i·W, touches only the banks ≡ i·W + j (mod period),
         j < W (`prim.BankSpread`): its bytes crowd those banks' routes
         (`nocmap.bank_read_peak`) instead of spreading over all of them. One share per
-        width W < period in the axis's domain (`domains.wave_domain`), for the first
+        width W < period in the axis's domain (`domains.grid_domain`), for the first
         wave's blocks (a later wave shifts every reader's banks alike). Wider blocks,
         columns that move with a loop, a period of 1: none."""
         nb = len(self.arch.dram.banks)
@@ -618,14 +618,16 @@ class HegBuilder:
         if period == 1 or grid is None:
             return ()
         axis, m = grid.tile, self.c.mapping
-        pattern = (engine, plan.mode, plan.area, m.levels)
+        split = axis.name in self.c.gather_axes
+        pattern = (engine, plan.mode, plan.area, m.levels, split)
         key = (self.arch.name, *pattern, axis.key, grid.extent, period)
         if key not in _NARROW:
             readers = nocmap.load_readers(engine, (m.cores_y, m.cores_x), plan.mode, plan.area)
             index = [(core, m.spatial_index(axis.name, *core)) for core in readers]
             noc = nocmap.NOC_OF_ENGINE.get(engine, 0)
             out = []
-            for size in wave_domain(axis, grid.extent, m.spatial_factor(axis.name)):
+            cores = self.c.spatial[axis.name]
+            for size in grid_domain(axis, grid.extent, cores, split):
                 w = size // TILE
                 if w >= period:
                     continue
