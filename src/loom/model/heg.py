@@ -567,9 +567,7 @@ class HegBuilder:
         when `unit` is a multiple of nb / period, every entry starts on the same banks
         (flash decode's heads of S / 32 rows), so that axis spreads nothing."""
         shape = self.program.arg(tensor).shape
-        cols = -(-shape[-1] // TILE)
-        nb = len(self.arch.dram.banks)
-        period = math.gcd(cols, nb)
+        nb, period = len(self.arch.dram.banks), self.bank_period(tensor)
 
         def spread(offsets: tuple[Expr, ...]) -> int:
             names = set().union(*(o.free_names() for o in offsets))
@@ -594,6 +592,12 @@ class HegBuilder:
             row_blocks=spread(moving),
         )
 
+    def bank_period(self, tensor: str) -> int:
+        """gcd(C, nb) for a tensor C tiles wide: its rows start on the multiples of it
+        (`prim.BankSpread`)."""
+        cols = -(-self.program.arg(tensor).shape[-1] // TILE)
+        return math.gcd(cols, len(self.arch.dram.banks))
+
     def narrow_reads(self, op: Load, plan: CopyPlan, engine: str) -> tuple[tuple[Cond, float], ...]:
         """The busiest read link of a block narrower than the banks' period whose
         columns one grid axis alone sets (GEMM's B: its n block, the same at every K
@@ -604,8 +608,7 @@ class HegBuilder:
         width W < period in the axis's domain (`domains.grid_domain`), for the first
         wave's blocks (a later wave shifts every reader's banks alike). Wider blocks,
         columns that move with a loop, a period of 1: none."""
-        nb = len(self.arch.dram.banks)
-        period = math.gcd(-(-self.program.arg(op.tensor).shape[-1] // TILE), nb)
+        nb, period = len(self.arch.dram.banks), self.bank_period(op.tensor)
         col = op.window[-1]
         grid = next(
             (
