@@ -29,13 +29,21 @@ class Case:
     blocks: dict[str, int]
     pipeline: dict[str, dict[str, int]] = field(default_factory=dict)
     multicast: tuple[str, ...] = ()
+    engines: dict[str, str] = field(default_factory=dict)
+    """Engines of some loads by tensor (a `__rd` candidate: A and B on the reader)."""
 
     def program(self) -> TileProgram:
         return kernel_program(self.kernel, tuple(sorted(self.shape.items())))
 
     def schedule(self) -> Schedule:
         return make_schedule(
-            self.program(), self.arch, self.view, self.blocks, self.pipeline, self.multicast
+            self.program(),
+            self.arch,
+            self.view,
+            self.blocks,
+            self.pipeline,
+            self.multicast,
+            self.engines,
         )
 
 
@@ -94,6 +102,18 @@ FAST: tuple[Case, ...] = (
         multicast=("a", "b"),
     ),
     _gemm("gemm512-wh-unicast-1buf", GEMM_512, WH, MN, (64, 64, 128)),
+    # both loads on the reader, the writer only stores (a `__rd` candidate): two waves
+    # per core, each a K loop of two steps, the store overlapped with the next wave
+    _gemm(
+        "gemm512-wh-mcast-ab-reader-only",
+        {"M": 512, "N": 512, "K": 256},
+        WH,
+        {"y": [(4, "tile_m")], "x": [(4, "tile_n")]},
+        (64, 128, 128),
+        pipeline={"loop:tile_k": LOAD2, "grid": {"b_store": 1}},
+        multicast=("a", "b"),
+        engines={"a": "reader", "b": "reader"},
+    ),
     _gemm(
         "gemm512-wh-mcast-a-2buf-store",
         GEMM_512,

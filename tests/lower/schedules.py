@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Iterable
+from dataclasses import replace
 
 from loom.baselines.build import copies_of
 from loom.ir.schedule import Copy, Mapping, MeshLevel, Schedule
@@ -49,7 +50,9 @@ def make_schedule(
     block_sizes: dict[str, int],
     pipeline: dict[str, dict[str, int]] | None = None,
     multicast: Iterable[str] = (),
+    engines: dict[str, str] | None = None,
 ) -> Schedule:
+    """`engines` names the engine of some loads by tensor (the rest: the plan's choice)."""
     mapping = mapping_of(view)
     waves = {}
     for axis in tile.grid:
@@ -63,7 +66,10 @@ def make_schedule(
         math_fidelity="HiFi4",
         candidate=f"{tile.name}__{mapping.label()}",
         mapping=mapping,
-        copies=make_copies(tile, mapping, multicast),
+        copies=tuple(
+            replace(c, engine=engines[c.tensor]) if c.tensor in (engines or {}) else c
+            for c in make_copies(tile, mapping, multicast)
+        ),
         block_sizes=dict(block_sizes),
         pipeline=dict(pipeline or {}),
         waves=waves,

@@ -83,6 +83,14 @@ class Pipe(HegNode):
     """Load time hidden behind the body when single-slot loads (b_load = 0) one engine
     issues in turn each free their slot before the body ends, so the engine fetches the
     next block while the body runs (`loom.model.heg.unheld`)."""
+    dram: Expr = field(default_factory=lambda: Const(0))
+    """The DRAM banks' time for one pass's traffic: its load and store stages' and its
+    inner loops' loads. However the stages overlap, they share the banks, so no pass is
+    shorter (a writer that only stores drains a wave's result while the reader loads the
+    next wave's blocks: `loom.model.heg`)."""
+    stall: Expr = field(default_factory=lambda: Const(0))
+    """Added to every pass: the reads the previous pass's stores delay where nothing
+    hides the wait (`loom.model.heg.HegBuilder.pass_dram`)."""
 
 
 @dataclass(frozen=True)
@@ -153,14 +161,19 @@ def latency(node: HegNode) -> Expr:
             return (trip - 1) * latency(pipe) + sequential(pipe)
         case For(trip=trip, body=body):
             return trip * latency(body)
-        case Pipe(load=load, body=body, store=store, b_load=bl, b_store=bs, unheld=free):
+        case Pipe(
+            load=load, body=body, store=store, b_load=bl, b_store=bs, unheld=free, dram=d, stall=w
+        ):
             ell, m, s = latency(load), latency(body), latency(store)
             serial = ell + m if free == Const(0) else ell + m - minimum(free, ell)
-            return select(
+            overlapped = select(
                 bl.eq(1),
                 select(bs.eq(1), maximum(ell, m, s), maximum(ell, m + s)),
                 select(bs.eq(1), maximum(serial, s), serial + s),
             )
+            if w != Const(0):
+                overlapped = overlapped + w
+            return overlapped if d == Const(0) else maximum(overlapped, d)
     raise TypeError(f"not an HEG node: {node!r}")
 
 

@@ -8,7 +8,10 @@ in opposite directions, so the same loads load different links (`loom.arch.noc`)
 every scope with two load allocations, the plan's order, the two traded and, when the two
 are interchangeable blocks (flash attention's K and V), both on one engine are compared
 by the busiest link of each NoC (the loads of a scope stream at once) and the lightest
-is kept (ties keep the plan's; `loom.arch.noc.choose_load_engines`). The choice is written
+is kept (ties keep the plan's; `loom.arch.noc.choose_load_engines`). A scope's two loads
+dealt to both engines, both multicast, also give a second candidate with both on the
+reader: the writer then only stores, and drains each wave's result while the next wave
+computes, which the links cannot weigh (the latency model does). The choice is written
 on the candidate's copies: the latency model charges it and the lowering realizes it.
 """
 
@@ -17,17 +20,38 @@ from __future__ import annotations
 from dataclasses import replace
 
 from loom.arch import Arch
-from loom.arch.noc import choose_load_engines
+from loom.arch.noc import choose_load_engines, reader_only_order
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 
 
-def assign_engines(buffered: BufferedProgram, candidate: Candidate, arch: Arch) -> Candidate:
-    """`candidate` with every load copy's engine set."""
+def assign_engines(
+    buffered: BufferedProgram, candidate: Candidate, arch: Arch
+) -> tuple[Candidate, ...]:
+    """`candidate` with every load copy's engine set, and, where a scope's two loads are
+    dealt to both engines and both multicast, its second realization with both on the
+    reader (named `__rd`; `loom.arch.noc.reader_only_order`). Unicast loads are read by
+    every core: on one engine they double each core's reads on one NoC, and without the
+    multicast handshakes the cores drift apart, so the stores' wait the model charges
+    (`loom.model.heg.HegBuilder.pass_dram`) would not describe them; leaving them out
+    also keeps the candidates to solve to a quarter more, not twice as many."""
     cores = (candidate.mapping.cores_y, candidate.mapping.cores_x)
     plans = {c.op: (c.mode, c.area) for c in candidate.copies}
     engines = choose_load_engines(buffered, cores, plans, arch)
+    out = [_with_engines(candidate, engines)]
+    reader_only = reader_only_order(buffered, engines)
+    unicast = {c.op for c in candidate.copies if c.kind == "load" and c.mode != "multicast"}
+    if reader_only is not None and not unicast & reader_only.keys():
+        out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
+    return tuple(out)
+
+
+READER_ONLY = "__rd"
+"""Name suffix of a candidate whose split loads are all on the reader."""
+
+
+def _with_engines(candidate: Candidate, engines: dict[int, str], name: str = "") -> Candidate:
     copies = tuple(
         replace(c, engine=engines[c.op]) if c.op in engines else c for c in candidate.copies
     )
-    return replace(candidate, copies=copies)
+    return replace(candidate, copies=copies, name=name or candidate.name)

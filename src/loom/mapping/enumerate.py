@@ -2,7 +2,9 @@
 
 candidates = consistent views (for every linear extension of the axis dominance order)
              x communication choices (multicast on or off per group of loads that
-             depend on the same grid axes), keeping only views that give no grid axis
+             depend on the same grid axes), plus a second engine realization of
+             the variant whose split loads all multicast (both on the reader),
+             keeping only views that give no grid axis
              more cores than it can have tiles, and whose split axes can be fully
              spatial (one block per core, the tile dividing the extent).
 """
@@ -14,6 +16,7 @@ import math
 from collections import Counter
 
 from loom.arch import Arch
+from loom.arch.noc import has_split_loads
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import AccessInfo, Candidate, CandidateSet
 from loom.ir.schedule import Mapping
@@ -103,7 +106,9 @@ class Enumerator:
         Legality depends on a view only through the cores it gives each axis, and the
         number of communication variants only through the axis of the innermost level
         of each dimension (which loads can multicast), so the dimension choices are
-        grouped by that signature and the pairs of groups counted."""
+        grouped by that signature and the pairs of groups counted, with the second
+        realization of the variant whose split loads all multicast
+        (`loom.mapping.engines`)."""
 
         def signature(choice: DimChoice) -> tuple[tuple[int, ...], str]:
             factors = tuple(
@@ -115,6 +120,8 @@ class Enumerator:
         xs = Counter(signature(c) for c in all_choices(self.arch.grid_x, self.axes))
         ys = Counter(signature(c) for c in all_choices(self.arch.grid_y, self.axes))
         total = 0
+        split = has_split_loads(self.buffered)
+        loads = {info.grid_axes for info in self.infos if info.kind == "load"}
         for (fx, inner_x), nx in xs.items():
             for (fy, inner_y), ny in ys.items():
                 factors = dict(
@@ -130,7 +137,9 @@ class Enumerator:
                     if info.kind == "load"
                     and any(inner and inner not in info.grid_axes for inner in (inner_x, inner_y))
                 }
-                total += nx * ny * 2 ** len(groups)
+                # the variant with every load multicast has a reader-only twin
+                twin = 1 if split and loads <= groups else 0
+                total += nx * ny * (2 ** len(groups) + twin)
         return total
 
     def _comm_groups(self, mapping: Mapping) -> list[tuple[str, ...]]:
@@ -146,7 +155,7 @@ class Enumerator:
         waves_possible = {a: self.max_tiles[a] > spatial[a] for a in self.axes}
         waves = {a.tile.name: ceildiv(a.num_tiles, spatial[a.tile.name]) for a in self.program.grid}
         groups = self._comm_groups(mapping)
-        out = []
+        out: list[Candidate] = []
         for flags in itertools.product((False, True), repeat=len(groups)):
             on = {g for g, f in zip(groups, flags, strict=True) if f}
             copies = tuple(
@@ -168,7 +177,7 @@ class Enumerator:
                 waves=waves,
                 gather_axes=self.gathers,
             )
-            out.append(assign_engines(self.buffered, candidate, self.arch))
+            out.extend(assign_engines(self.buffered, candidate, self.arch))
         return out
 
     def _name(self, mapping: Mapping, copies: tuple[object, ...]) -> str:

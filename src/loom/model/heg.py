@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.arch import noc as nocmap
@@ -48,6 +49,37 @@ from loom.model.domains import grid_domain
 from loom.symbolic import Cond, Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
 
 
+@dataclass(frozen=True)
+class EngineReads:
+    """Per load engine, one pass's reads: DRAM-wide time ω_e (`primitives.dram_wide`),
+    multicast send time S_e, and read streams n_e (the cores reading at once)."""
+
+    engines: dict[str, tuple[Expr, Expr, int]]
+
+    @staticmethod
+    def of(arch: Arch, loads: list[prim.TransferSpec]) -> EngineReads:
+        out: dict[str, tuple[Expr, Expr, int]] = {}
+        for t in loads:
+            own, sends, streams = out.get(t.engine, (Const(0), Const(0), 0))
+            out[t.engine] = (
+                own + prim.dram_wide(arch, t),
+                sends + prim.send_time(arch, t),
+                max(streams, t.concurrent),
+            )
+        return EngineReads(out)
+
+    def times(self, trip: Expr) -> EngineReads:
+        return EngineReads({e: (trip * w, trip * s, n) for e, (w, s, n) in self.engines.items()})
+
+    def plus(self, *others: EngineReads) -> EngineReads:
+        out = dict(self.engines)
+        for other in others:
+            for e, (w, s, n) in other.engines.items():
+                w0, s0, n0 = out.get(e, (Const(0), Const(0), 0))
+                out[e] = (w0 + w, s0 + s, max(n0, n))
+        return EngineReads(out)
+
+
 def knob(kind: str, scope: Scope) -> Sym:
     """The pipeline knob `kind` (``b_load``/``b_store``) of `scope`'s pipe: 0 or 1."""
     return Sym(scope.knob(kind), 0, 1, 1, "knob")
@@ -77,6 +109,9 @@ class HegBuilder:
         gather_group = [c for c in candidate.copies if c.mode == "gather"]
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
+        self.pass_reads: dict[str, EngineReads] = {}
+        """One pass's reads per load engine, by pipe (scope key): `pass_dram` of the
+        enclosing pipe adds its inner loops' reads."""
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
         self.pop_charged: set[str] = set()
         """Steady loops whose single-slot grid load's wait `pop_stall` charges: the
@@ -146,6 +181,9 @@ class HegBuilder:
                 pending.clear()
 
         steady_loops: list[tuple[ForLoop, Pipe]] = []
+        inner_reads: list[EngineReads] = []
+        inner_loads: list[Expr] = []
+        inner_slots: list[Sym] = []
         hidden: Term | None = None
         for op in ops:
             if isinstance(op, Load):
@@ -156,6 +194,9 @@ class HegBuilder:
                 flush()
                 trip = self.mean_trip(op)
                 pipe = self.block(op.body, Scope.of((op,)), owners_only, repeats * trip)
+                inner_reads.append(self.pass_reads[pipe.name].times(trip))
+                inner_loads.append(trip * latency(pipe.load))
+                inner_slots.append(pipe.b_load)
                 pending.extend(self.carry_terms(op))
                 steady = self.steady_fill(op, ops, scope, pipe)
                 if steady is not None:
@@ -189,8 +230,11 @@ class HegBuilder:
         names = [op.result.name for op in ops if isinstance(op, Load)]
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
-        if stores and self.store_engine in self.inner_load_engines(ops):
+        in_body = bool(stores) and self.store_engine in self.inner_load_engines(ops)
+        if in_body:
             store = self.store_in_body(items, store, scope, hidden)
+        reads = EngineReads.of(self.arch, loads).plus(*inner_reads)
+        self.pass_reads[scope.key] = reads
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
         return Pipe(
@@ -207,7 +251,69 @@ class HegBuilder:
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
             unheld=unheld,
+            **self.pass_dram(
+                stores,
+                reads,
+                in_body,
+                scope,
+                load_cycles + add(*inner_loads),
+                body,
+                inner_slots,
+            ),
         )
+
+    def pass_dram(
+        self,
+        stores: list[prim.TransferSpec],
+        reads: EngineReads,
+        in_body: bool,
+        scope: Scope,
+        chain: Expr,
+        body: HegNode,
+        slots: list[Sym],
+    ) -> dict[str, Expr]:
+        """The least one pass of a pipe takes for its DRAM traffic (`dram`), and what the
+        previous pass's stores add to it (`stall`), for a pipe whose store stage is its
+        own (its engine loads nothing of the pass; otherwise the store runs in series
+        with the loads, `store_in_body`, and a pipe without stores is bound by its load
+        stage, which counts the banks). However the stages overlap, the pass's loads and
+        stores and its inner loops' traffic share the banks.
+
+        When the pass's stores overlap the next pass (b_store = 1), the loading engine's
+        reads stream while the stores hold the banks: a bank serves each stream fairly,
+        so its n_e read streams against the stores' n_w wait W = min(ω_w, ω_e · n_w / n_e)
+        more than their own DRAM time ω_e.
+
+        * A pass bound by its multicast loads (the engine's load `chain` at least the
+          `body`) keeps every core in step (the multicast handshakes pace them), so every
+          wave's stores leave together and each pass waits W; so does a pass whose inner
+          loop has one slot per load (b_load = 0: it reads in series with its compute).
+        * A pass bound by its compute, or whose reads are unicast, lets the cores drift
+          apart: the stores spread over the pass, which lasts at least the engine's sends
+          S_e plus ω_e + W (it cannot read while it sends). Where multicasts keep the
+          cores together until then, the first wave's stores, every core's at once, still
+          delay the next reads by W in full (once per program)."""
+        if not stores or in_body or not reads.engines:
+            return {}  # the stages run in series on the engines (or there is no store)
+        written = add(*(prim.dram_wide(self.arch, t) for t in stores))
+        banks = add(written, *(own for own, _, _ in reads.engines.values()))
+        writers = sum(t.concurrent for t in stores)
+        own, sends, streams = max(reads.engines.values(), key=lambda r: r[2])
+        wait = minimum(written, ceildiv(own * writers, streams))
+        overlapped = knob("b_store", scope).eq(1)
+        drift = select(overlapped, sends + own + wait, 0)
+        if sends == Const(0):  # unicast reads: nothing paces the cores together
+            return {"dram": maximum(banks, drift)}
+        lockstep = chain.ge(latency(body))
+        paced: Expr = select(lockstep, wait, 0)
+        for slot in slots:
+            paced = maximum(paced, select(slot.eq(0), wait, 0))
+        if scope == Scope.grid():
+            waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
+            first = select(lockstep, 0, minimum(waves - 1, 1) * wait)
+            what = "the first wave's stores, all cores at once, delay the next wave's reads"
+            self.fills.append(Term("fill", what, select(overlapped, first, 0)))
+        return {"dram": maximum(banks, drift), "stall": select(overlapped, paced, 0)}
 
     def steady_fill(
         self, loop: ForLoop, ops: tuple[Op, ...], scope: Scope, pipe: Pipe

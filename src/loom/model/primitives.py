@@ -332,13 +332,17 @@ def refill_cycles(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ..
     return cycles + lat
 
 
+def send_time(arch: Arch, t: TransferSpec) -> Expr:
+    """The sender's cycles for a multicast transfer's sends (0 for a unicast load)."""
+    return t.tiles * send_cycles(arch, t.tile_bytes, t.sends) if t.multicast else Const(0)
+
+
 def _with_sends(arch: Arch, t: TransferSpec, read: Expr) -> tuple[Expr, int]:
     """The engine's cycles for transfer `t` after a read phase of `read` (a multicast
     sender sends once the read has landed) and the latency it waits."""
     if not t.multicast:
         return read, arch.dram.read_latency_cycles
-    sent = read + t.tiles * send_cycles(arch, t.tile_bytes, t.sends)
-    return sent, arch.dram.read_latency_cycles + send_latency(arch, t.sends)
+    return read + send_time(arch, t), arch.dram.read_latency_cycles + send_latency(arch, t.sends)
 
 
 def dram_read_stage(
