@@ -84,10 +84,10 @@ class Pipe(HegNode):
     issues in turn each free their slot before the body ends, so the engine fetches the
     next block while the body runs (`loom.model.heg.unheld`)."""
     dram: Expr = field(default_factory=lambda: Const(0))
-    """The DRAM banks' time for one pass's traffic: its load and store stages' and its
-    inner loops' loads. However the stages overlap, they share the banks, so no pass is
-    shorter (a writer that only stores drains a wave's result while the reader loads the
-    next wave's blocks: `loom.model.heg`)."""
+    """The least one pass takes for its DRAM traffic when its store stage overlaps its
+    loads (a writer that only stores drains a wave's result while the reader loads the
+    next wave's blocks): the banks' time for all of it, or the loading engine's reads
+    slowed by the stores (`loom.model.heg.HegBuilder.pass_dram`); 0: no floor."""
     stall: Expr = field(default_factory=lambda: Const(0))
     """Added to every pass: the reads the previous pass's stores delay where nothing
     hides the wait (`loom.model.heg.HegBuilder.pass_dram`)."""

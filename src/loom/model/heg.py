@@ -109,10 +109,10 @@ class HegBuilder:
         gather_group = [c for c in candidate.copies if c.mode == "gather"]
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
+        """DRAM bytes of every transfer, times how often it runs, summed over cores."""
         self.pass_reads: dict[str, EngineReads] = {}
         """One pass's reads per load engine, by pipe (scope key): `pass_dram` of the
         enclosing pipe adds its inner loops' reads."""
-        """DRAM bytes of every transfer, times how often it runs, summed over cores."""
         self.pop_charged: set[str] = set()
         """Steady loops whose single-slot grid load's wait `pop_stall` charges: the
         compute around such a loop runs while the engine loads the next wave's blocks."""
