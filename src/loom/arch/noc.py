@@ -291,18 +291,20 @@ pattern: many candidates share their cores in use and copy plans."""
 
 
 def _load_scopes(
-    buffered: BufferedProgram, ops: Iterable[int]
+    buffered: BufferedProgram, ops: Iterable[int] | None = None
 ) -> tuple[dict[int, str], dict[int, str], dict[Scope, list[int]]]:
-    """Of the loads among access indices `ops`: each one's plan engine, its allocation,
-    and the loads of every scope."""
-    wanted = set(ops)
+    """Of the loads among access indices `ops` (None: all): each one's plan engine, its
+    allocation, and the loads of every scope."""
+    wanted = None if ops is None else set(ops)
     owner = {b: a for a in buffered.allocations for b in a.buffers}
     engine_of: dict[int, str] = {}
     alloc_of: dict[int, str] = {}
     members: dict[Scope, list[int]] = {}
     for i, op in enumerate(accesses(buffered.program.body)):
         vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
-        if vb is None or vb.role != "load" or vb.name not in owner or i not in wanted:
+        if vb is None or vb.role != "load" or vb.name not in owner:
+            continue
+        if wanted is not None and i not in wanted:
             continue
         engine_of[i] = vb.producer
         alloc_of[i] = owner[vb.name].name
@@ -310,40 +312,22 @@ def _load_scopes(
     return engine_of, alloc_of, members
 
 
-def _split_pairs(
-    buffered: BufferedProgram, alloc_of: dict[int, str], members: dict[Scope, list[int]]
-) -> list[list[int]]:
-    """The loads of every scope holding two load allocations that are not interchangeable
-    blocks (GEMM's A and B): the chooser deals these to both engines."""
-    pairs = []
+def split_loads(buffered: BufferedProgram) -> tuple[int, ...]:
+    """Access indices of the loads the chooser deals to both engines: the two loads of
+    a scope holding two load allocations that are not interchangeable blocks (GEMM's A
+    and B; `_orders` keeps them on different engines). Both on the reader is the other
+    realization of such a candidate (`loom.mapping.engines`): the chooser weighs links
+    only and that order loads one NoC more, but a writer that also loads in a loop
+    stores each wave's result between two of its loads, in series with the compute,
+    where a writer that only stores drains it while the next wave computes. Which is
+    faster depends on the block sizes, so both are candidates and the model decides."""
+    _, alloc_of, members = _load_scopes(buffered)
+    split: list[int] = []
     for ops in members.values():
         allocs = sorted({alloc_of[i] for i in ops})
         if len(allocs) == 2 and not _alike(buffered, allocs):
-            pairs.append(ops)
-    return pairs
-
-
-def has_split_loads(buffered: BufferedProgram) -> bool:
-    """Whether some scope's two loads go to both engines, so that `reader_only_order`
-    gives a candidate a second realization (counted among the legal candidates)."""
-    _, alloc_of, members = _load_scopes(buffered, range(len(accesses(buffered.program.body))))
-    return bool(_split_pairs(buffered, alloc_of, members))
-
-
-def reader_only_order(buffered: BufferedProgram, chosen: dict[int, str]) -> dict[int, str] | None:
-    """The other realization of a candidate whose scope's two loads `chosen` deals to both
-    engines: both on the reader, so that the writer issues only the stores. The chooser
-    weighs links only; this order loads one NoC more, but a writer that also loads in a
-    loop stores each wave's result between two of its loads, in series with the compute,
-    where a writer that only stores drains the result while the next wave computes (on
-    a store-heavy GEMM, K small, the compute then never waits for the stores). Which of
-    the two is faster depends on the block sizes, so both are candidates and the latency
-    model decides. None when no scope's loads are split."""
-    _, alloc_of, members = _load_scopes(buffered, chosen)
-    split = [i for ops in _split_pairs(buffered, alloc_of, members) for i in ops]
-    if not any(chosen[i] != "reader" for i in split):
-        return None
-    return {i: "reader" if i in split else e for i, e in chosen.items()}
+            split.extend(ops)
+    return tuple(sorted(split))
 
 
 def _choose(

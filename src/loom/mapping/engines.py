@@ -20,28 +20,28 @@ from __future__ import annotations
 from dataclasses import replace
 
 from loom.arch import Arch
-from loom.arch.noc import choose_load_engines, reader_only_order
+from loom.arch.noc import choose_load_engines
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 
 
 def assign_engines(
-    buffered: BufferedProgram, candidate: Candidate, arch: Arch
+    buffered: BufferedProgram, candidate: Candidate, arch: Arch, split: tuple[int, ...] = ()
 ) -> tuple[Candidate, ...]:
-    """`candidate` with every load copy's engine set, and, where a scope's two loads are
-    dealt to both engines and both multicast, its second realization with both on the
-    reader (named `__rd`; `loom.arch.noc.reader_only_order`). Unicast loads are read by
-    every core: on one engine they double each core's reads on one NoC, and without the
-    multicast handshakes the cores drift apart, so the stores' wait the model charges
-    (`loom.model.heg.HegBuilder.pass_dram`) would not describe them; leaving them out
-    also keeps the candidates to solve to a quarter more, not twice as many."""
+    """`candidate` with every load copy's engine set, and, when its `split` loads
+    (`loom.arch.noc.split_loads`: the chooser deals them to both engines) all multicast,
+    its second realization with them on the reader (named `__rd`). Unicast loads are
+    read by every core: on one engine they double each core's reads on one NoC, and
+    without the multicast handshakes the cores drift apart, so the stores' wait the
+    model charges (`loom.model.heg.HegBuilder.pass_dram`) would not describe them;
+    leaving them out also keeps the candidates to solve to a quarter more, not twice
+    as many."""
     cores = (candidate.mapping.cores_y, candidate.mapping.cores_x)
     plans = {c.op: (c.mode, c.area) for c in candidate.copies}
     engines = choose_load_engines(buffered, cores, plans, arch)
     out = [_with_engines(candidate, engines)]
-    reader_only = reader_only_order(buffered, engines)
-    unicast = {c.op for c in candidate.copies if c.kind == "load" and c.mode != "multicast"}
-    if reader_only is not None and not unicast & reader_only.keys():
+    if split and all(plans[i][0] == "multicast" for i in split):
+        reader_only = {i: "reader" if i in split else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
     return tuple(out)
 

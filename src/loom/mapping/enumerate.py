@@ -16,7 +16,7 @@ import math
 from collections import Counter
 
 from loom.arch import Arch
-from loom.arch.noc import has_split_loads
+from loom.arch.noc import split_loads
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import AccessInfo, Candidate, CandidateSet
 from loom.ir.schedule import Mapping
@@ -72,6 +72,7 @@ class Enumerator:
         self.infos = analyze_accesses(self.program)
         self.gathers = _gather_axes(self.program)
         self.max_tiles = _max_tiles(self.program)
+        self.split = split_loads(buffered)
 
     def run(self) -> CandidateSet:
         scores = axis_scores(self.program, self.infos)
@@ -120,8 +121,7 @@ class Enumerator:
         xs = Counter(signature(c) for c in all_choices(self.arch.grid_x, self.axes))
         ys = Counter(signature(c) for c in all_choices(self.arch.grid_y, self.axes))
         total = 0
-        split = has_split_loads(self.buffered)
-        loads = {info.grid_axes for info in self.infos if info.kind == "load"}
+        split = {info.grid_axes for info in self.infos if info.op in self.split}
         for (fx, inner_x), nx in xs.items():
             for (fy, inner_y), ny in ys.items():
                 factors = dict(
@@ -137,8 +137,8 @@ class Enumerator:
                     if info.kind == "load"
                     and any(inner and inner not in info.grid_axes for inner in (inner_x, inner_y))
                 }
-                # the variant with every load multicast has a reader-only twin
-                twin = 1 if split and loads <= groups else 0
+                # the variant with every split load multicast has a reader-only twin
+                twin = 1 if split and split <= groups else 0
                 total += nx * ny * (2 ** len(groups) + twin)
         return total
 
@@ -177,7 +177,7 @@ class Enumerator:
                 waves=waves,
                 gather_axes=self.gathers,
             )
-            out.extend(assign_engines(self.buffered, candidate, self.arch))
+            out.extend(assign_engines(self.buffered, candidate, self.arch, self.split))
         return out
 
     def _name(self, mapping: Mapping, copies: tuple[object, ...]) -> str:

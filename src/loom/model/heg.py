@@ -110,9 +110,9 @@ class HegBuilder:
         self.group = math.prod(gather_group[0].area) if gather_group else 1
         self.traffic: list[Expr] = []
         """DRAM bytes of every transfer, times how often it runs, summed over cores."""
-        self.pass_reads: dict[str, EngineReads] = {}
-        """One pass's reads per load engine, by pipe (scope key): `pass_dram` of the
-        enclosing pipe adds its inner loops' reads."""
+        self.passes: dict[str, tuple[list[prim.TransferSpec], list[tuple[Expr, Pipe]]]] = {}
+        """Each pipe's own loads and its inner loops (trip, pipe), by pipe name (scope
+        key): what `pass_reads` totals, only for the passes `pass_dram` charges."""
         self.pop_charged: set[str] = set()
         """Steady loops whose single-slot grid load's wait `pop_stall` charges: the
         compute around such a loop runs while the engine loads the next wave's blocks."""
@@ -158,10 +158,15 @@ class HegBuilder:
         return loop.trip_count.subs(middle) if middle else loop.trip_count
 
     # ----- graph ---------------------------------------------------------------------
+    @functools.cached_property
+    def waves(self) -> Expr:
+        """Waves of the grid: the product of every grid axis's."""
+        return mul(*self.c.waves.values()) if self.c.waves else Const(1)
+
     def build(self) -> HegNode:
         """launch ; for(waves, pipe_grid) — the launch is a constant: it never changes
         the ranking, but the modeled time is the time of the whole program."""
-        waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
+        waves = self.waves
         launch = round(self.arch.us_to_cycles(self.arch.fixed.program_launch_us))
         start = Leaf("launch", (Term("fixed", "program launch", Const(launch)),))
         grid = For("waves", waves, self.block(self.program.body, Scope.grid(), False, waves))
@@ -181,9 +186,7 @@ class HegBuilder:
                 pending.clear()
 
         steady_loops: list[tuple[ForLoop, Pipe]] = []
-        inner_reads: list[EngineReads] = []
-        inner_loads: list[Expr] = []
-        inner_slots: list[Sym] = []
+        loops: list[tuple[Expr, Pipe]] = []
         hidden: Term | None = None
         for op in ops:
             if isinstance(op, Load):
@@ -194,9 +197,7 @@ class HegBuilder:
                 flush()
                 trip = self.mean_trip(op)
                 pipe = self.block(op.body, Scope.of((op,)), owners_only, repeats * trip)
-                inner_reads.append(self.pass_reads[pipe.name].times(trip))
-                inner_loads.append(trip * latency(pipe.load))
-                inner_slots.append(pipe.b_load)
+                loops.append((trip, pipe))
                 pending.extend(self.carry_terms(op))
                 steady = self.steady_fill(op, ops, scope, pipe)
                 if steady is not None:
@@ -233,8 +234,7 @@ class HegBuilder:
         in_body = bool(stores) and self.store_engine in self.inner_load_engines(ops)
         if in_body:
             store = self.store_in_body(items, store, scope, hidden)
-        reads = EngineReads.of(self.arch, loads).plus(*inner_reads)
-        self.pass_reads[scope.key] = reads
+        self.passes[scope.key] = (loads, loops)
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
         return Pipe(
@@ -251,26 +251,24 @@ class HegBuilder:
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
             unheld=unheld,
-            **self.pass_dram(
-                stores,
-                reads,
-                in_body,
-                scope,
-                load_cycles + add(*inner_loads),
-                body,
-                inner_slots,
-            ),
+            **self.pass_dram(stores, in_body, scope, load_cycles, body, loops),
         )
+
+    def pass_reads(self, name: str) -> EngineReads:
+        """One pass's reads of pipe `name` per load engine: its own loads' and, trip
+        times, its inner loops'."""
+        loads, loops = self.passes[name]
+        inner = (self.pass_reads(pipe.name).times(trip) for trip, pipe in loops)
+        return EngineReads.of(self.arch, loads).plus(*inner)
 
     def pass_dram(
         self,
         stores: list[prim.TransferSpec],
-        reads: EngineReads,
         in_body: bool,
         scope: Scope,
-        chain: Expr,
+        load_cycles: Expr,
         body: HegNode,
-        slots: list[Sym],
+        loops: list[tuple[Expr, Pipe]],
     ) -> dict[str, Expr]:
         """The least one pass of a pipe takes for its DRAM traffic (`dram`), and what the
         previous pass's stores add to it (`stall`), for a pipe whose store stage is its
@@ -284,17 +282,21 @@ class HegBuilder:
         so its n_e read streams against the stores' n_w wait W = min(ω_w, ω_e · n_w / n_e)
         more than their own DRAM time ω_e.
 
-        * A pass bound by its multicast loads (the engine's load `chain` at least the
-          `body`) keeps every core in step (the multicast handshakes pace them), so every
-          wave's stores leave together and each pass waits W; so does a pass whose inner
-          loop has one slot per load (b_load = 0: it reads in series with its compute).
+        * A pass bound by its multicast loads (the engine's load chain, its own stage
+          `load_cycles` and its inner `loops`' stages trip times, at least the `body`)
+          keeps every core in step (the multicast handshakes pace them), so every wave's
+          stores leave together and each pass waits W; so does a pass whose inner loop
+          has one slot per load (b_load = 0: it reads in series with its compute).
         * A pass bound by its compute, or whose reads are unicast, lets the cores drift
           apart: the stores spread over the pass, which lasts at least the engine's sends
           S_e plus ω_e + W (it cannot read while it sends). Where multicasts keep the
           cores together until then, the first wave's stores, every core's at once, still
           delay the next reads by W in full (once per program)."""
-        if not stores or in_body or not reads.engines:
+        if not stores or in_body:
             return {}  # the stages run in series on the engines (or there is no store)
+        reads = self.pass_reads(scope.key)
+        if not reads.engines:
+            return {}
         written = add(*(prim.dram_wide(self.arch, t) for t in stores))
         banks = add(written, *(own for own, _, _ in reads.engines.values()))
         writers = sum(t.concurrent for t in stores)
@@ -304,13 +306,13 @@ class HegBuilder:
         drift = select(overlapped, sends + own + wait, 0)
         if sends == Const(0):  # unicast reads: nothing paces the cores together
             return {"dram": maximum(banks, drift)}
+        chain = load_cycles + add(*(trip * latency(pipe.load) for trip, pipe in loops))
         lockstep = chain.ge(latency(body))
         paced: Expr = select(lockstep, wait, 0)
-        for slot in slots:
-            paced = maximum(paced, select(slot.eq(0), wait, 0))
+        for _, pipe in loops:
+            paced = maximum(paced, select(pipe.b_load.eq(0), wait, 0))
         if scope == Scope.grid():
-            waves = mul(*self.c.waves.values()) if self.c.waves else Const(1)
-            first = select(lockstep, 0, minimum(waves - 1, 1) * wait)
+            first = select(lockstep, 0, minimum(self.waves - 1, 1) * wait)
             what = "the first wave's stores, all cores at once, delay the next wave's reads"
             self.fills.append(Term("fill", what, select(overlapped, first, 0)))
         return {"dram": maximum(banks, drift), "stall": select(overlapped, paced, 0)}
