@@ -24,11 +24,18 @@ gives medians and worst cases per kernel family.
     PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
         [--kernels gemm] [--archs wormhole_n150] [--shapes 2048x256x2048,...]
 
-Simulating a set is the slow part (minutes per case). `--out FILE` records every set's
-schedules (candidate, assignment) with their simulated cycles; `--rescore FILE` models
-the recorded schedules again under the current model and prints the same figures
-against the recorded simulations, without simulating (only a pick the record lacks is
-simulated). Re-record when the set's construction or the simulator changes.
+Simulating a set is the slow part (minutes per case), and the deep GEMMs most of it: a
+GEMM schedule with enough K steps is simulated at two reduced depths and its time at the
+full depth extrapolated (`deep_gemm`); the pick, `--check` others and every schedule whose
+estimate comes within `--margin` of the set's fastest are simulated in full, so the
+regret and sim/model figures rest on full simulations, and each case prints how far the
+estimates were from them (`--exact`: every schedule in full).
+
+`--out FILE` records every set's schedules (candidate, assignment) with their simulated
+cycles (estimates included); `--rescore FILE` models the recorded schedules again under
+the current model and prints the same figures against the recorded simulations, without
+simulating (only a pick the record lacks is simulated). Re-record when the set's
+construction or the simulator changes.
 """
 
 from __future__ import annotations
@@ -49,8 +56,10 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from deep_gemm import MIN_STEPS, Extrapolation, Shallow, extrapolate, reduced_depths
 from loom.arch import Arch, load_arch
 from loom.ir.buffers import ACC_KNOB, PLACEMENTS
+from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.kernels.registry import resolve_kernel
@@ -287,27 +296,109 @@ def simulate_entry(result: CompileResult, arch: Arch, entry: Entry) -> float:
     return float(simulate(lowered.lowered, arch).cycles)
 
 
-_SHARED: tuple[CompileResult, Arch, list[Entry]] | None = None
+_SHARED: tuple[Arch, list[tuple[CompileResult, Entry]]] | None = None
 """What forked simulation workers read (inherited, never pickled)."""
 
 
 def _simulate_index(i: int) -> float:
     assert _SHARED is not None
-    result, arch, entries = _SHARED
-    return simulate_entry(result, arch, entries[i])
+    arch, runs = _SHARED
+    result, entry = runs[i]
+    return simulate_entry(result, arch, entry)
+
+
+def simulate_runs(arch: Arch, runs: list[tuple[CompileResult, Entry]], jobs: int) -> list[float]:
+    """Simulated cycles of every (compiled program, entry) run, in order; `jobs` forked
+    workers where available."""
+    global _SHARED
+    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [simulate_entry(r, arch, e) for r, e in runs]
+    _SHARED = (arch, runs)
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_simulate_index, range(len(runs)), chunksize=1)
+    finally:
+        _SHARED = None
 
 
 def simulate_all(result: CompileResult, arch: Arch, entries: list[Entry], jobs: int) -> list[float]:
-    """Simulated cycles of every entry, in order; `jobs` forked workers where available."""
-    global _SHARED
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [simulate_entry(result, arch, e) for e in entries]
-    _SHARED = (result, arch, entries)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            return pool.map(_simulate_index, range(len(entries)), chunksize=1)
-    finally:
-        _SHARED = None
+    """Simulated cycles of every entry of one compiled program, in order."""
+    return simulate_runs(arch, [(result, e) for e in entries], jobs)
+
+
+def simulate_set(
+    result: CompileResult,
+    arch: Arch,
+    entries: list[Entry],
+    options: CompileOptions,
+    args: argparse.Namespace,
+) -> tuple[list[float], Extrapolation | None]:
+    """Simulated cycles of every entry of a set. A GEMM entry whose depth allows it
+    (`deep_gemm.reduced_depths`) is simulated at two reduced depths and its time at full
+    depth extrapolated; the pick, `--check` seeded others, and then every entry whose
+    extrapolated time is within `--margin` of the fastest time found are simulated in full,
+    and their full times are the ones used. So the pick's time and the set's fastest are
+    simulated (the regret and sim/model figures), and the difference between the two ways
+    is reported; `--exact` simulates every entry in full."""
+    shape = options.shape
+    if args.exact or set(shape) != {"M", "N", "K"}:
+        return simulate_all(result, arch, entries, args.jobs), None
+    depth = shape["K"] // TILE
+    m_sym, n_sym = (a.tile.name for a in result.program.grid)
+    (k_sym,) = (n for n in entries[0].problem.tile_names if n not in (m_sym, n_sym))
+    banks = len(arch.dram.banks)
+
+    def steps(e: Entry) -> float:
+        """K steps each core runs: its output blocks times the K steps of each."""
+        blocks = math.ceil(shape["M"] / e.env[m_sym]) * math.ceil(shape["N"] / e.env[n_sym])
+        return blocks / e.problem.candidate.num_cores * math.ceil(shape["K"] / e.env[k_sym])
+
+    wanted = {
+        i: pair
+        for i, e in enumerate(entries)
+        if steps(e) >= MIN_STEPS
+        and (pair := reduced_depths(depth, e.env[k_sym] // TILE, banks)) is not None
+    }
+    kernel = result.schedule.kernel
+    shallow = {
+        d: Shallow.compile(kernel, options, d) for d in sorted({*itertools.chain(*wanted.values())})
+    }
+    runs: list[tuple[CompileResult, Entry]] = []
+    plans: dict[int, tuple[tuple[int, int], int]] = {}
+    for i, pair in wanted.items():
+        problems = [shallow[d].problem(entries[i].problem, entries[i].env) for d in pair]
+        if any(p is None for p in problems):
+            continue  # not legal at a reduced depth: simulated in full
+        plans[i] = (pair, len(runs))
+        for d, p in zip(pair, problems, strict=True):
+            assert p is not None
+            runs.append((shallow[d].result, replace(entries[i], problem=p)))
+    if not plans:
+        return simulate_all(result, arch, entries, args.jobs), None
+    rng = random.Random(args.seed)
+    others = sorted(plans.keys() - {0})
+    full = sorted(
+        {
+            0,
+            *(i for i in range(len(entries)) if i not in plans),
+            *rng.sample(others, min(args.check, len(others))),
+        }
+    )
+    sims = simulate_runs(arch, runs + [(result, entries[i]) for i in full], args.jobs)
+    exact = dict(zip(full, sims[len(runs) :], strict=True))
+    guess = {
+        i: extrapolate(depth, d1, sims[at], d2, sims[at + 1]) for i, ((d1, d2), at) in plans.items()
+    }
+    fastest = min(*exact.values(), *guess.values())
+    near = [i for i in plans if i not in exact and guess[i] <= fastest * (1 + args.margin)]
+    exact.update(
+        zip(near, simulate_runs(arch, [(result, entries[i]) for i in near], args.jobs), strict=True)
+    )
+    errors = [abs(guess[i] - exact[i]) / exact[i] for i in plans if i in exact]
+    out = [exact[i] if i in exact else guess[i] for i in range(len(entries))]
+    return out, Extrapolation(
+        len(plans) - len(errors), len(errors), max(errors, default=0.0), args.margin
+    )
 
 
 @dataclass(frozen=True)
@@ -340,7 +431,7 @@ def run_case(
     t1 = time.perf_counter()
     entries, note = build_set(result, arch, args, shape, arch_name)
     t2 = time.perf_counter()
-    sims = simulate_all(result, arch, entries, args.jobs)
+    sims, extrapolation = simulate_set(result, arch, entries, options, args)
     t3 = time.perf_counter()
     if args.out:
         record_case(args.out, kernel, arch_name, shape, entries, sims)
@@ -381,7 +472,8 @@ def run_case(
         f"pruned {100 * res.pruned:4.1f}%  "
         + (f"vs TTNN tuned {res.vs_ttnn:.2f}x  " if res.vs_ttnn is not None else "")
         + f"pick {p.problem.candidate.name} [{pblocks}]  best {best_text}  ({note}; "
-        f"compile {t1 - t0:.0f} s, set {t2 - t1:.0f} s, simulate {t3 - t2:.0f} s)",
+        + (extrapolation.note() if extrapolation else "")
+        + f"compile {t1 - t0:.0f} s, set {t2 - t1:.0f} s, simulate {t3 - t2:.0f} s)",
         flush=True,
     )
     return res
@@ -633,6 +725,20 @@ def main() -> None:
     ap.add_argument("--min-set", type=int, default=100, help="add other candidates up to this")
     ap.add_argument("--refine", type=int, default=5, help="K of the refine-K pick reported")
     ap.add_argument("--radius", type=int, default=2, help="legal steps around the optimum")
+    ap.add_argument(
+        "--exact",
+        action="store_true",
+        help="simulate every GEMM schedule at full depth (default: extrapolate deep ones in K)",
+    )
+    ap.add_argument(
+        "--check", type=int, default=2, help="extrapolated schedules also simulated in full"
+    )
+    ap.add_argument(
+        "--margin",
+        type=float,
+        default=0.03,
+        help="extrapolated schedules this close to the fastest are simulated in full",
+    )
     ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
     ap.add_argument("--archs", default=",".join(ARCHS))
     ap.add_argument(
