@@ -73,9 +73,7 @@ class Shallow:
         if cand is None:
             return None
         p = self.cache.build(cand)
-        if set(env) != set(p.domains) or any(env[n] not in p.domains[n] for n in env):
-            return None
-        return p if all(c.cond.eval(env) for c in p.constraints) else None
+        return p if p.admits(env) else None
 
 
 @dataclass(frozen=True)

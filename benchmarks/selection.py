@@ -213,9 +213,7 @@ def ttnn_entry(
                 env[knob] = max(problem.domains[knob])
         for name, dom in problem.domains.items():
             env.setdefault(name, dom[0])
-        if all(env[n] in problem.domains[n] for n in env) and all(
-            c.cond.eval(env) for c in problem.constraints
-        ):
+        if problem.admits(env):
             return Entry("ttnn-manual", problem, env, int(problem.objective.eval(env)))
     return None
 

@@ -146,6 +146,13 @@ class Problem:
     def knob_names(self) -> tuple[str, ...]:
         return tuple(n for n, s in self.symbols.items() if s.kind == "knob")
 
+    def admits(self, env: dict[str, int]) -> bool:
+        """Is `env` a legal assignment: a value of its domain for every variable, every
+        constraint met?"""
+        if set(env) != set(self.domains) or any(env[n] not in self.domains[n] for n in env):
+            return False
+        return all(c.cond.eval(env) for c in self.constraints)
+
 
 def latency(node: HegNode) -> Expr:
     match node:

@@ -24,6 +24,9 @@ from loom.arch.noc import choose_load_engines
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 
+READER_ONLY = "__rd"
+"""Name suffix of a candidate whose split loads are all on the reader."""
+
 
 def assign_engines(
     buffered: BufferedProgram, candidate: Candidate, arch: Arch, split: tuple[int, ...] = ()
@@ -44,10 +47,6 @@ def assign_engines(
         reader_only = {i: "reader" if i in split else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
     return tuple(out)
-
-
-READER_ONLY = "__rd"
-"""Name suffix of a candidate whose split loads are all on the reader."""
 
 
 def _with_engines(candidate: Candidate, engines: dict[int, str], name: str = "") -> Candidate:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from loom.arch import Arch
 from loom.arch import noc as nocmap
@@ -49,34 +50,49 @@ from loom.model.domains import grid_domain
 from loom.symbolic import Cond, Const, Expr, Sym, add, ceildiv, maximum, minimum, mul, select
 
 
+class Reads(NamedTuple):
+    """One load engine's reads in one pass."""
+
+    own: Expr
+    """DRAM-wide time ω_e (`primitives.dram_wide`)."""
+    sends: Expr
+    """Multicast send time S_e."""
+    streams: int
+    """Read streams n_e: the cores reading at once."""
+
+    def plus(self, other: Reads) -> Reads:
+        return Reads(
+            self.own + other.own, self.sends + other.sends, max(self.streams, other.streams)
+        )
+
+
+_NO_READS = Reads(Const(0), Const(0), 0)
+
+
 @dataclass(frozen=True)
 class EngineReads:
-    """Per load engine, one pass's reads: DRAM-wide time ω_e (`primitives.dram_wide`),
-    multicast send time S_e, and read streams n_e (the cores reading at once)."""
+    """Per load engine, one pass's reads (`Reads`)."""
 
-    engines: dict[str, tuple[Expr, Expr, int]]
+    engines: dict[str, Reads]
 
     @staticmethod
     def of(arch: Arch, loads: list[prim.TransferSpec]) -> EngineReads:
-        out: dict[str, tuple[Expr, Expr, int]] = {}
+        out: dict[str, Reads] = {}
         for t in loads:
-            own, sends, streams = out.get(t.engine, (Const(0), Const(0), 0))
-            out[t.engine] = (
-                own + prim.dram_wide(arch, t),
-                sends + prim.send_time(arch, t),
-                max(streams, t.concurrent),
-            )
+            read = Reads(prim.dram_wide(arch, t), prim.send_time(arch, t), t.concurrent)
+            out[t.engine] = out.get(t.engine, _NO_READS).plus(read)
         return EngineReads(out)
 
     def times(self, trip: Expr) -> EngineReads:
-        return EngineReads({e: (trip * w, trip * s, n) for e, (w, s, n) in self.engines.items()})
+        return EngineReads(
+            {e: Reads(trip * r.own, trip * r.sends, r.streams) for e, r in self.engines.items()}
+        )
 
     def plus(self, *others: EngineReads) -> EngineReads:
         out = dict(self.engines)
         for other in others:
-            for e, (w, s, n) in other.engines.items():
-                w0, s0, n0 = out.get(e, (Const(0), Const(0), 0))
-                out[e] = (w0 + w, s0 + s, max(n0, n))
+            for e, r in other.engines.items():
+                out[e] = out.get(e, _NO_READS).plus(r)
         return EngineReads(out)
 
 
@@ -298,9 +314,9 @@ class HegBuilder:
         if not reads.engines:
             return {}
         written = add(*(prim.dram_wide(self.arch, t) for t in stores))
-        banks = add(written, *(own for own, _, _ in reads.engines.values()))
+        banks = add(written, *(r.own for r in reads.engines.values()))
         writers = sum(t.concurrent for t in stores)
-        own, sends, streams = max(reads.engines.values(), key=lambda r: r[2])
+        own, sends, streams = max(reads.engines.values(), key=lambda r: r.streams)
         wait = minimum(written, ceildiv(own * writers, streams))
         overlapped = knob("b_store", scope).eq(1)
         drift = select(overlapped, sends + own + wait, 0)
