@@ -1,13 +1,14 @@
-"""A deep GEMM schedule's simulated time from two shallower simulations of it.
+"""A large GEMM schedule's simulated time from two smaller simulations of it.
 
 The judge (`selection.py`) simulates 100+ schedules per case, and a case with thousands of
-K steps per core takes most of its time. Past the first few K steps a schedule repeats
-much the same step, so its time is close to affine in the number of steps: simulating the
-same candidate and assignment at two reduced depths and extending the line estimates its
-time at the full depth. The reduced depths keep every remaining K step's pages on the
-banks they occupy in the full run. The cores drift apart over a long run, so the line
-can miss by a few percent: the judge simulates the schedules that decide its figures in
-full, and reports how far the line was from them.
+steps per core takes most of its time. Past the first few steps a schedule repeats much
+the same work, so its time is close to affine in the depth (K) and in the number of waves
+each core runs (M, N): simulating the same candidate and assignment with one dimension
+shrunk to two sizes and extending the line estimates its time at the full size. The sizes
+keep every remaining tile's page on the bank it occupies in the full run, and the last
+(partial) step or wave as it is. The cores drift apart over a long run, so the line can
+miss by a few percent: the judge simulates the schedules that decide its figures in full,
+and reports how far the line was from them.
 """
 
 from __future__ import annotations
@@ -15,75 +16,133 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 
+from loom.dataflow import build_buffers
 from loom.ir.candidate import Candidate
 from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.kernels.registry import resolve_kernel
-from loom.pipeline import CompileOptions, CompileResult, ProblemCache, compile_kernel
+from loom.mapping import enumerate_candidates
+from loom.pipeline import CompileOptions, CompileResult, ProblemCache, StageLog, trace_kernel
 
-MIN_STEPS = 1024
-"""K steps per core below which a schedule simulates in seconds: simulated in full."""
+MIN_STEPS = 256
+"""K steps per core below which a schedule simulates in about a second: simulated in full."""
 
 
-def reduced_depths(tiles: int, step: int, banks: int) -> tuple[int, int] | None:
-    """Two depths (K in tiles) shorter than `tiles` for a schedule whose K step is `step`
-    tiles, or None where simulating both would not halve the work.
-
-    Pages interleave round-robin over the banks in row-major tile order, so tile (r, c)
-    of a tensor C tiles wide is in bank (r·C + c) mod banks. Depths congruent to `tiles`
-    modulo banks·step keep A's row stride (its width is the depth) the same modulo the
-    banks and drop whole groups of `banks` K steps from B's rows, so every step that
-    remains reads the banks it reads at full depth. The first is at least 1/16 of the
-    depth and two K steps, the second at least 1/8 and one lattice step more."""
-    lattice = banks * step
+def reduced_sizes(tiles: int, unit: int, lattice: int, min_units: int) -> tuple[int, int] | None:
+    """Two sizes (in tiles) smaller than `tiles`, congruent to it modulo `lattice` (a
+    multiple of `unit`, the tiles one step or wave covers), or None where simulating both
+    would not halve the work. The first is at least 1/16 of `tiles` and `min_units` units,
+    the second at least 1/8 and one lattice step more."""
     first = tiles % lattice or lattice
 
     def at_least(t: float) -> int:
         return first + lattice * max(0, math.ceil((t - first) / lattice))
 
-    d1 = at_least(max(tiles / 16, 2 * step))
+    d1 = at_least(max(tiles / 16, min_units * unit))
     d2 = at_least(max(tiles / 8, d1 + 1))
     return (d1, d2) if 2 * (d1 + d2) <= tiles else None
 
 
-def extrapolate(depth: int, d1: int, t1: float, d2: int, t2: float) -> float:
-    """The time at `depth` on the line through (d1, t1) and (d2, t2)."""
-    return t1 + (t2 - t1) * (depth - d1) / (d2 - d1)
+@dataclass(frozen=True)
+class Reduction:
+    """One dimension of a GEMM (`M`, `N` or `K`) at two smaller sizes, in tiles."""
+
+    dim: str
+    tiles: int
+    sizes: tuple[int, int]
+
+    @property
+    def cost(self) -> float:
+        """The two simulations' work over the full one's."""
+        return sum(self.sizes) / self.tiles
+
+    def extrapolate(self, t1: float, t2: float) -> float:
+        """The time at full size on the line through the two smaller sizes' times."""
+        (d1, d2) = self.sizes
+        return t1 + (t2 - t1) * (self.tiles - d1) / (d2 - d1)
+
+
+def resized(shape: dict[str, int], dim: str, tiles: int) -> dict[str, int]:
+    """`shape` with `dim` at `tiles` tiles."""
+    return {**shape, dim: tiles * TILE}
+
+
+def reduction(
+    shape: dict[str, int], block: dict[str, int], cores: dict[str, int], banks: int
+) -> Reduction | None:
+    """The cheapest way to shrink a schedule with `block` tiles per block and `cores`
+    cores along M and N, or None where none halves the work.
+
+    Pages interleave round-robin over the banks in row-major tile order: tile (r, c) of a
+    tensor C tiles wide is in bank (r·C + c) mod banks.
+    - K: A's width is the depth, so depths congruent modulo banks·step keep its row stride
+      modulo the banks and the last, partial step (B loses trailing rows only). The lattice
+      is banks·step rather than their lcm: it spaces the two depths wider, and with the
+      lcm the line missed by up to 6.6% (a 2-step first depth).
+    - M: dropping rows of A and C moves no other page; sizes congruent modulo a wave
+      (cores along M times the block) keep each core's last, partial wave; at least one.
+    - N: B and C are N wide, so sizes congruent modulo the banks too keep their row
+      strides."""
+    tiles = {d: shape[d] // TILE for d in ("M", "N", "K")}
+    wave = {d: cores[d] * block[d] for d in ("M", "N")}
+    ways = {
+        "K": (block["K"], banks * block["K"], 2),
+        "M": (wave["M"], wave["M"], 1),
+        "N": (wave["N"], math.lcm(wave["N"], banks), 1),
+    }
+    found = [
+        Reduction(dim, tiles[dim], sizes)
+        for dim, (unit, lattice, least) in ways.items()
+        if (sizes := reduced_sizes(tiles[dim], unit, lattice, least)) is not None
+    ]
+    return min(found, key=lambda r: r.cost, default=None)
 
 
 @dataclass(frozen=True)
 class Shallow:
-    """The kernel compiled at one reduced depth: its program and a way to rebuild any
-    candidate's problem there."""
+    """The kernel's program, buffers and candidates at one reduced shape, and a way to
+    rebuild any candidate's problem there.
+
+    `result` is the full compile's result with the reduced program, buffers and
+    candidates in it: a simulation reads only those and the schedule's kernel, dtype and
+    fidelity, so nothing is solved at the reduced shape."""
 
     result: CompileResult
     cache: ProblemCache
     by_name: dict[str, Candidate]
 
     @staticmethod
-    def compile(kernel: str, options: CompileOptions, k_tiles: int) -> Shallow:
-        shallow = replace(options, shape={**options.shape, "K": k_tiles * TILE}, top_k=1)
-        r = compile_kernel(resolve_kernel(kernel), shallow)
-        cache = ProblemCache(r.buffered, options.arch, r.schedule.math_fidelity, r.problem.flops)
-        return Shallow(r, cache, {c.name: c for c in r.candidates.candidates})
+    def compile(full: CompileResult, options: CompileOptions, shape: dict[str, int]) -> Shallow:
+        spec = resolve_kernel(full.schedule.kernel)
+        traced = trace_kernel(spec, shape, StageLog(), options.formats)
+        buffered = build_buffers(traced.program, options.accumulate)
+        candidates = enumerate_candidates(buffered, options.arch)
+        result = replace(full, program=traced.program, buffered=buffered, candidates=candidates)
+        fidelity = full.schedule.math_fidelity
+        cache = ProblemCache(buffered, options.arch, fidelity, traced.flops)
+        return Shallow(result, cache, {c.name: c for c in candidates.candidates})
 
     def problem(self, full: Problem, env: dict[str, int]) -> Problem | None:
-        """`full`'s candidate at this depth, where `env` is a legal assignment of it."""
+        """`full`'s candidate at this shape, where `env` (the same blocks) is legal there.
+        Its domains gain `env`'s values: a grid axis's domain keeps only the smallest tile
+        size for each wave count, which narrows the search, not what may run."""
         cand = self.by_name.get(full.candidate.name)
-        if cand is None:
+        if cand is None or set(env) != set(full.domains):
             return None
         p = self.cache.build(cand)
+        widened = {n: tuple(sorted({*d, env[n]})) for n, d in p.domains.items()}
+        p = replace(p, domains=widened)
         return p if p.admits(env) else None
 
 
 @dataclass(frozen=True)
 class Extrapolation:
-    """How a set's deep schedules were simulated: `extrapolated` of them from two reduced
-    depths only; `compared` both ways (the pick, `--check` seeded others, and every one
-    whose extrapolated time came within `--margin` of the set's fastest), with the largest
-    relative difference between the two."""
+    """How a set's large schedules were simulated: those at `estimated` (indices into the
+    set) from two smaller simulations only; `compared` both ways (the pick, `--check`
+    seeded others, and the fastest few whose extrapolated time came within `--margin` of
+    the set's fastest), with the largest relative difference between the two."""
 
-    extrapolated: int
+    estimated: frozenset[int]
     compared: int
     max_error: float
     margin: float
@@ -91,6 +150,6 @@ class Extrapolation:
     def note(self) -> str:
         warn = " (MORE than --margin: rerun with --exact)" if self.max_error > self.margin else ""
         return (
-            f"{self.extrapolated} extrapolated in K; {self.compared} also simulated in full, "
+            f"{len(self.estimated)} extrapolated; {self.compared} also simulated in full, "
             f"differing {100 * self.max_error:.2f}% at most{warn}; "
         )

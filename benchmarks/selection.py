@@ -24,12 +24,13 @@ gives medians and worst cases per kernel family.
     PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
         [--kernels gemm] [--archs wormhole_n150] [--shapes 2048x256x2048,...]
 
-Simulating a set is the slow part (minutes per case), and the deep GEMMs most of it: a
-GEMM schedule with enough K steps is simulated at two reduced depths and its time at the
-full depth extrapolated (`deep_gemm`); the pick, `--check` others and every schedule whose
-estimate comes within `--margin` of the set's fastest are simulated in full, so the
-regret and sim/model figures rest on full simulations, and each case prints how far the
-estimates were from them (`--exact`: every schedule in full).
+Simulating a set is the slow part (minutes per case), and the large GEMMs most of it: a
+GEMM schedule with enough K steps per core is simulated with one dimension (K, M or N)
+shrunk to two sizes and its time at the full size extrapolated (`deep_gemm`); the pick,
+`--check` others and the schedules whose estimate comes within `--margin` of the set's
+fastest (the `--near` fastest of them) are simulated in full, so the regret and sim/model
+figures rest on full simulations (a case whose best is an estimate says so), and each
+case prints how far the estimates were from them (`--exact`: every schedule in full).
 
 `--out FILE` records every set's schedules (candidate, assignment) with their simulated
 cycles (estimates included); `--rescore FILE` models the recorded schedules again under
@@ -56,7 +57,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from deep_gemm import MIN_STEPS, Extrapolation, Shallow, extrapolate, reduced_depths
+from deep_gemm import MIN_STEPS, Extrapolation, Reduction, Shallow, reduction, resized
 from loom.arch import Arch, load_arch
 from loom.ir.buffers import ACC_KNOB, PLACEMENTS
 from loom.ir.geometry import TILE
@@ -319,6 +320,16 @@ def simulate_runs(arch: Arch, runs: list[tuple[CompileResult, Entry]], jobs: int
         _SHARED = None
 
 
+def warm_simulator() -> None:
+    """Simulate a small GEMM once here, so that the simulator's compiled kernels are loaded
+    before the workers fork: each would otherwise load them again (about 0.25 s a pool)."""
+    arch = load_arch(ARCHS[0])
+    result = compile_kernel(
+        resolve_kernel("gemm"), CompileOptions(arch, {"M": 256, "N": 256, "K": 256})
+    )
+    simulate(result.lowered.lowered, arch)
+
+
 def simulate_all(result: CompileResult, arch: Arch, entries: list[Entry], jobs: int) -> list[float]:
     """Simulated cycles of every entry of one compiled program, in order."""
     return simulate_runs(arch, [(result, e) for e in entries], jobs)
@@ -331,46 +342,47 @@ def simulate_set(
     options: CompileOptions,
     args: argparse.Namespace,
 ) -> tuple[list[float], Extrapolation | None]:
-    """Simulated cycles of every entry of a set. A GEMM entry whose depth allows it
-    (`deep_gemm.reduced_depths`) is simulated at two reduced depths and its time at full
-    depth extrapolated; the pick, `--check` seeded others, and then every entry whose
-    extrapolated time is within `--margin` of the fastest time found are simulated in full,
-    and their full times are the ones used. So the pick's time and the set's fastest are
-    simulated (the regret and sim/model figures), and the difference between the two ways
-    is reported; `--exact` simulates every entry in full."""
+    """Simulated cycles of every entry of a set. A GEMM entry large enough
+    (`deep_gemm.reduction`) is simulated with one dimension at two smaller sizes and its
+    time at full size extrapolated; the pick, `--check` seeded others, and then the
+    `--near` fastest entries whose extrapolated time is within `--margin` of the fastest
+    time found are simulated in full, and their full times are the ones used. So the
+    pick's time (sim/model) is simulated, and the set's fastest too unless more than
+    `--near` schedules tie with it within the margin (then the regret may rest on an
+    estimate: the case marks it); the difference between the two ways is reported.
+    `--exact` simulates every entry in full."""
     shape = options.shape
     if args.exact or set(shape) != {"M", "N", "K"}:
         return simulate_all(result, arch, entries, args.jobs), None
-    depth = shape["K"] // TILE
     m_sym, n_sym = (a.tile.name for a in result.program.grid)
     (k_sym,) = (n for n in entries[0].problem.tile_names if n not in (m_sym, n_sym))
     banks = len(arch.dram.banks)
 
-    def steps(e: Entry) -> float:
-        """K steps each core runs: its output blocks times the K steps of each."""
+    def plan(e: Entry) -> Reduction | None:
+        """How to shrink `e`, where it runs enough K steps per core to be worth it."""
+        block = {d: e.env[s] // TILE for d, s in (("M", m_sym), ("N", n_sym), ("K", k_sym))}
         blocks = math.ceil(shape["M"] / e.env[m_sym]) * math.ceil(shape["N"] / e.env[n_sym])
-        return blocks / e.problem.candidate.num_cores * math.ceil(shape["K"] / e.env[k_sym])
+        steps = blocks / e.problem.candidate.num_cores * math.ceil(shape["K"] / e.env[k_sym])
+        spatial = e.problem.candidate.spatial
+        cores = {"M": spatial.get(m_sym, 1), "N": spatial.get(n_sym, 1)}
+        return reduction(shape, block, cores, banks) if steps >= MIN_STEPS else None
 
-    wanted = {
-        i: pair
-        for i, e in enumerate(entries)
-        if steps(e) >= MIN_STEPS
-        and (pair := reduced_depths(depth, e.env[k_sym] // TILE, banks)) is not None
-    }
-    kernel = result.schedule.kernel
+    wanted = {i: r for i, e in enumerate(entries) if (r := plan(e)) is not None}
     shallow = {
-        d: Shallow.compile(kernel, options, d) for d in sorted({*itertools.chain(*wanted.values())})
+        (dim, d): Shallow.compile(result, options, resized(shape, dim, d))
+        for dim, d in sorted({(r.dim, d) for r in wanted.values() for d in r.sizes})
     }
     runs: list[tuple[CompileResult, Entry]] = []
-    plans: dict[int, tuple[tuple[int, int], int]] = {}
-    for i, pair in wanted.items():
-        problems = [shallow[d].problem(entries[i].problem, entries[i].env) for d in pair]
+    plans: dict[int, tuple[Reduction, int]] = {}
+    for i, r in wanted.items():
+        at = [shallow[r.dim, d] for d in r.sizes]
+        problems = [s.problem(entries[i].problem, entries[i].env) for s in at]
         if any(p is None for p in problems):
-            continue  # not legal at a reduced depth: simulated in full
-        plans[i] = (pair, len(runs))
-        for d, p in zip(pair, problems, strict=True):
+            continue  # not legal at a smaller size: simulated in full
+        plans[i] = (r, len(runs))
+        for s, p in zip(at, problems, strict=True):
             assert p is not None
-            runs.append((shallow[d].result, replace(entries[i], problem=p)))
+            runs.append((s.result, replace(entries[i], problem=p)))
     if not plans:
         return simulate_all(result, arch, entries, args.jobs), None
     rng = random.Random(args.seed)
@@ -382,21 +394,21 @@ def simulate_set(
             *rng.sample(others, min(args.check, len(others))),
         }
     )
-    sims = simulate_runs(arch, runs + [(result, entries[i]) for i in full], args.jobs)
-    exact = dict(zip(full, sims[len(runs) :], strict=True))
-    guess = {
-        i: extrapolate(depth, d1, sims[at], d2, sims[at + 1]) for i, ((d1, d2), at) in plans.items()
-    }
+    # The full runs are the longest: first, so that the workers finish together.
+    sims = simulate_runs(arch, [(result, entries[i]) for i in full] + runs, args.jobs)
+    exact = dict(zip(full, sims, strict=False))
+    small = sims[len(full) :]
+    guess = {i: r.extrapolate(small[at], small[at + 1]) for i, (r, at) in plans.items()}
     fastest = min(*exact.values(), *guess.values())
-    near = [i for i in plans if i not in exact and guess[i] <= fastest * (1 + args.margin)]
+    close = [i for i in plans if i not in exact and guess[i] <= fastest * (1 + args.margin)]
+    near = sorted(close, key=lambda i: (guess[i], i))[: args.near]
     exact.update(
         zip(near, simulate_runs(arch, [(result, entries[i]) for i in near], args.jobs), strict=True)
     )
     errors = [abs(guess[i] - exact[i]) / exact[i] for i in plans if i in exact]
     out = [exact[i] if i in exact else guess[i] for i in range(len(entries))]
-    return out, Extrapolation(
-        len(plans) - len(errors), len(errors), max(errors, default=0.0), args.margin
-    )
+    estimated = frozenset(i for i in plans if i not in exact)
+    return out, Extrapolation(estimated, len(errors), max(errors, default=0.0), args.margin)
 
 
 @dataclass(frozen=True)
@@ -432,7 +444,8 @@ def run_case(
     sims, extrapolation = simulate_set(result, arch, entries, options, args)
     t3 = time.perf_counter()
     if args.out:
-        record_case(args.out, kernel, arch_name, shape, entries, sims)
+        guessed = extrapolation.estimated if extrapolation else frozenset()
+        record_case(args.out, kernel, arch_name, shape, entries, sims, guessed)
     modeled = [float(e.modeled) for e in entries]
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[0]
@@ -444,7 +457,10 @@ def run_case(
     text = ",".join(f"{k}={v}" for k, v in shape.items())
     b = entries[best]
     blocks = ",".join(str(b.env[n]) for n in b.problem.tile_names)
-    best_text = f"{b.label} {b.problem.candidate.name} [{blocks}]"
+    guessed = extrapolation is not None and best in extrapolation.estimated
+    best_text = f"{b.label} {b.problem.candidate.name} [{blocks}]" + (
+        " (extrapolated)" if guessed else ""
+    )
     res = CaseResult(
         kernel,
         arch_name,
@@ -488,14 +504,22 @@ def record_case(
     shape: dict[str, int],
     entries: list[Entry],
     sims: list[float],
+    estimated: frozenset[int],
 ) -> None:
-    """Add one case's set (candidate, assignment, simulated cycles) to the JSON record at
-    `path`, so that `--rescore` re-ranks it under a changed model without simulating."""
+    """Add one case's set (candidate, assignment, simulated cycles, whether they were
+    extrapolated) to the JSON record at `path`, so that `--rescore` re-ranks it under a
+    changed model without simulating."""
     file = Path(path)
     data = json.loads(file.read_text()) if file.is_file() else {}
     data[case_key(kernel, arch_name, shape)] = [
-        {"label": e.label, "candidate": e.problem.candidate.name, "env": e.env, "sim": s}
-        for e, s in zip(entries, sims, strict=True)
+        {
+            "label": e.label,
+            "candidate": e.problem.candidate.name,
+            "env": e.env,
+            "sim": s,
+            "extrapolated": i in estimated,
+        }
+        for i, (e, s) in enumerate(zip(entries, sims, strict=True))
     ]
     file.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
@@ -683,15 +707,17 @@ def _placement(entry: Entry) -> str:
 
 
 def summarize_ttnn(results: list[CaseResult]) -> None:
-    """Per architecture: on the shapes whose TTNN tuned configuration is in the set, the
-    share where Loom's pick simulates at least as fast, and the geomean speedup (with
-    `--ttnn`: under both accumulation policies)."""
-    for arch in sorted({r.arch for r in results}):
+    """Per architecture, then over all of them (the issue's criterion counts the P150 and
+    N150 tables' shapes together): on the shapes whose TTNN tuned configuration is in the
+    set, the share where Loom's pick simulates at least as fast, and the geomean speedup
+    (with `--ttnn`: under both accumulation policies)."""
+    archs = sorted({r.arch for r in results})
+    for arch in [*archs, "all"] if len(archs) > 1 else archs:
         for label, get in (
             ("", lambda r: r.vs_ttnn),
             (" [strict]", lambda r: r.vs_ttnn_strict),
         ):
-            ratios = [x for r in results if r.arch == arch and (x := get(r)) is not None]
+            ratios = [x for r in results if arch in (r.arch, "all") and (x := get(r)) is not None]
             if not ratios:
                 continue
             wins = sum(1 for x in ratios if x >= 1.0)
@@ -726,10 +752,16 @@ def main() -> None:
     ap.add_argument(
         "--exact",
         action="store_true",
-        help="simulate every GEMM schedule at full depth (default: extrapolate deep ones in K)",
+        help="simulate every GEMM schedule in full (default: extrapolate large ones)",
     )
     ap.add_argument(
         "--check", type=int, default=2, help="extrapolated schedules also simulated in full"
+    )
+    ap.add_argument(
+        "--near",
+        type=int,
+        default=4,
+        help="at most this many extrapolated schedules near the fastest simulated in full",
     )
     ap.add_argument(
         "--margin",
@@ -784,6 +816,7 @@ def main() -> None:
     cases = QUICK if args.quick else all_cases()
     results = []
     start = time.perf_counter()
+    warm_simulator()
     for kernel, arch, shape in cases:
         if (
             kernel in kernels

@@ -1,0 +1,71 @@
+"""The judge's shrunk GEMM runs (`benchmarks/deep_gemm.py`) keep what the extrapolation
+rests on: every tile left at a smaller size sits on the bank it occupies at full size,
+each core's last (partial) step or wave is unchanged, and the two runs halve the work."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from deep_gemm import reduced_sizes, reduction
+from loom.ir.geometry import TILE
+
+
+def bank(row: int, col: int, width: int, banks: int) -> int:
+    """Pages interleave round-robin over the banks in row-major tile order."""
+    return (row * width + col) % banks
+
+
+@settings(max_examples=300, deadline=None, derandomize=True)
+@given(
+    tiles=st.dictionaries(st.sampled_from("MNK"), st.integers(8, 640), min_size=3),
+    block=st.dictionaries(st.sampled_from("MNK"), st.integers(1, 24), min_size=3),
+    cores=st.dictionaries(st.sampled_from("MN"), st.integers(1, 13), min_size=2),
+    banks=st.sampled_from((7, 8, 12)),
+)
+def test_reduction_keeps_banks_and_last_wave(
+    tiles: dict[str, int], block: dict[str, int], cores: dict[str, int], banks: int
+) -> None:
+    shape = {d: t * TILE for d, t in tiles.items()}
+    r = reduction(shape, block, cores, banks)
+    if r is None:
+        return
+    full = tiles[r.dim]
+    assert r.tiles == full and 0 < r.sizes[0] < r.sizes[1] < full
+    assert 2 * sum(r.sizes) <= full
+    unit = block["K"] if r.dim == "K" else cores[r.dim] * block[r.dim]
+    for size in r.sizes:
+        assert size % unit == full % unit  # the last step or wave as at full size
+        small = {**tiles, r.dim: size}
+        # A is M x K, B is K x N, C is M x N: every tile left keeps its bank.
+        for rows, cols in (("M", "K"), ("K", "N"), ("M", "N")):
+            for row in range(min(small[rows], 3)):
+                for col in range(small[cols]):
+                    at_full = bank(row, col, tiles[cols], banks)
+                    assert bank(row, col, small[cols], banks) == at_full
+
+
+def test_sizes_start_past_a_sixteenth_and_the_least_units() -> None:
+    # 512 tiles in steps of 8 over 12 banks: sizes ≡ 512 (mod 96), at least 32 and 2 steps.
+    assert reduced_sizes(512, 8, 96, 2) == (32, 128)
+    # One wave of 32 tiles: at least 1/16 (32 tiles), then 1/8 (64).
+    assert reduced_sizes(512, 32, 32, 1) == (32, 64)
+    # 64 tiles in steps of 8 over 12 banks: no pair of sizes halves the work.
+    assert reduced_sizes(64, 8, 96, 2) is None
+
+
+def test_extrapolation_is_the_line_through_both_runs() -> None:
+    r = reduction(
+        {"M": 512 * TILE, "N": 64 * TILE, "K": 64 * TILE},
+        {"M": 4, "N": 8, "K": 2},
+        {"M": 8, "N": 8},
+        12,
+    )
+    assert r is not None and r.dim == "M"
+    d1, d2 = r.sizes
+    assert r.extrapolate(100.0 + 3 * d1, 100.0 + 3 * d2) == 100.0 + 3 * 512
