@@ -396,7 +396,7 @@ def simulate_set(
     )
     # The full runs are the longest: first, so that the workers finish together.
     sims = simulate_runs(arch, [(result, entries[i]) for i in full] + runs, args.jobs)
-    exact = dict(zip(full, sims, strict=False))
+    exact = dict(zip(full, sims[: len(full)], strict=True))
     small = sims[len(full) :]
     guess = {i: r.extrapolate(small[at], small[at + 1]) for i, (r, at) in plans.items()}
     fastest = min(*exact.values(), *guess.values())
@@ -443,9 +443,9 @@ def run_case(
     t2 = time.perf_counter()
     sims, extrapolation = simulate_set(result, arch, entries, options, args)
     t3 = time.perf_counter()
+    estimated = extrapolation.estimated if extrapolation else frozenset()
     if args.out:
-        guessed = extrapolation.estimated if extrapolation else frozenset()
-        record_case(args.out, kernel, arch_name, shape, entries, sims, guessed)
+        record_case(args.out, kernel, arch_name, shape, entries, sims, estimated)
     modeled = [float(e.modeled) for e in entries]
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[0]
@@ -457,9 +457,8 @@ def run_case(
     text = ",".join(f"{k}={v}" for k, v in shape.items())
     b = entries[best]
     blocks = ",".join(str(b.env[n]) for n in b.problem.tile_names)
-    guessed = extrapolation is not None and best in extrapolation.estimated
     best_text = f"{b.label} {b.problem.candidate.name} [{blocks}]" + (
-        " (extrapolated)" if guessed else ""
+        " (extrapolated)" if best in estimated else ""
     )
     res = CaseResult(
         kernel,
