@@ -26,7 +26,7 @@ gives medians and worst cases per kernel family.
 
 Simulating a set is the slow part (minutes per case), and the large GEMMs most of it: a
 GEMM schedule with enough K steps per core is simulated with one dimension (K, M or N)
-shrunk to two sizes and its time at the full size extrapolated (`deep_gemm`); the pick,
+shrunk to two sizes and its time at the full size extrapolated (`shrink`); the pick,
 `--check` others and the schedules whose estimate comes within `--margin` of the set's
 fastest (the `--near` fastest of them) are simulated in full, so the regret and sim/model
 figures rest on full simulations (a case whose best is an estimate says so), and each
@@ -57,10 +57,8 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from deep_gemm import MIN_STEPS, Extrapolation, Reduction, Shallow, reduction, resized
 from loom.arch import Arch, load_arch
 from loom.ir.buffers import ACC_KNOB, PLACEMENTS
-from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.kernels.registry import resolve_kernel
@@ -75,6 +73,7 @@ from loom.sim import simulate
 from loom.solve.cpsat import solve_problem
 from loom.solve.materialize import CompileStats, materialize
 from loom.symbolic.pyexpr import compile_expr
+from shrink import Extrapolation, Reduction, Shallow, plan
 
 SIZES = (256, 2048, 16384)
 GEMM_SHAPES = [
@@ -343,8 +342,8 @@ def simulate_set(
     args: argparse.Namespace,
 ) -> tuple[list[float], Extrapolation | None]:
     """Simulated cycles of every entry of a set. A GEMM entry large enough
-    (`deep_gemm.reduction`) is simulated with one dimension at two smaller sizes and its
-    time at full size extrapolated; the pick, `--check` seeded others, and then the
+    (`shrink.plan`) is simulated with one dimension at two smaller sizes and its time at
+    full size extrapolated; the pick, `--check` seeded others, and then the
     `--near` fastest entries whose extrapolated time is within `--margin` of the fastest
     time found are simulated in full, and their full times are the ones used. So the
     pick's time (sim/model) is simulated, and the set's fastest too unless more than
@@ -352,26 +351,14 @@ def simulate_set(
     estimate: the case marks it); the difference between the two ways is reported.
     `--exact` simulates every entry in full."""
     shape = options.shape
-    if args.exact or set(shape) != {"M", "N", "K"}:
-        return simulate_all(result, arch, entries, args.jobs), None
-    m_sym, n_sym = (a.tile.name for a in result.program.grid)
-    (k_sym,) = (n for n in entries[0].problem.tile_names if n not in (m_sym, n_sym))
     banks = len(arch.dram.banks)
-
-    def plan(e: Entry) -> Reduction | None:
-        """How to shrink `e`, where it runs enough K steps per core to be worth it."""
-        block = {d: e.env[s] // TILE for d, s in (("M", m_sym), ("N", n_sym), ("K", k_sym))}
-        blocks = math.ceil(shape["M"] / e.env[m_sym]) * math.ceil(shape["N"] / e.env[n_sym])
-        steps = blocks / e.problem.candidate.num_cores * math.ceil(shape["K"] / e.env[k_sym])
-        spatial = e.problem.candidate.spatial
-        cores = {"M": spatial.get(m_sym, 1), "N": spatial.get(n_sym, 1)}
-        return reduction(shape, block, cores, banks) if steps >= MIN_STEPS else None
-
-    wanted = {i: r for i, e in enumerate(entries) if (r := plan(e)) is not None}
-    shallow = {
-        (dim, d): Shallow.compile(result, options, resized(shape, dim, d))
-        for dim, d in sorted({(r.dim, d) for r in wanted.values() for d in r.sizes})
+    wanted = {
+        i: r
+        for i, e in enumerate(entries)
+        if not args.exact and (r := plan(result, e.problem, e.env, banks)) is not None
     }
+    shapes = {(r.dim, d): r.shape_at(shape, d) for r in wanted.values() for d in r.sizes}
+    shallow = {key: Shallow.compile(result, options, s) for key, s in sorted(shapes.items())}
     runs: list[tuple[CompileResult, Entry]] = []
     plans: dict[int, tuple[Reduction, int]] = {}
     for i, r in wanted.items():

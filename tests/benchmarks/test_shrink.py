@@ -1,6 +1,6 @@
-"""The judge's shrunk GEMM runs (`benchmarks/deep_gemm.py`) keep what the extrapolation
-rests on: every tile left at a smaller size sits on the bank it occupies at full size,
-each core's last (partial) step or wave is unchanged, and the two runs halve the work."""
+"""The judge's shrunk runs (`benchmarks/shrink.py`) keep what the extrapolation rests on:
+every tile left at a smaller size sits on the bank it occupies at full size, each core's
+last (partial) step or wave is unchanged, and the two runs halve the work."""
 
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ from hypothesis import strategies as st
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from deep_gemm import reduced_sizes, reduction
 from loom.ir.geometry import TILE
+from shrink import FRACTION, gemm_reduction, reduced_sizes
 
 
 def bank(row: int, col: int, width: int, banks: int) -> int:
@@ -32,7 +32,7 @@ def test_reduction_keeps_banks_and_last_wave(
     tiles: dict[str, int], block: dict[str, int], cores: dict[str, int], banks: int
 ) -> None:
     shape = {d: t * TILE for d, t in tiles.items()}
-    r = reduction(shape, block, cores, banks)
+    r = gemm_reduction(shape, block, cores, banks)
     if r is None:
         return
     full = tiles[r.dim]
@@ -50,17 +50,18 @@ def test_reduction_keeps_banks_and_last_wave(
                     assert bank(row, col, small[cols], banks) == at_full
 
 
-def test_sizes_start_past_a_sixteenth_and_the_least_units() -> None:
-    # 512 tiles in steps of 8 over 12 banks: sizes ≡ 512 (mod 96), at least 32 and 2 steps.
+def test_sizes_start_past_the_fraction_and_the_least_units() -> None:
+    assert reduced_sizes(32 * FRACTION, 1, 1, 1) == (32, 64)
+    # 512 tiles in steps of 8 over 12 banks: sizes ≡ 512 (mod 96), at least 2 steps.
     assert reduced_sizes(512, 8, 96, 2) == (32, 128)
-    # One wave of 32 tiles: at least 1/16 (32 tiles), then 1/8 (64).
+    # Waves of 32 tiles: at least one, then one more.
     assert reduced_sizes(512, 32, 32, 1) == (32, 64)
     # 64 tiles in steps of 8 over 12 banks: no pair of sizes halves the work.
     assert reduced_sizes(64, 8, 96, 2) is None
 
 
 def test_extrapolation_is_the_line_through_both_runs() -> None:
-    r = reduction(
+    r = gemm_reduction(
         {"M": 512 * TILE, "N": 64 * TILE, "K": 64 * TILE},
         {"M": 4, "N": 8, "K": 2},
         {"M": 8, "N": 8},
