@@ -350,13 +350,11 @@ def simulate_set(
     `--near` schedules tie with it within the margin (then the regret may rest on an
     estimate: the case marks it); the difference between the two ways is reported.
     `--exact` simulates every entry in full."""
+    if args.exact:
+        return simulate_all(result, arch, entries, args.jobs), None
     shape = options.shape
     banks = len(arch.dram.banks)
-    wanted = {
-        i: r
-        for i, e in enumerate(entries)
-        if not args.exact and (r := plan(result, e.problem, e.env, banks)) is not None
-    }
+    wanted = {i: r for i, e in enumerate(entries) if (r := plan(result, e.problem, e.env, banks))}
     shapes = {(r.dim, d): r.shape_at(shape, d) for r in wanted.values() for d in r.sizes}
     shallow = {key: Shallow.compile(result, options, s) for key, s in sorted(shapes.items())}
     runs: list[tuple[CompileResult, Entry]] = []

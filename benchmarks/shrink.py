@@ -118,13 +118,13 @@ def plan(
     if set(shape) != {"M", "N", "K"}:
         return None
     grid = [a.tile.name for a in result.program.grid]
-    spatial = problem.candidate.spatial
     m_sym, n_sym = grid
     (k_sym,) = (n for n in problem.tile_names if n not in grid)
     syms = {"M": m_sym, "N": n_sym, "K": k_sym}
     block = {d: env[s] // TILE for d, s in syms.items()}
     blocks = math.ceil(shape["M"] / env[m_sym]) * math.ceil(shape["N"] / env[n_sym])
     steps = blocks / problem.candidate.num_cores * math.ceil(shape["K"] / env[k_sym])
+    spatial = problem.candidate.spatial
     cores = {"M": spatial.get(m_sym, 1), "N": spatial.get(n_sym, 1)}
     return gemm_reduction(shape, block, cores, banks) if steps >= MIN_STEPS else None
 
