@@ -1,0 +1,39 @@
+"""The judge's TTNN summary (`benchmarks/selection.py`): the set's fastest against TTNN's
+tuned configuration is TTNN's time over the best simulated one, from judged sets only."""
+
+from __future__ import annotations
+
+import math
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from selection import CaseResult, summarize_ttnn
+
+
+def case(arch: str, size: int, regret: float, vs_ttnn: float) -> CaseResult:
+    return CaseResult("gemm", arch, "M=1,N=1,K=1", size, 1.0, 1.0, 1, regret, "", 0.0, 0.9, vs_ttnn)
+
+
+def test_the_sets_fastest_against_ttnn_uses_judged_sets_only(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    wh, bh = "wormhole_n150", "blackhole_p150_13x10"
+    # TTNN / best = (TTNN / pick) * (pick / best); a --ttnn result (size 2) has no set.
+    summarize_ttnn([case(wh, 125, 0.02, 1.01), case(bh, 125, 0.0, 0.98), case(bh, 2, 0.0, 1.5)])
+    lines = capsys.readouterr().out.splitlines()
+
+    def geomean(prefix: str, arch: str) -> float:
+        (line,) = [x for x in lines if x.startswith(prefix) and f" on {arch} " in x]
+        return float(re.findall(r"geomean ([\d.]+)x", line)[0])
+
+    assert geomean("the set's fastest", wh) == pytest.approx(1.01 * 1.02, abs=5e-4)
+    assert geomean("the set's fastest", bh) == pytest.approx(0.98, abs=5e-4)
+    assert geomean("the set's fastest", "all") == pytest.approx(
+        math.sqrt(1.01 * 1.02 * 0.98), abs=5e-4
+    )
+    assert geomean("Loom's pick", bh) == pytest.approx(math.sqrt(0.98 * 1.5), abs=5e-4)
