@@ -25,12 +25,13 @@ gives medians and worst cases per kernel family.
         [--kernels gemm] [--archs wormhole_n150] [--shapes 2048x256x2048,...]
 
 Simulating a set is the slow part (minutes per case), and the large GEMMs most of it: a
-GEMM schedule with enough K steps per core is simulated with one dimension (K, M or N)
-shrunk to two sizes and its time at the full size extrapolated (`shrink`); the pick,
-`--check` others and the schedules whose estimate comes within `--margin` of the set's
-fastest (the `--near` fastest of them) are simulated in full, so the regret and sim/model
-figures rest on full simulations (a case whose best is an estimate says so), and each
-case prints how far the estimates were from them (`--exact`: every schedule in full).
+GEMM schedule with enough K steps per core is simulated with one or two dimensions (K, M
+or N) shrunk to two sizes each and its time at the full size extrapolated (`shrink`);
+the pick, `--check` others and the schedules whose estimate comes within `--margin` of
+the set's fastest (the `--near` fastest of them) are simulated in full, so the regret
+and sim/model figures rest on full simulations (a case whose best is an estimate says
+so), and each case prints how far the estimates were from them (`--exact`: every
+schedule in full).
 
 `--ttnn-shapes --accumulate output` judges GEMM on the TTNN tables' manual shapes instead
 (30 of the 32 are not among the paper's 18), under TTNN's own accumulation contract so
@@ -56,8 +57,10 @@ import random
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any, TypeVar
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
@@ -303,29 +306,34 @@ def simulate_entry(result: CompileResult, arch: Arch, entry: Entry) -> float:
     return float(simulate(lowered.lowered, arch).cycles)
 
 
-_SHARED: tuple[Arch, list[tuple[CompileResult, Entry]]] | None = None
-"""What forked simulation workers read (inherited, never pickled)."""
+T = TypeVar("T")
+
+_TASK: Callable[[int], Any] | None = None
+"""What forked workers run (inherited with everything it refers to, never pickled)."""
 
 
-def _simulate_index(i: int) -> float:
-    assert _SHARED is not None
-    arch, runs = _SHARED
-    result, entry = runs[i]
-    return simulate_entry(result, arch, entry)
+def _run_task(i: int) -> Any:
+    assert _TASK is not None
+    return _TASK(i)
+
+
+def forked_map(task: Callable[[int], T], n: int, jobs: int) -> list[T]:
+    """[task(0), ..., task(n - 1)], on `jobs` forked workers where available; only the
+    results are pickled."""
+    global _TASK
+    if jobs <= 1 or n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        return [task(i) for i in range(n)]
+    _TASK = task
+    try:
+        with multiprocessing.get_context("fork").Pool(jobs) as pool:
+            return pool.map(_run_task, range(n), chunksize=1)
+    finally:
+        _TASK = None
 
 
 def simulate_runs(arch: Arch, runs: list[tuple[CompileResult, Entry]], jobs: int) -> list[float]:
-    """Simulated cycles of every (compiled program, entry) run, in order; `jobs` forked
-    workers where available."""
-    global _SHARED
-    if jobs <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [simulate_entry(r, arch, e) for r, e in runs]
-    _SHARED = (arch, runs)
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            return pool.map(_simulate_index, range(len(runs)), chunksize=1)
-    finally:
-        _SHARED = None
+    """Simulated cycles of every (compiled program, entry) run, in order."""
+    return forked_map(lambda i: simulate_entry(runs[i][0], arch, runs[i][1]), len(runs), jobs)
 
 
 def warm_simulator() -> None:
@@ -351,8 +359,8 @@ def simulate_set(
     args: argparse.Namespace,
 ) -> tuple[list[float], Extrapolation | None]:
     """Simulated cycles of every entry of a set. A GEMM entry large enough
-    (`shrink.plan`) is simulated with one dimension at two smaller sizes and its time at
-    full size extrapolated; the pick, `--check` seeded others, and then the
+    (`shrink.plan`) is simulated with one or two dimensions at two smaller sizes each and
+    its time at full size extrapolated; the pick, `--check` seeded others, and then the
     `--near` fastest entries whose extrapolated time is within `--margin` of the fastest
     time found are simulated in full, and their full times are the ones used. So the
     pick's time (sim/model) is simulated, and the set's fastest too unless more than
@@ -364,12 +372,15 @@ def simulate_set(
     shape = options.shape
     banks = len(arch.dram.banks)
     wanted = {i: r for i, e in enumerate(entries) if (r := plan(result, e.problem, e.env, banks))}
-    shapes = {(r.dim, d): r.shape_at(shape, d) for r in wanted.values() for d in r.sizes}
-    shallow = {key: Shallow.compile(result, options, s) for key, s in sorted(shapes.items())}
+    keys = sorted({_key(r.shape_at(shape, p)) for r in wanted.values() for p in r.points})
+    compiled = forked_map(
+        lambda i: Shallow.compile(result, options, dict(keys[i])), len(keys), args.jobs
+    )
+    shallow = dict(zip(keys, compiled, strict=True))
     runs: list[tuple[CompileResult, Entry]] = []
     plans: dict[int, tuple[Reduction, int]] = {}
     for i, r in wanted.items():
-        at = [shallow[r.dim, d] for d in r.sizes]
+        at = [shallow[_key(r.shape_at(shape, p))] for p in r.points]
         problems = [s.problem(entries[i].problem, entries[i].env) for s in at]
         if any(p is None for p in problems):
             continue  # not legal at a smaller size: simulated in full
@@ -392,7 +403,7 @@ def simulate_set(
     sims = simulate_runs(arch, [(result, entries[i]) for i in full] + runs, args.jobs)
     exact = dict(zip(full, sims[: len(full)], strict=True))
     small = sims[len(full) :]
-    guess = {i: r.extrapolate(small[at], small[at + 1]) for i, (r, at) in plans.items()}
+    guess = {i: r.extrapolate(small[at : at + len(r.points)]) for i, (r, at) in plans.items()}
     fastest = min(*exact.values(), *guess.values())
     close = [i for i in plans if i not in exact and guess[i] <= fastest * (1 + args.margin)]
     near = sorted(close, key=lambda i: (guess[i], i))[: args.near]
@@ -403,6 +414,11 @@ def simulate_set(
     out = [exact[i] if i in exact else guess[i] for i in range(len(entries))]
     estimated = frozenset(i for i in plans if i not in exact)
     return out, Extrapolation(estimated, len(errors), max(errors, default=0.0), args.margin)
+
+
+def _key(shape: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    """A shape as a sortable, hashable key."""
+    return tuple(sorted(shape.items()))
 
 
 @dataclass(frozen=True)

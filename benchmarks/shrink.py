@@ -1,11 +1,12 @@
-"""A large GEMM schedule's simulated time from two smaller simulations of it.
+"""A large GEMM schedule's simulated time from a few smaller simulations of it.
 
 The judge (`selection.py`) simulates 100+ schedules per case, and a case whose schedules
 run thousands of steps per core takes most of its time. Past the first few steps a
 schedule repeats much the same work, so its time is close to affine in the depth (K) and
 in the number of waves each core runs (M and N): simulating the same candidate and
 assignment with one dimension shrunk to two sizes and extending the line estimates its
-time at the full size. The sizes keep every remaining page on the bank it occupies in the
+time at the full size, and with two dimensions shrunk (four runs) the bilinear surface
+through them does. The sizes keep every remaining page on the bank it occupies in the
 full run, and the last (partial) step or wave as it is. The cores drift apart over a long
 run, so the line can miss by a few percent: the judge simulates the schedules that decide
 its figures in full, and reports how far the line was from them.
@@ -17,7 +18,9 @@ Spearman figure from 0.82 to 0.90: it is simulated in full.
 
 from __future__ import annotations
 
+import itertools
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from loom.dataflow import build_buffers
@@ -39,6 +42,11 @@ side by side); over all 44 cases the same figures, and most estimates unchanged;
 `--exact` on 2048x2048x16384 the largest error went 8.1% -> 2.0% (Blackhole) and
 1.6% -> 2.9% (Wormhole)."""
 
+AXES = 2
+"""Dimensions shrunk together at most. All three (eight runs) measured slower than two on
+the one Wormhole 16384³ schedule where all three could shrink (6.2 CPU-s against 4.2):
+past two, the runs' fixed costs (tracing, lowering, filling the pipeline) dominate."""
+
 
 def reduced_sizes(tiles: int, unit: int, lattice: int, min_units: int) -> tuple[int, int] | None:
     """Two sizes smaller than `tiles`, congruent to it modulo `lattice` (a multiple of
@@ -56,7 +64,7 @@ def reduced_sizes(tiles: int, unit: int, lattice: int, min_units: int) -> tuple[
 
 
 @dataclass(frozen=True)
-class Reduction:
+class Axis:
     """One of a GEMM's dimensions (`M`, `N` or `K`) at two smaller sizes, in tiles."""
 
     dim: str
@@ -65,24 +73,49 @@ class Reduction:
 
     @property
     def cost(self) -> float:
-        """The two simulations' work over the full one's."""
+        """The two sizes' work over the full size's."""
         return sum(self.sizes) / self.tiles
 
-    def extrapolate(self, t1: float, t2: float) -> float:
-        """The time at full size on the line through the two smaller sizes' times."""
+    def weights(self) -> tuple[float, float]:
+        """Each size's weight on the line through both, at the full size."""
         (d1, d2) = self.sizes
-        return t1 + (t2 - t1) * (self.tiles - d1) / (d2 - d1)
+        u = (self.tiles - d1) / (d2 - d1)
+        return (1 - u, u)
 
-    def shape_at(self, shape: dict[str, int], size: int) -> dict[str, int]:
-        """`shape` with this dimension at `size` tiles."""
-        return {**shape, self.dim: size * TILE}
+
+@dataclass(frozen=True)
+class Reduction:
+    """A GEMM schedule simulated at every combination of its `axes`' smaller sizes (one
+    axis: two runs; two: four), its full-size time extrapolated from theirs."""
+
+    axes: tuple[Axis, ...]
+
+    @property
+    def cost(self) -> float:
+        """All the runs' work over the full run's."""
+        return math.prod(a.cost for a in self.axes)
+
+    @property
+    def points(self) -> tuple[tuple[int, ...], ...]:
+        """The runs' sizes, one per axis, in the order `extrapolate` takes their times."""
+        return tuple(itertools.product(*(a.sizes for a in self.axes)))
+
+    def extrapolate(self, times: Sequence[float]) -> float:
+        """The time at full size: linear along each axis through its two sizes (bilinear
+        over two axes), the runs' `times` given in the order of `points`."""
+        weights = itertools.product(*(a.weights() for a in self.axes))
+        return sum(math.prod(w) * t for w, t in zip(weights, times, strict=True))
+
+    def shape_at(self, shape: dict[str, int], point: tuple[int, ...]) -> dict[str, int]:
+        """`shape` with each axis's dimension at its size in `point` (tiles)."""
+        return {**shape, **{a.dim: size * TILE for a, size in zip(self.axes, point, strict=True)}}
 
 
 def gemm_reduction(
     shape: dict[str, int], block: dict[str, int], cores: dict[str, int], banks: int
 ) -> Reduction | None:
     """The cheapest way to shrink a GEMM schedule with `block` tiles per block and `cores`
-    cores along M and N, or None where none halves the work.
+    cores along M and N, or None where no dimension halves the work.
 
     Pages interleave round-robin over the banks in row-major tile order: tile (r, c) of a
     tensor C tiles wide is in bank (r·C + c) mod banks.
@@ -93,7 +126,11 @@ def gemm_reduction(
     - M: dropping rows of A and C moves no other page; sizes congruent modulo a wave
       (cores along M times the block) keep each core's last, partial wave; at least one.
     - N: B and C are N wide, so sizes congruent modulo the banks too keep their row
-      strides."""
+      strides.
+
+    Each dimension's sizes keep the pages of the others where they are, so two
+    dimensions shrink together (`AXES` at most): the four runs of K and M cost 0.06 of a
+    full run of Wormhole 16384³'s pick, against 0.19 for M alone."""
     tiles = {d: shape[d] // TILE for d in ("M", "N", "K")}
     wave = {d: cores[d] * block[d] for d in ("M", "N")}
     ways = {
@@ -102,11 +139,12 @@ def gemm_reduction(
         "N": (wave["N"], math.lcm(wave["N"], banks), 1),
     }
     found = [
-        Reduction(dim, tiles[dim], sizes)
+        Axis(dim, tiles[dim], sizes)
         for dim, (unit, lattice, least) in ways.items()
         if (sizes := reduced_sizes(tiles[dim], unit, lattice, least)) is not None
     ]
-    return min(found, key=lambda r: r.cost, default=None)
+    cheapest = sorted(found, key=lambda a: a.cost)[:AXES]
+    return Reduction(tuple(sorted(cheapest, key=lambda a: a.dim))) if cheapest else None
 
 
 def plan(
@@ -169,7 +207,7 @@ class Shallow:
 @dataclass(frozen=True)
 class Extrapolation:
     """How a set's large schedules were simulated: those at `estimated` (indices into the
-    set) from two smaller simulations only; `compared` both ways (the pick, `--check`
+    set) from smaller simulations only; `compared` both ways (the pick, `--check`
     seeded others, and the fastest few whose extrapolated time came within `--margin` of
     the set's fastest), with the largest relative difference between the two."""
 

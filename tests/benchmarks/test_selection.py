@@ -1,5 +1,6 @@
-"""The judge's TTNN summary (`benchmarks/selection.py`): the set's fastest against TTNN's
-tuned configuration is TTNN's time over the best simulated one, from judged sets only."""
+"""The judge (`benchmarks/selection.py`): its TTNN summary (the set's fastest against
+TTNN's tuned configuration is TTNN's time over the best simulated one, from judged sets
+only) and its forked workers (results in order, whatever the number of workers)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from selection import CaseResult, summarize_ttnn
+from selection import CaseResult, forked_map, summarize_ttnn
 
 
 def case(arch: str, size: int, regret: float, vs_ttnn: float) -> CaseResult:
@@ -37,3 +38,11 @@ def test_the_sets_fastest_against_ttnn_uses_judged_sets_only(
         math.sqrt(1.01 * 1.02 * 0.98), abs=5e-4
     )
     assert geomean("Loom's pick", bh) == pytest.approx(math.sqrt(0.98 * 1.5), abs=5e-4)
+
+
+def test_forked_workers_return_results_in_order() -> None:
+    # A closure over unpicklable state (a lambda): workers inherit it, only results return.
+    scale = {"by": lambda i: 3 * i}
+    want = [3 * i for i in range(7)]
+    assert forked_map(lambda i: scale["by"](i), 7, jobs=2) == want
+    assert forked_map(lambda i: scale["by"](i), 7, jobs=1) == want

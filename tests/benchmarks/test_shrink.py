@@ -1,6 +1,7 @@
 """The judge's shrunk runs (`benchmarks/shrink.py`) keep what the extrapolation rests on:
 every tile left at a smaller size sits on the bank it occupies at full size, each core's
-last (partial) step or wave is unchanged, and the two runs halve the work."""
+last (partial) step or wave is unchanged, and each shrunk dimension's two sizes halve
+its work."""
 
 from __future__ import annotations
 
@@ -9,11 +10,12 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pytest import approx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from loom.ir.geometry import TILE
-from shrink import FRACTION, gemm_reduction, reduced_sizes
+from shrink import AXES, FRACTION, gemm_reduction, reduced_sizes
 
 
 def bank(row: int, col: int, width: int, banks: int) -> int:
@@ -35,13 +37,15 @@ def test_reduction_keeps_banks_and_last_wave(
     r = gemm_reduction(shape, block, cores, banks)
     if r is None:
         return
-    full = tiles[r.dim]
-    assert r.tiles == full and 0 < r.sizes[0] < r.sizes[1] < full
-    assert 2 * sum(r.sizes) <= full
-    unit = block["K"] if r.dim == "K" else cores[r.dim] * block[r.dim]
-    for size in r.sizes:
-        assert size % unit == full % unit  # the last step or wave as at full size
-        small = {**tiles, r.dim: size}
+    assert 1 <= len(r.axes) <= AXES and len({a.dim for a in r.axes}) == len(r.axes)
+    for a in r.axes:
+        full = tiles[a.dim]
+        assert a.tiles == full and 0 < a.sizes[0] < a.sizes[1] < full
+        assert 2 * sum(a.sizes) <= full
+        unit = block["K"] if a.dim == "K" else cores[a.dim] * block[a.dim]
+        assert all(size % unit == full % unit for size in a.sizes)  # the last step or wave
+    for point in r.points:
+        small = {d: s // TILE for d, s in r.shape_at(shape, point).items()}
         # A is M x K, B is K x N, C is M x N: every tile left keeps its bank.
         for rows, cols in (("M", "K"), ("K", "N"), ("M", "N")):
             for row in range(min(small[rows], 3)):
@@ -67,6 +71,31 @@ def test_extrapolation_is_the_line_through_both_runs() -> None:
         {"M": 8, "N": 8},
         12,
     )
-    assert r is not None and r.dim == "M"
-    d1, d2 = r.sizes
-    assert r.extrapolate(100.0 + 3 * d1, 100.0 + 3 * d2) == 100.0 + 3 * 512
+    assert r is not None and [a.dim for a in r.axes] == ["M"]
+    assert r.extrapolate([100.0 + 3 * d for (d,) in r.points]) == approx(100.0 + 3 * 512)
+
+
+def test_two_axes_extrapolate_a_bilinear_surface() -> None:
+    """Time affine in the waves and in the depth, with a cross term (each wave's steps),
+    is recovered exactly at the full size from the four runs."""
+    r = gemm_reduction(
+        {"M": 512 * TILE, "N": 16 * TILE, "K": 512 * TILE},
+        {"M": 16, "N": 4, "K": 8},
+        {"M": 2, "N": 4},
+        12,
+    )
+    assert r is not None and [(a.dim, a.sizes) for a in r.axes] == [
+        ("K", (32, 128)),
+        ("M", (32, 64)),
+    ]
+    assert r.cost == approx(160 / 512 * 96 / 512)
+
+    def time(k: int, m: int) -> float:
+        return 1000.0 + 7.0 * k + 50.0 * m + 0.25 * k * m
+
+    assert r.extrapolate([time(*p) for p in r.points]) == approx(time(512, 512))
+    assert r.shape_at({"M": 1, "N": 2, "K": 3}, (32, 64)) == {
+        "M": 64 * TILE,
+        "N": 2,
+        "K": 32 * TILE,
+    }
