@@ -372,7 +372,8 @@ def simulate_set(
     shape = options.shape
     banks = len(arch.dram.banks)
     wanted = {i: r for i, e in enumerate(entries) if (r := plan(result, e.problem, e.env, banks))}
-    keys = sorted({_key(r.shape_at(shape, p)) for r in wanted.values() for p in r.points})
+    shapes = {i: [_key(r.shape_at(shape, p)) for p in r.points] for i, r in wanted.items()}
+    keys = sorted({key for at in shapes.values() for key in at})
     compiled = forked_map(
         lambda i: Shallow.compile(result, options, dict(keys[i])), len(keys), args.jobs
     )
@@ -380,7 +381,7 @@ def simulate_set(
     runs: list[tuple[CompileResult, Entry]] = []
     plans: dict[int, tuple[Reduction, int]] = {}
     for i, r in wanted.items():
-        at = [shallow[_key(r.shape_at(shape, p))] for p in r.points]
+        at = [shallow[key] for key in shapes[i]]
         problems = [s.problem(entries[i].problem, entries[i].env) for s in at]
         if any(p is None for p in problems):
             continue  # not legal at a smaller size: simulated in full
