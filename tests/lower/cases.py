@@ -30,7 +30,7 @@ class Case:
     pipeline: dict[str, dict[str, int]] = field(default_factory=dict)
     multicast: tuple[str, ...] = ()
     engines: dict[str, str] = field(default_factory=dict)
-    """Engines of some loads by tensor (a `__rd` candidate: A and B on the reader)."""
+    """Engines of some loads by tensor (say a `__rd` candidate's A and B on the reader)."""
 
     def program(self) -> TileProgram:
         return kernel_program(self.kernel, tuple(sorted(self.shape.items())))
@@ -210,6 +210,18 @@ FAST: tuple[Case, ...] = (
         (128, 64),
         pipeline={"loop:tile_n": LOAD2, "grid": DOUBLE},
         multicast=("k", "v"),
+    ),
+    # V on the writer, which then stores each wave's output one wave late (an `__sl`
+    # candidate): four waves per core, the store after the next wave's first two V loads
+    _fa(
+        "fa-wh-stores-late",
+        FA_S,
+        WH,
+        {"y": [(2, "tile_b")], "x": [(2, "tile_m")]},
+        (64, 128),
+        pipeline={"loop:tile_n": LOAD2, "grid": {"b_store": 1}},
+        multicast=("k", "v"),
+        engines={"k": "reader", "v": "writer"},
     ),
     _fa(
         "fa-d64-bh12-mcast",

@@ -52,6 +52,18 @@ def test_a_store_waits_for_the_body_when_its_engine_loads_inside(buffered, wormh
     assert isinstance(once, Leaf)
     assert [t.cycles.eval(env) for t in once.terms if "opening" in t.what] == [covered]
 
+    # Its twin storing one wave late (`loom.lower.loops`): two store blocks, the store is
+    # the pipe's stage, overlapped with the next wave, and the writer's own work (its B
+    # loads, then the stores) bounds the wave instead.
+    late = replace(cand, name=f"{cand.name}__sl", stores_late=True)
+    grid, domains = grid_pipe(b, late, wormhole)
+    assert domains[grid.b_store.name] == (1,)
+    assert isinstance(grid.body, Seq)
+    assert latency(grid.store).eval(env) == latency(store).eval(env)
+    *_, occupancy = grid.body.children
+    assert isinstance(occupancy, Leaf) and occupancy.terms[0].kind == "occupancy"
+    assert not any(isinstance(n, Stage) for n in grid.body.children)
+
     readers = tuple(replace(c, engine="reader") if c.kind == "load" else c for c in cand.copies)
     grid, domains = grid_pipe(b, replace(cand, copies=readers), wormhole)
     assert grid.store.terms
@@ -154,13 +166,24 @@ def test_the_compute_around_a_steady_loop_hides_behind_its_loads(buffered, wormh
 
 
 def test_no_fill_credit_when_the_loop_s_engine_stores_after_it(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
-    """GEMM with B on the writer: the writer stores C after the K loop before it can fetch
-    the next wave's first B block, so the fill stays per wave."""
+    """GEMM with B on the writer: storing in program order, the writer stores C after the
+    K loop before it can fetch the next wave's first B block, so the fill stays per
+    wave; storing one wave late it fetches that block first, so it shows once."""
     b = buffered["gemm"]
     cand = enumerate_candidates(b, wormhole).candidates[0]
     grid, _ = grid_pipe(b, cand, wormhole)
     loop, _ = _grid_loop(grid)
     assert not loop.steady
+    problem = build_problem(b, replace(cand, stores_late=True), wormhole, "HiFi4", 1)
+    grid = problem.heg.children[1].body  # type: ignore[attr-defined]
+    loop, i = _grid_loop(grid)
+    assert loop.steady and isinstance(loop.body, Pipe)
+    per_wave = grid.body.children[i + 1]  # type: ignore[attr-defined]
+    assert isinstance(per_wave, Leaf) and per_wave.terms[0].cycles == Const(0)
+    env = {n: d[-1] for n, d in problem.domains.items()}
+    fill = (sequential(loop.body) - latency(loop.body)).eval(env)
+    once = problem.heg.children[-1]  # type: ignore[attr-defined]
+    assert fill > 0 and fill in [t.cycles.eval(env) for t in once.terms if "fill of loop" in t.what]
 
 
 def test_single_slot_loads_on_one_engine_refill_while_the_compute_holds_the_other(

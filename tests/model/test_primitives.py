@@ -164,6 +164,22 @@ def test_multicast_senders_of_two_operands_share_the_banks_by_stream_count() -> 
     assert prim.read_phase(BH, b, (unicast, b)).eval({}) == alone
 
 
+def test_an_engines_part_of_a_stage_counts_the_other_engines_reads() -> None:
+    """What the writer is busy with in a load stage it shares with the reader
+    (`engine_read_stage`, GEMM's B beside A): its own multicast read and sends, slowed
+    by A's streams at the banks, after one read latency; nothing for an engine that
+    loads nothing there."""
+    a = transfer(multicast=True, concurrent=65, tiles=Const(8))
+    b = transfer(what="load b", multicast=True, concurrent=10, tiles=Const(32), engine="writer")
+    shared = prim.engine_read_stage(BH, (a, b), "writer").eval({})
+    alone = prim.engine_read_stage(BH, (b,), "writer").eval({})
+    sends = prim.send_time(BH, b).eval({})
+    read = prim.read_phase(BH, b, (a, b)).eval({})
+    latency = BH.dram.read_latency_cycles + prim.send_latency(BH, b.sends)
+    assert shared == read + sends + latency > alone
+    assert prim.engine_read_stage(BH, (a,), "writer") == Const(0)
+
+
 def test_a_refetch_shares_the_banks_with_the_other_engines_reads_only() -> None:
     # 24 cores each read 12 tiles: a DRAM-bound stream (the banks, not the engine).
     a = transfer()

@@ -98,6 +98,10 @@ class Candidate:
     waves: dict[str, Expr]
     """Temporal waves of every grid axis: ceildiv(tile count, spatial factor)."""
     gather_axes: tuple[str, ...] = ()
+    stores_late: bool = False
+    """The writer, which also loads inside the grid body, stores each wave's result one
+    wave late, into a double store block (the grid's b_store knob fixed at 1; named
+    `__sl`, `loom.mapping.engines`); False: in program order, one store block."""
 
     @property
     def num_cores(self) -> int:

@@ -20,7 +20,7 @@ from loom.lower.check import check_program
 from loom.lower.compute import ComputeBuilder
 from loom.lower.context import LowerContext, build_context
 from loom.lower.fit import check_block_sizes, check_l1, check_waves
-from loom.lower.loops import with_waves
+from loom.lower.loops import with_waves, with_waves_stores_late
 from loom.lower.merge import Merge
 from loom.lower.movement import Movement
 
@@ -87,7 +87,7 @@ def lower(tile: TileProgram, buffers: BufferedProgram, schedule: Schedule, arch:
         nets=tuple(movement.nets),
         reader=with_waves(ctx, reader),
         compute=with_waves(ctx, compute_stream),
-        writer=with_waves(ctx, writer),
+        writer=with_waves_stores_late(ctx, writer),
         math_fidelity=schedule.math_fidelity,
         notes=_notes(ctx, arch),
     )

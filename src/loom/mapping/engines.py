@@ -11,8 +11,13 @@ by the busiest link of each NoC (the loads of a scope stream at once) and the li
 is kept (ties keep the plan's; `loom.arch.noc.choose_load_engines`). A scope's two loads
 dealt to both engines, both multicast, also give a second candidate with both on the
 reader: the writer then only stores, and drains each wave's result while the next wave
-computes, which the links cannot weigh (the latency model does). The choice is written
-on the candidate's copies: the latency model charges it and the lowering realizes it.
+computes, which the links cannot weigh (the latency model does). When the writer loads
+inside the grid body, that variant has a third realization (`__sl`): with a double store
+block, the writer issues each wave's stores after the next wave's first loads instead of
+between two waves' loads (`loom.lower.loops.with_waves_stores_late`); one store block
+and program order, or two and the stores late, is a trade of L1 for overlap that the
+model weighs. The choice is written on the candidate: the latency model charges it and
+the lowering realizes it.
 """
 
 from __future__ import annotations
@@ -23,9 +28,12 @@ from loom.arch import Arch
 from loom.arch.noc import choose_load_engines
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
+from loom.ir.tile import Gather, If, Load, Store, accesses
 
 READER_ONLY = "__rd"
 """Name suffix of a candidate whose split loads are all on the reader."""
+STORES_LATE = "__sl"
+"""Name suffix of a candidate whose writer stores one wave late (`Candidate.stores_late`)."""
 
 
 def assign_engines(
@@ -33,20 +41,61 @@ def assign_engines(
 ) -> tuple[Candidate, ...]:
     """`candidate` with every load copy's engine set, and, when its `split` loads
     (`loom.arch.noc.split_loads`: the chooser deals them to both engines) all multicast,
-    its second realization with them on the reader (named `__rd`). Unicast loads are
-    read by every core: on one engine they double each core's reads on one NoC, and
-    without the multicast handshakes the cores drift apart, so the stores' wait the
-    model charges (`loom.model.heg.HegBuilder.pass_dram`) would not describe them;
-    leaving them out also keeps the candidates to solve to a quarter more, not twice
-    as many."""
+    its second realization with them on the reader (named `__rd`), and, when besides the
+    writer loads in a loop of the grid body and all of those loads multicast too, its
+    twin storing one wave late (named `__sl`). Unicast loads are read by every core: on
+    one engine they double each core's reads on one NoC, and without the multicast
+    handshakes the cores drift apart, so the stores' wait the model charges
+    (`loom.model.heg.HegBuilder.pass_dram`) would not describe them; leaving them out
+    also keeps the candidates few (GEMM 2048³ on Wormhole: 1 069, against 1 473 with a
+    late twin for every variant whose writer multicasts, which compiled 1.9x slower)."""
     cores = (candidate.mapping.cores_y, candidate.mapping.cores_x)
     plans = {c.op: (c.mode, c.area) for c in candidate.copies}
     engines = choose_load_engines(buffered, cores, plans, arch)
     out = [_with_engines(candidate, engines)]
-    if split and all(plans[i][0] == "multicast" for i in split):
+    multicast = all(plans[i][0] == "multicast" for i in split)
+    if split and multicast:
         reader_only = {i: "reader" if i in split else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
+    if multicast and _may_store_late(buffered, engines, plans):
+        first = out[0]
+        out.append(replace(first, name=f"{first.name}{STORES_LATE}", stores_late=True))
     return tuple(out)
+
+
+def _may_store_late(
+    buffered: BufferedProgram,
+    engines: dict[int, str],
+    plans: dict[int, tuple[str, tuple[int, int]]],
+) -> bool:
+    """Whether the writer can store the grid body's results one wave late: it loads in a
+    loop of the grid body (GEMM's B, copied on NoC1), every such load multicast, and the
+    grid body ends with plain stores (a split reduction's gather or merge waits for the
+    other cores, so its stores stay in order)."""
+    mine = [i for i in _late_loads(buffered) if engines.get(i) == "writer"]
+    return bool(mine) and all(plans[i][0] == "multicast" for i in mine)
+
+
+def always_stores_late(buffered: BufferedProgram, split: tuple[int, ...]) -> bool:
+    """Whether the candidate whose `split` loads all multicast always has a `__sl` twin:
+    the chooser deals those loads to both engines, and they load in a loop of a grid
+    body that may store late (for counting the candidates without building them,
+    `loom.mapping.enumerate`)."""
+    return bool(split) and set(split) <= set(_late_loads(buffered))
+
+
+def _late_loads(buffered: BufferedProgram) -> tuple[int, ...]:
+    """Access indices of the loads that, on the writer, let it store one wave late: the
+    loads of the grid body's loops, when the grid body stores and has no gather or merge."""
+    body = buffered.program.body
+    if not any(isinstance(op, Store) for op in body):
+        return ()
+    if any(isinstance(op, (Gather, If)) for op in body):
+        return ()
+    grid = {id(op) for op in body}
+    return tuple(
+        i for i, op in enumerate(accesses(body)) if isinstance(op, Load) and id(op) not in grid
+    )
 
 
 def _with_engines(candidate: Candidate, engines: dict[int, str], name: str = "") -> Candidate:

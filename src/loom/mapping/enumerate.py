@@ -3,7 +3,9 @@
 candidates = consistent views (for every linear extension of the axis dominance order)
              x communication choices (multicast on or off per group of loads that
              depend on the same grid axes), plus a second engine realization of
-             the variant whose split loads all multicast (both on the reader),
+             the variant whose split loads all multicast (both on the reader) and
+             its twin storing one wave late, where the writer loads in a loop
+             (`loom.mapping.engines`),
              keeping only views that give no grid axis
              more cores than it can have tiles, and whose split axes can be fully
              spatial (one block per core, the tile dividing the extent).
@@ -21,7 +23,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import AccessInfo, Candidate, CandidateSet
 from loom.ir.schedule import Mapping
 from loom.ir.tile import Gather, TileProgram, walk
-from loom.mapping.engines import assign_engines
+from loom.mapping.engines import always_stores_late, assign_engines
 from loom.mapping.multicast import multicast_levels, plan_copy
 from loom.mapping.reuse import analyze_accesses, reuse_flags
 from loom.mapping.scores import axis_scores, linear_extensions
@@ -73,6 +75,7 @@ class Enumerator:
         self.gathers = _gather_axes(self.program)
         self.max_tiles = _max_tiles(self.program)
         self.split = split_loads(buffered)
+        self.late = always_stores_late(buffered, self.split)
 
     def run(self) -> CandidateSet:
         scores = axis_scores(self.program, self.infos)
@@ -108,8 +111,8 @@ class Enumerator:
         number of communication variants only through the axis of the innermost level
         of each dimension (which loads can multicast), so the dimension choices are
         grouped by that signature and the pairs of groups counted, with the second
-        realization of the variant whose split loads all multicast
-        (`loom.mapping.engines`)."""
+        realization of the variant whose split loads all multicast and, where it always
+        has one, its twin storing one wave late (`loom.mapping.engines`)."""
 
         def signature(choice: DimChoice) -> tuple[tuple[int, ...], str]:
             factors = tuple(
@@ -139,7 +142,9 @@ class Enumerator:
                 }
                 # the variant with every split load multicast has a reader-only twin
                 twin = 1 if split and split <= groups else 0
-                total += nx * ny * (2 ** len(groups) + twin)
+                # and one storing one wave late
+                late = twin if self.late else 0
+                total += nx * ny * (2 ** len(groups) + twin + late)
         return total
 
     def _comm_groups(self, mapping: Mapping) -> list[tuple[str, ...]]:

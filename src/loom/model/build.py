@@ -30,6 +30,7 @@ from loom.arch import Arch
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
 from loom.ir.problem import Constraint, Problem, latency, pipes
+from loom.ir.scope import Scope
 from loom.ir.tile import ForLoop, Load, Store, accesses, walk
 from loom.model.domains import grid_domain, tile_domain
 from loom.model.heg import HegBuilder, knob, placement_knob
@@ -69,6 +70,8 @@ class ProblemBuilder:
             for sym, stage in ((pipe.b_load, pipe.load), (pipe.b_store, pipe.store)):
                 symbols[sym.name] = sym
                 knobs[sym.name] = (0, 1) if stage.terms else (0,)
+        if self.c.stores_late:  # two store blocks, the writer's stores one wave late
+            knobs[knob("b_store", Scope.grid()).name] = (1,)
         for acc in self.b.accumulators:
             symbols[acc.knob] = placement_knob(acc)
         knobs.update(self.accumulator_knobs())
@@ -77,7 +80,7 @@ class ProblemBuilder:
         if key not in cache:
             cache[key] = (self.legality(knobs), self.tile_domains | self.accumulator_knobs())
         (domains, constraints, l1, reason), split_domains = cache[key]
-        fixed = {name: 0 for name, values in knobs.items() if values == (0,)}
+        fixed = {name: values[0] for name, values in knobs.items() if len(values) == 1}
         symbols = {s.name: s for s in self.program.tile_syms} | symbols
         return Problem(
             candidate=self.c,

@@ -134,6 +134,9 @@ class HegBuilder:
         compute around such a loop runs while the engine loads the next wave's blocks."""
         self.fills: list[Term] = []
         """Fills of the grid's steady loops, exposed once per program (`steady_fill`)."""
+        self.late_fills: set[str] = set()
+        """Grid loops whose store engine also loads them: primed from the previous wave
+        only when the stores go one wave late (`Candidate.stores_late`, `steady_fill`)."""
         self.accumulated: dict[str, tuple[Accumulator, str]] = {}
         """Value held by a matmul accumulator's state -> (accumulator, its store's dtype)."""
         for acc in buffered.accumulators:
@@ -219,7 +222,8 @@ class HegBuilder:
                 if steady is not None:
                     items.append(For(f"for {op.tile.name}", trip, pipe, steady=True))
                     items.append(Leaf(f"fill@{scope}#{len(items)}", (steady,)))
-                    steady_loops.append((op, pipe))
+                    if op.tile.name not in self.late_fills:  # primed by the late stores
+                        steady_loops.append((op, pipe))
                 else:
                     items.append(For(f"for {op.tile.name}", trip, pipe))
             elif isinstance(op, Gather):
@@ -248,9 +252,10 @@ class HegBuilder:
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
         in_body = bool(stores) and self.store_engine in self.inner_load_engines(ops)
-        if in_body:
-            store = self.store_in_body(items, store, scope, hidden)
         self.passes[scope.key] = (loads, loops)
+        store, late_dram = self.store_in_body(
+            items, store, stores, ops, scope, hidden, (load_cycles, loops)
+        )
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
         return Pipe(
@@ -267,7 +272,7 @@ class HegBuilder:
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
             unheld=unheld,
-            **self.pass_dram(stores, in_body, scope, load_cycles, body, loops),
+            **(late_dram or self.pass_dram(stores, in_body, scope, load_cycles, body, loops)),
         )
 
     def pass_reads(self, name: str) -> EngineReads:
@@ -319,7 +324,13 @@ class HegBuilder:
         own, sends, streams = max(reads.engines.values(), key=lambda r: r.streams)
         wait = minimum(written, ceildiv(own * writers, streams))
         overlapped = knob("b_store", scope).eq(1)
-        drift = select(overlapped, sends + own + wait, 0)
+        # every loading engine reads, sends and waits for the banks in turn (one engine
+        # but for a writer that loads too, `store_in_body`)
+        chains = (
+            r.sends + r.own + minimum(written, ceildiv(r.own * writers, r.streams))
+            for r in reads.engines.values()
+        )
+        drift = select(overlapped, maximum(*chains), 0)
         if sends == Const(0):  # unicast reads: nothing paces the cores together
             return {"dram": maximum(banks, drift)}
         chain = load_cycles + add(*(trip * latency(pipe.load) for trip, pipe in loops))
@@ -350,10 +361,18 @@ class HegBuilder:
             return None
         engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
         after = any(isinstance(op, (Store, Gather, If)) for op in ops)
-        if not engines or (after and self.store_engine in engines):
-            return None
         fill = sequential(pipe) - latency(pipe)
         what = f"fill of loop {loop.tile.name} (first load, last body)"
+        if engines and after and self.store_engine in engines:
+            if not self.c.stores_late:
+                return None
+            # stores one wave late: the engine fetches the next wave's first block
+            # before it stores, so the fill shows once
+            self.late_fills.add(loop.tile.name)
+            self.fills.append(Term("fill", f"{what}, once", fill))
+            return Term("fill", f"{what}, per wave", Const(0))
+        if not engines:
+            return None
         held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
         if held:
             # the first wave has no previous wave to hide its fill behind: it pays the
@@ -484,17 +503,69 @@ class HegBuilder:
         return Term("overlap", what, Const(0) - hidden, floor=Const(0) - add(*around))
 
     def store_in_body(
-        self, items: list[HegNode], store: Stage, scope: Scope, behind: Term | None
-    ) -> Stage:
+        self,
+        items: list[HegNode],
+        store: Stage,
+        stores: list[prim.TransferSpec],
+        ops: tuple[Op, ...],
+        scope: Scope,
+        behind: Term | None,
+        reads: tuple[Expr, list[tuple[Expr, Pipe]]],
+    ) -> tuple[Stage, dict[str, Expr]]:
         """The engine that stores also loads inside the body (a nested loop's operand): its
         store runs between two bodies' loads, so no buffer can overlap it; it goes into
         the body (`items`), with what the next wave's opening compute hides of it, and the
-        pipe's own store stage is empty."""
-        covered = self.behind_store(items, store, behind) if scope == Scope.grid() else None
-        items.append(store)
-        if covered is not None:
-            items.append(Leaf(f"overlap@{scope}#{len(items)}", (covered,)))
-        return Stage(f"store@{scope}", (), Const(0))
+        pipe's own store stage is empty. A candidate storing one wave late
+        (`Candidate.stores_late`, `loom.lower.loops.with_waves_stores_late`) keeps the
+        store as the grid pipe's store stage, overlapped with the next wave like any other
+        (its b_store knob fixed at 1): the banks' pass term (`pass_dram`) applies, and the
+        engine's occupancy (`late_store_occupancy`) bounds the wave. Returns the pipe's
+        store stage and, for late stores, its pass terms."""
+        if not stores or self.store_engine not in self.inner_load_engines(ops):
+            return store, {}
+        if not (self.c.stores_late and scope == Scope.grid()):
+            covered = self.behind_store(items, store, behind) if scope == Scope.grid() else None
+            items.append(store)
+            if covered is not None:
+                items.append(Leaf(f"overlap@{scope}#{len(items)}", (covered,)))
+            return Stage(f"store@{scope}", (), Const(0)), {}
+        load_cycles, loops = reads
+        items.append(self.late_store_occupancy(loops, store.cycles, items))
+        body = Seq("", tuple(items))
+        return store, self.pass_dram(stores, False, scope, load_cycles, body, loops)
+
+    def late_store_occupancy(
+        self, loops: list[tuple[Expr, Pipe]], store: Expr, items: list[HegNode]
+    ) -> Leaf:
+        """With the stores one wave late (`loom.lower.loops.with_waves_stores_late`), the
+        store engine loads the next wave's first blocks, as many as its buffer holds
+        (`depth`), then stores the previous wave's result, then loads the rest. The
+        compute runs meanwhile until it needs the block loaded after the store: the
+        next wave's block `depth` (`depth` steps of the loop) or, with a loop no deeper
+        than its buffer, the first block of the wave after (the whole body). The store
+        (its stage: with the other cores' writes on the links and banks, the multicast
+        handshakes keeping the cores' writers together) and that load show beyond it:
+        per wave + max(0, s + l - that time, occupancy - body), occupancy = the engine's
+        loads of the wave (trip x its part of the loop's load stage, shared with the
+        other engine's reads) + s."""
+        body = add(*(latency(node) for node in items))
+        own: list[Expr] = []
+        waits: list[Expr] = []
+        for trip, pipe in loops:
+            transfers = tuple(self.passes[pipe.name][0])
+            if not any(t.engine == self.store_engine for t in transfers):
+                continue
+            load = prim.engine_read_stage(self.arch, transfers, self.store_engine)
+            own.append(trip * load)
+            if not waits:  # the loop the lowering cuts after its first `depth` loads
+                step = latency(pipe)
+                one = select(trip.ge(2), step, body)
+                two = select(trip.ge(3), 2 * step, body)
+                waits.append(store + load - select(pipe.b_load.eq(1), two, one))
+        what = "the store engine's loads and the previous wave's stores (busy per wave)"
+        extra = maximum(add(*own, store) - body, *waits, 0)
+        term = Term("occupancy", what, extra, Const(0))
+        return Leaf(f"occupancy@{Scope.grid()}#{len(items)}", (term,))
 
     def behind_store(self, items: list[HegNode], store: Stage, behind: Term | None) -> Term | None:
         """The compute that opens a wave before its first loop (GEMM's accumulator fill)

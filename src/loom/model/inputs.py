@@ -46,8 +46,9 @@ def loop_depth(program: TileProgram) -> int:
 class ProblemCache:
     """Builds each candidate's problem once per *signature*: a problem depends on the
     candidate only through the cores per axis, the cores in use per dimension (the NoC
-    routes) and the mode, area and engine of every copy, so candidates that differ in
-    nothing else (say, x2x4 versus x4x2 with the same groups) share one."""
+    routes), the mode, area and engine of every copy and whether the stores go one wave
+    late, so candidates that differ in nothing else (say, x2x4 versus x4x2 with the same
+    groups) share one."""
 
     buffered: BufferedProgram
     arch: Arch
@@ -62,6 +63,7 @@ class ProblemCache:
             tuple((c.mode, c.area, c.engine) for c in candidate.copies),
             candidate.gather_axes,
             (candidate.mapping.cores_y, candidate.mapping.cores_x),
+            candidate.stores_late,
         )
         if key not in self.built:
             self.built[key] = build_problem(

@@ -368,6 +368,17 @@ def dram_read_stage(
     return tuple(terms), max(waits.values()) + maximum(*per_engine.values(), dram, links)
 
 
+def engine_read_stage(arch: Arch, transfers: tuple[TransferSpec, ...], engine: str) -> Expr:
+    """Cycles `engine` is busy with its loads of a stage of `transfers`: its transfers'
+    reads (each sharing the banks and links with the whole stage's, `read_phase`) and
+    sends, after the read latency; 0 when it loads nothing there."""
+    mine = [t for t in transfers if t.engine == engine]
+    if not mine:
+        return Const(0)
+    cycles = [_with_sends(arch, t, read_phase(arch, t, transfers)) for t in mine]
+    return max(lat for _, lat in cycles) + add(*(c for c, _ in cycles))
+
+
 def dram_read_floor(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
     """The least a load stage of these transfers costs, whatever their copy modes and
     group areas: the read latency, then each engine's own streams (`read_phase` is at

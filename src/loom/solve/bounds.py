@@ -70,11 +70,13 @@ def class_key(candidate: Candidate) -> tuple[object, ...]:
     """What a problem's `class_bound` depends on: the cores per grid axis (its tile
     domains, waves, trips and compute), the split-reduction axes and gather groups, the
     cores in use along each mesh dimension (the stores' NoC routes) and the engine of
-    every copy (each load stage's floor, and whether a store waits in the body). The
-    copies' modes and group areas, which set the load stages, are left out."""
+    every copy (each load stage's floor, and whether a store waits in the body), and
+    whether the stores go one wave late (`Candidate.stores_late`). The copies' modes
+    and group areas, which set the load stages, are left out."""
     return (
         tuple(sorted(candidate.spatial.items())),
         candidate.gather_axes,
+        candidate.stores_late,
         (candidate.mapping.cores_y, candidate.mapping.cores_x),
         tuple((c.engine, c.area if c.mode == "gather" else None) for c in candidate.copies),
     )

@@ -26,7 +26,13 @@ class BuiltModel:
     objective: Encoded
 
 
-def build_model(problem: Problem, cutoff: int | None = None) -> BuiltModel:
+def build_model(
+    problem: Problem, cutoff: int | None = None, floor: int | None = None
+) -> BuiltModel:
+    """The CP-SAT model of `problem`: `cutoff` (inclusive) bounds the objective from
+    above; `floor`, a proven lower bound of the optimum (the table's exact minimum,
+    `loom.solve.table.table_bound`), from below, so the search stops as soon as it
+    reaches it instead of proving it (GEMM 16384³'s pick: 0.55 s -> 0.07 s)."""
     model = cp_model.CpModel()
     model.name = problem.candidate.name
     enc = Encoder(model, problem.domains)
@@ -35,6 +41,8 @@ def build_model(problem: Problem, cutoff: int | None = None) -> BuiltModel:
     objective = enc.expr(problem.objective)
     if cutoff is not None:
         model.add(objective.var <= cutoff)
+    if floor is not None:
+        model.add(objective.var >= floor)
     model.minimize(objective.var)
     return BuiltModel(model, enc, objective)
 
@@ -77,15 +85,17 @@ def solve_problem(
     cutoff: int | None = None,
     deterministic_seconds: float = 10.0,
     lower_bound: int = 0,
+    floor: int | None = None,
 ) -> Solution:
-    """Minimise the candidate's latency; `cutoff` (inclusive) prunes what cannot win."""
+    """Minimise the candidate's latency; `cutoff` (inclusive) prunes what cannot win;
+    `floor`: a proven lower bound of the optimum (`build_model`)."""
     name = problem.candidate.name
     if problem.infeasible_reason:
         return Solution(
             name, "infeasible", reason=problem.infeasible_reason, lower_bound=lower_bound
         )
     start = time.perf_counter()
-    built = build_model(problem, cutoff)
+    built = build_model(problem, cutoff, floor)
     solver = new_solver(deterministic_seconds)
     status = solver.Solve(built.model)
     seconds = time.perf_counter() - start

@@ -10,7 +10,9 @@ compute dominate, which `core_bound` underestimates. A built problem is
 tabulated over its whole (small) domain (`table.table_bound`): the table's minimum is
 the candidate's exact optimum under the model, so it tightens the cutoff at once and,
 once every candidate is visited, prunes every candidate that cannot enter the top k.
-Only the survivors become CP-SAT problems. The true top k is never pruned.
+Only the survivors become CP-SAT problems, each with its table's minimum as the
+objective's lower bound (CP-SAT stops when it reaches it rather than proving it). The
+true top k is never pruned.
 
 Each problem is solved with an inclusive cutoff: the k-th best latency known when the
 round of `ROUND` candidates (in bound order) in which it was first visited began. That
@@ -124,7 +126,10 @@ class _Search:
             return enumerate_problem(problem, limit, bound)
         from loom.solve.cpsat import solve_problem  # imports OR-Tools: only when solving
 
-        return solve_problem(problem, limit, self.options.deterministic_seconds, bound)
+        # a tabulated problem's exact optimum bounds CP-SAT's objective from below
+        floor = self.exact.get(problem_key(problem))
+        seconds = self.options.deterministic_seconds
+        return solve_problem(problem, limit, seconds, bound, floor)
 
     def prune(self, c: Candidate, bound: int, kind: str, limit: int | None) -> None:
         reason = f"{kind} bound {bound} > incumbent {limit}"
