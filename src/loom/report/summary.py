@@ -7,6 +7,7 @@ import dataclasses
 from loom.arch import Arch
 from loom.ir.candidate import CandidateSet
 from loom.ir.schedule import Schedule
+from loom.mapping.engines import STORES_LATE
 from loom.report.heg_view import KNOB_TEXT
 from loom.sim import SimResult
 
@@ -72,6 +73,11 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
     lines.append("tiles       " + ", ".join(f"{k} = {v}" for k, v in s.block_sizes.items()))
     for node, knobs in s.pipeline.items():
         lines.append(f"pipeline    {node}: {KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
+    if s.candidate.endswith(STORES_LATE):
+        lines.append(
+            "stores      one wave late: the writer, which also loads in the loop, issues "
+            "each wave's stores after the next wave's first loads"
+        )
     for state, placement in s.accumulators.items():
         lines.append(f"accumulator {state}: {ACCUMULATOR_TEXT[placement]}")
     for c in s.copies:
