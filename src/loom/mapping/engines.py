@@ -37,13 +37,17 @@ STORES_LATE = "__sl"
 
 
 def assign_engines(
-    buffered: BufferedProgram, candidate: Candidate, arch: Arch, split: tuple[int, ...] = ()
+    buffered: BufferedProgram,
+    candidate: Candidate,
+    arch: Arch,
+    split: tuple[int, ...] = (),
+    late: tuple[int, ...] = (),
 ) -> tuple[Candidate, ...]:
     """`candidate` with every load copy's engine set, and, when its `split` loads
     (`loom.arch.noc.split_loads`: the chooser deals them to both engines) all multicast,
     its second realization with them on the reader (named `__rd`), and, when besides the
-    writer loads in a loop of the grid body and all of those loads multicast too, its
-    twin storing one wave late (named `__sl`). Unicast loads are read by every core: on
+    writer issues some of the `late` loads (`late_loads`) and all of those multicast too,
+    its twin storing one wave late (named `__sl`). Unicast loads are read by every core: on
     one engine they double each core's reads on one NoC, and without the multicast
     handshakes the cores drift apart, so the stores' wait the model charges
     (`loom.model.heg.HegBuilder.pass_dram`) would not describe them; leaving them out
@@ -57,36 +61,19 @@ def assign_engines(
     if split and multicast:
         reader_only = {i: "reader" if i in split else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
-    if multicast and _may_store_late(buffered, engines, plans):
+    mine = [i for i in late if engines.get(i) == "writer"]
+    if multicast and mine and all(plans[i][0] == "multicast" for i in mine):
         first = out[0]
         out.append(replace(first, name=f"{first.name}{STORES_LATE}", stores_late=True))
     return tuple(out)
 
 
-def _may_store_late(
-    buffered: BufferedProgram,
-    engines: dict[int, str],
-    plans: dict[int, tuple[str, tuple[int, int]]],
-) -> bool:
-    """Whether the writer can store the grid body's results one wave late: it loads in a
-    loop of the grid body (GEMM's B, copied on NoC1), every such load multicast, and the
-    grid body ends with plain stores (a split reduction's gather or merge waits for the
-    other cores, so its stores stay in order)."""
-    mine = [i for i in _late_loads(buffered) if engines.get(i) == "writer"]
-    return bool(mine) and all(plans[i][0] == "multicast" for i in mine)
-
-
-def always_stores_late(buffered: BufferedProgram, split: tuple[int, ...]) -> bool:
-    """Whether the candidate whose `split` loads all multicast always has a `__sl` twin:
-    the chooser deals those loads to both engines, and they load in a loop of a grid
-    body that may store late (for counting the candidates without building them,
-    `loom.mapping.enumerate`)."""
-    return bool(split) and set(split) <= set(_late_loads(buffered))
-
-
-def _late_loads(buffered: BufferedProgram) -> tuple[int, ...]:
+def late_loads(buffered: BufferedProgram) -> tuple[int, ...]:
     """Access indices of the loads that, on the writer, let it store one wave late: the
-    loads of the grid body's loops, when the grid body stores and has no gather or merge."""
+    loads of the grid body's loops (GEMM's B, copied on NoC1), when the grid body ends
+    with plain stores (a split reduction's gather or merge waits for the other cores, so
+    its stores stay in order). A candidate whose split loads (`split`) are all among them
+    always has a `__sl` twin when they multicast: the chooser deals them to both engines."""
     body = buffered.program.body
     if not any(isinstance(op, Store) for op in body):
         return ()

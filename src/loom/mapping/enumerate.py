@@ -23,7 +23,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import AccessInfo, Candidate, CandidateSet
 from loom.ir.schedule import Mapping
 from loom.ir.tile import Gather, TileProgram, walk
-from loom.mapping.engines import always_stores_late, assign_engines
+from loom.mapping.engines import assign_engines, late_loads
 from loom.mapping.multicast import multicast_levels, plan_copy
 from loom.mapping.reuse import analyze_accesses, reuse_flags
 from loom.mapping.scores import axis_scores, linear_extensions
@@ -75,7 +75,7 @@ class Enumerator:
         self.gathers = _gather_axes(self.program)
         self.max_tiles = _max_tiles(self.program)
         self.split = split_loads(buffered)
-        self.late = always_stores_late(buffered, self.split)
+        self.late = late_loads(buffered)
 
     def run(self) -> CandidateSet:
         scores = axis_scores(self.program, self.infos)
@@ -142,8 +142,8 @@ class Enumerator:
                 }
                 # the variant with every split load multicast has a reader-only twin
                 twin = 1 if split and split <= groups else 0
-                # and one storing one wave late
-                late = twin if self.late else 0
+                # and one storing one wave late (the writer gets one of the split loads)
+                late = twin if set(self.split) <= set(self.late) else 0
                 total += nx * ny * (2 ** len(groups) + twin + late)
         return total
 
@@ -182,7 +182,7 @@ class Enumerator:
                 waves=waves,
                 gather_axes=self.gathers,
             )
-            out.extend(assign_engines(self.buffered, candidate, self.arch, self.split))
+            out.extend(assign_engines(self.buffered, candidate, self.arch, self.split, self.late))
         return out
 
     def _name(self, mapping: Mapping, copies: tuple[object, ...]) -> str:

@@ -251,11 +251,8 @@ class HegBuilder:
         names = [op.result.name for op in ops if isinstance(op, Load)]
         store_terms, store_cycles = prim.dram_write_stage(self.arch, tuple(stores))
         store = Stage(f"store@{scope}", store_terms, store_cycles)
-        in_body = bool(stores) and self.store_engine in self.inner_load_engines(ops)
+        store, serial = self.place_store(items, store, stores, ops, scope, hidden, loops)
         self.passes[scope.key] = (loads, loops)
-        store, late_dram = self.store_in_body(
-            items, store, stores, ops, scope, hidden, (load_cycles, loops)
-        )
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
         return Pipe(
@@ -272,7 +269,7 @@ class HegBuilder:
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
             unheld=unheld,
-            **(late_dram or self.pass_dram(stores, in_body, scope, load_cycles, body, loops)),
+            **self.pass_dram(stores, serial, scope, load_cycles, body, loops),
         )
 
     def pass_reads(self, name: str) -> EngineReads:
@@ -325,7 +322,7 @@ class HegBuilder:
         wait = minimum(written, ceildiv(own * writers, streams))
         overlapped = knob("b_store", scope).eq(1)
         # every loading engine reads, sends and waits for the banks in turn (one engine
-        # but for a writer that loads too, `store_in_body`)
+        # but for a writer that loads in the body, `place_store`)
         chains = (
             r.sends + r.own + minimum(written, ceildiv(r.own * writers, r.streams))
             for r in reads.engines.values()
@@ -502,7 +499,7 @@ class HegBuilder:
         # exceeds the compute around the loop, which does not
         return Term("overlap", what, Const(0) - hidden, floor=Const(0) - add(*around))
 
-    def store_in_body(
+    def place_store(
         self,
         items: list[HegNode],
         store: Stage,
@@ -510,29 +507,31 @@ class HegBuilder:
         ops: tuple[Op, ...],
         scope: Scope,
         behind: Term | None,
-        reads: tuple[Expr, list[tuple[Expr, Pipe]]],
-    ) -> tuple[Stage, dict[str, Expr]]:
+        loops: list[tuple[Expr, Pipe]],
+    ) -> tuple[Stage, bool]:
+        """The pipe's store stage, and whether the store runs in series with the body's
+        loads on one engine (`store_in_body`; no bank term then, `pass_dram`). A writer
+        that loads in the body and stores one wave late (`Candidate.stores_late`) keeps
+        the stage, overlapped, and its own work bounds the wave (`late_store_occupancy`)."""
+        if not stores or self.store_engine not in self.inner_load_engines(ops):
+            return store, False
+        if self.c.stores_late and scope == Scope.grid():
+            items.append(self.late_store_occupancy(loops, store.cycles, items))
+            return store, False
+        return self.store_in_body(items, store, scope, behind), True
+
+    def store_in_body(
+        self, items: list[HegNode], store: Stage, scope: Scope, behind: Term | None
+    ) -> Stage:
         """The engine that stores also loads inside the body (a nested loop's operand): its
         store runs between two bodies' loads, so no buffer can overlap it; it goes into
         the body (`items`), with what the next wave's opening compute hides of it, and the
-        pipe's own store stage is empty. A candidate storing one wave late
-        (`Candidate.stores_late`, `loom.lower.loops.with_waves_stores_late`) keeps the
-        store as the grid pipe's store stage, overlapped with the next wave like any other
-        (its b_store knob fixed at 1): the banks' pass term (`pass_dram`) applies, and the
-        engine's occupancy (`late_store_occupancy`) bounds the wave. Returns the pipe's
-        store stage and, for late stores, its pass terms."""
-        if not stores or self.store_engine not in self.inner_load_engines(ops):
-            return store, {}
-        if not (self.c.stores_late and scope == Scope.grid()):
-            covered = self.behind_store(items, store, behind) if scope == Scope.grid() else None
-            items.append(store)
-            if covered is not None:
-                items.append(Leaf(f"overlap@{scope}#{len(items)}", (covered,)))
-            return Stage(f"store@{scope}", (), Const(0)), {}
-        load_cycles, loops = reads
-        items.append(self.late_store_occupancy(loops, store.cycles, items))
-        body = Seq("", tuple(items))
-        return store, self.pass_dram(stores, False, scope, load_cycles, body, loops)
+        pipe's own store stage is empty."""
+        covered = self.behind_store(items, store, behind) if scope == Scope.grid() else None
+        items.append(store)
+        if covered is not None:
+            items.append(Leaf(f"overlap@{scope}#{len(items)}", (covered,)))
+        return Stage(f"store@{scope}", (), Const(0))
 
     def late_store_occupancy(
         self, loops: list[tuple[Expr, Pipe]], store: Expr, items: list[HegNode]

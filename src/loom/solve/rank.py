@@ -118,7 +118,8 @@ class _Search:
         k = self.options.top_k
         return self.known[k - 1] if len(self.known) >= k else None
 
-    def solve(self, problem: Problem, limit: int | None) -> Solution:
+    def solve(self, problem: Problem, limit: int | None, floor: int | None = None) -> Solution:
+        """`floor`: a tabulated problem's exact optimum, CP-SAT's objective bound."""
         bound = self.bounds[problem.candidate.name]
         if self.options.solver == "enumerate":
             from loom.solve.enumerate import enumerate_problem
@@ -126,8 +127,6 @@ class _Search:
             return enumerate_problem(problem, limit, bound)
         from loom.solve.cpsat import solve_problem  # imports OR-Tools: only when solving
 
-        # a tabulated problem's exact optimum bounds CP-SAT's objective from below
-        floor = self.exact.get(problem_key(problem))
         seconds = self.options.deterministic_seconds
         return solve_problem(problem, limit, seconds, bound, floor)
 
@@ -190,8 +189,9 @@ class _Search:
         for p in survivors:
             unique.setdefault(problem_key(p), p)
         limits = [self.limits[key] for key in unique]
+        floors = [self.exact[key] for key in unique]
         with ThreadPoolExecutor(max_workers=max(1, self.options.jobs)) as pool:
-            solutions = list(pool.map(self.solve, unique.values(), limits))
+            solutions = list(pool.map(self.solve, unique.values(), limits, floors))
         self.solved.update(zip(unique, solutions, strict=True))
         kept: list[tuple[Solution, Problem]] = []
         for problem in (*self.untabulated, *survivors):
