@@ -3,6 +3,7 @@ what single-slot buffers hide, and the sends of a multicast group."""
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import replace
 
 import pytest
@@ -68,6 +69,43 @@ def test_a_store_waits_for_the_body_when_its_engine_loads_inside(buffered, wormh
     grid, domains = grid_pipe(b, replace(cand, copies=readers), wormhole)
     assert grid.store.terms
     assert domains[grid.b_store.name] == (0, 1)
+
+
+def test_the_first_and_last_waves_of_late_stores_are_not_occupied(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Stores one wave late: the first wave has no stores before it, and with one K step
+    per wave the last wave's block came during the wave before, so its writer only stores
+    beside the compute. Over the program the occupancy is charged w - 1 times (w - 2 and
+    what the store exceeds the body by, at one K step), and no once-per-program delay of
+    the first wave's stores is charged besides (it is the second wave's occupancy)."""
+    b = buffered["gemm"]
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    late = replace(cand, name=f"{cand.name}__sl", stores_late=True)
+    problem = build_problem(b, late, wormhole, "HiFi4", 1)
+    grid, domains = grid_pipe(b, late, wormhole)
+    assert isinstance(grid.body, Seq) and isinstance(problem.heg, Seq)
+    *items, occupancy = grid.body.children
+    assert isinstance(occupancy, Leaf)
+    once = problem.heg.children[-1]
+    assert isinstance(once, Leaf)
+    assert not any("first wave's stores" in t.what for t in once.terms)
+    (back,) = [t for t in once.terms if t.kind == "occupancy"]
+    waves = problem.heg.children[1]
+    assert isinstance(waves, For)
+    seen = set()
+    for tile_k, b_load in itertools.product(domains["tile_k"], (0, 1)):
+        env = {n: d[0] for n, d in domains.items()}
+        env.update(tile_m=32, tile_n=32, tile_k=tile_k, b_load_tile_k=b_load)
+        w = waves.trip.eval(env)
+        extra = occupancy.terms[0].cycles.eval(env)
+        body = sum(latency(n).eval(env) for n in items)
+        store = latency(grid.store).eval(env)
+        within = 128 // tile_k <= 1 + b_load  # K = 128: the loop fits its buffer
+        assert problem.admits(env) and w >= 2 and extra >= 0
+        charged = w * extra + back.cycles.eval(env)
+        assert charged == ((w - 2) * extra + max(store - body, 0) if within else (w - 1) * extra)
+        if extra > 0:
+            seen.add(within)
+    assert seen == {True, False}
 
 
 def _on_reader(cand: Candidate) -> Candidate:

@@ -15,6 +15,7 @@ temporally: ``logical tile = spatial index + wave * spatial factor``.
 
 from __future__ import annotations
 
+import functools
 import json
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
@@ -85,10 +86,9 @@ class Mapping:
         raise KeyError(level)
 
     def spatial_index(self, axis: str, core_y: int, core_x: int) -> int:
-        coord = {"x": core_x, "y": core_y}
         index = 0
-        for lv in self.axis_levels(axis):
-            index += (coord[lv.dim] // self.stride(lv)) % lv.size * self.radix(lv)
+        for dim, stride, size, radix in _index_digits(self, axis):
+            index += (core_x if dim == "x" else core_y) // stride % size * radix
         return index
 
     def label(self) -> str:
@@ -97,6 +97,15 @@ class Mapping:
         for dim in ("x", "y"):
             parts.append("".join(f"{dim}{lv.size}" for lv in self.levels_of(dim)) or f"{dim}1")
         return "_".join(parts)
+
+
+@functools.cache
+def _index_digits(mapping: Mapping, axis: str) -> tuple[tuple[str, int, int, int], ...]:
+    """(dim, stride, size, radix) of each level of `axis`: what `Mapping.spatial_index`
+    reads, asked for every core of every candidate while the model is built."""
+    return tuple(
+        (lv.dim, mapping.stride(lv), lv.size, mapping.radix(lv)) for lv in mapping.axis_levels(axis)
+    )
 
 
 @dataclass(frozen=True)

@@ -335,7 +335,7 @@ class HegBuilder:
         paced: Expr = select(lockstep, wait, 0)
         for _, pipe in loops:
             paced = maximum(paced, select(pipe.b_load.eq(0), wait, 0))
-        if scope == Scope.grid():
+        if scope == Scope.grid() and not self.c.stores_late:
             first = select(lockstep, 0, minimum(self.waves - 1, 1) * wait)
             what = "the first wave's stores, all cores at once, delay the next wave's reads"
             self.fills.append(Term("fill", what, select(overlapped, first, 0)))
@@ -550,21 +550,43 @@ class HegBuilder:
         body = add(*(latency(node) for node in items))
         own: list[Expr] = []
         waits: list[Expr] = []
+        cut: tuple[Expr, Pipe] | None = None
         for trip, pipe in loops:
             transfers = tuple(self.passes[pipe.name][0])
             if not any(t.engine == self.store_engine for t in transfers):
                 continue
             load = prim.engine_read_stage(self.arch, transfers, self.store_engine)
             own.append(trip * load)
-            if not waits:  # the loop the lowering cuts after its first `depth` loads
+            if cut is None:  # the loop the lowering cuts after its first `depth` loads
+                cut = (trip, pipe)
                 step = latency(pipe)
                 one = select(trip.ge(2), step, body)
                 two = select(trip.ge(3), 2 * step, body)
                 waits.append(store + load - select(pipe.b_load.eq(1), two, one))
         what = "the store engine's loads and the previous wave's stores (busy per wave)"
         extra = maximum(add(*own, store) - body, *waits, 0)
+        self.fills.append(self.late_store_ends(extra, store, body, cut))
         term = Term("occupancy", what, extra, Const(0))
         return Leaf(f"occupancy@{Scope.grid()}#{len(items)}", (term,))
+
+    def late_store_ends(
+        self, extra: Expr, store: Expr, body: Expr, cut: tuple[Expr, Pipe] | None
+    ) -> Term:
+        """The waves at the ends of a program whose stores go one wave late are not
+        occupied as the others (`late_store_occupancy`): the first has no stores before
+        it, and when the loop is no deeper than its buffer (one K step per wave) the last
+        wave's blocks were all fetched during the wave before, so its store engine only
+        stores the previous result beside the compute (+ max(0, s - body)). Once per
+        program. Its own kind, not a fill: the path bounds (`loom.solve.bounds`) charge
+        the per-wave term, so they must charge this one too to stay below T."""
+        back = extra
+        if cut is not None:
+            trip, pipe = cut
+            depth = select(pipe.b_load.eq(1), Const(2), Const(1))
+            last = select(trip.le(depth), extra - maximum(store - body, 0), 0)
+            back = extra + minimum(self.waves - 1, 1) * last
+        what = "the first (and, one K step per wave, the last) wave's occupancy, not charged"
+        return Term("occupancy", what, Const(0) - back, Const(0))
 
     def behind_store(self, items: list[HegNode], store: Stage, behind: Term | None) -> Term | None:
         """The compute that opens a wave before its first loop (GEMM's accumulator fill)
