@@ -155,6 +155,17 @@ class Problem:
 
 
 def latency(node: HegNode) -> Expr:
+    """T of a node (the module docstring's equations). Nodes are immutable and the
+    builder asks for the same subtrees' latencies again as it assembles their parents,
+    so each node keeps its own once computed."""
+    cached: Expr | None = node.__dict__.get("_latency")
+    if cached is None:
+        cached = _latency(node)
+        object.__setattr__(node, "_latency", cached)
+    return cached
+
+
+def _latency(node: HegNode) -> Expr:
     match node:
         case Leaf(terms=terms):
             return add(*(t.cycles for t in terms)) if terms else Const(0)

@@ -33,7 +33,7 @@ from loom.ir.problem import Constraint, Problem, latency, pipes
 from loom.ir.scope import Scope
 from loom.ir.tile import ForLoop, Load, Store, accesses, walk
 from loom.model.domains import grid_domain, tile_domain
-from loom.model.heg import HegBuilder, knob, placement_knob
+from loom.model.heg import HegBuilder, OpTerms, knob, placement_knob
 from loom.symbolic import Const, Expr, Sym, add, cmp, mod
 
 Legality = tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]
@@ -52,6 +52,7 @@ class ProblemBuilder:
         fidelity: str,
         flops: int,
         legal: Legal | None = None,
+        ops: OpTerms | None = None,
     ) -> None:
         self.b = buffered
         self.program = buffered.program
@@ -60,9 +61,10 @@ class ProblemBuilder:
         self.fidelity = fidelity
         self.flops = flops
         self.legal = legal
+        self.ops = ops
 
     def build(self) -> Problem:
-        builder = HegBuilder(self.b, self.c, self.arch, self.fidelity)
+        builder = HegBuilder(self.b, self.c, self.arch, self.fidelity, self.ops)
         heg = builder.build()
         knobs: dict[str, tuple[int, ...]] = {}
         symbols: dict[str, Sym] = {}
@@ -228,9 +230,11 @@ def build_problem(
     fidelity: str,
     flops: int,
     legal: Legal | None = None,
+    ops: OpTerms | None = None,
 ) -> Problem:
-    """`legal`: what the candidates of one compile share (`Legal`), filled as they go."""
-    return ProblemBuilder(buffered, candidate, arch, fidelity, flops, legal).build()
+    """`legal`, `ops`: what the candidates of one compile share (`Legal`, the ops' compute
+    terms), filled as they go."""
+    return ProblemBuilder(buffered, candidate, arch, fidelity, flops, legal, ops).build()
 
 
 def check_feasible(buffered: BufferedProgram, candidate: Candidate, arch: Arch) -> str:

@@ -96,6 +96,10 @@ class EngineReads:
         return EngineReads(out)
 
 
+OpTerms = dict[int, tuple[Term, ...]]
+"""Compute terms by op identity (`HegBuilder.op_terms`)."""
+
+
 def knob(kind: str, scope: Scope) -> Sym:
     """The pipeline knob `kind` (``b_load``/``b_store``) of `scope`'s pipe: 0 or 1."""
     return Sym(scope.knob(kind), 0, 1, 1, "knob")
@@ -112,9 +116,17 @@ _NARROW: dict[tuple[object, ...], tuple[tuple[Cond, float], ...]] = {}
 
 class HegBuilder:
     def __init__(
-        self, buffered: BufferedProgram, candidate: Candidate, arch: Arch, fidelity: str
+        self,
+        buffered: BufferedProgram,
+        candidate: Candidate,
+        arch: Arch,
+        fidelity: str,
+        ops: OpTerms | None = None,
     ) -> None:
         self.b = buffered
+        self.ops: OpTerms = {} if ops is None else ops
+        """Each op's compute terms, by op identity (`op_terms`): shared by the
+        candidates of one compile, since they read only the program, arch and fidelity."""
         self.program = buffered.program
         self.c = candidate
         self.arch = arch
@@ -923,6 +935,14 @@ class HegBuilder:
 
     # ----- compute -------------------------------------------------------------------
     def op_terms(self, op: Op) -> list[Term]:
+        """The compute terms of one op (its operands' layouts, the arch and the fidelity:
+        not the candidate), built once per compile (`ops`)."""
+        terms = self.ops.get(id(op))
+        if terms is None:
+            terms = self.ops[id(op)] = tuple(self._op_terms(op))
+        return list(terms)
+
+    def _op_terms(self, op: Op) -> list[Term]:
         arch, terms = self.arch, []
         where = f"line {getattr(op, 'line', 0)}"
         match op:

@@ -14,6 +14,7 @@ from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.ir.tile import ForLoop, If, Op, TileProgram
 from loom.model.build import Legal, build_problem, check_feasible
+from loom.model.heg import OpTerms
 
 
 def compulsory_bytes(program: TileProgram, arch: Arch) -> int:
@@ -56,6 +57,7 @@ class ProblemCache:
     flops: int
     built: dict[tuple[object, ...], Problem] = field(default_factory=dict)
     legal: Legal = field(default_factory=dict)
+    ops: OpTerms = field(default_factory=dict)
 
     def build(self, candidate: Candidate) -> Problem:
         key = (
@@ -67,7 +69,7 @@ class ProblemCache:
         )
         if key not in self.built:
             self.built[key] = build_problem(
-                self.buffered, candidate, self.arch, self.fidelity, self.flops, self.legal
+                self.buffered, candidate, self.arch, self.fidelity, self.flops, self.legal, self.ops
             )
         return dataclasses.replace(self.built[key], candidate=candidate)
 

@@ -150,7 +150,7 @@ class Expr:
     @cached_property
     def _free_syms(self) -> frozenset[Sym]:
         # set unions reuse the stored hashes: no Sym.__hash__ call per repeated atom
-        return _EMPTY_SYMS.union(*(c.free_syms() for c in self.children()))
+        return _union([c.free_syms() for c in self.children()], _EMPTY_SYMS)
 
     def free_names(self) -> frozenset[str]:
         return self._free_names
@@ -168,7 +168,7 @@ class Expr:
 
     @cached_property
     def _domains(self) -> frozenset[tuple[str, int, int, int]]:
-        return _EMPTY_DOMAINS.union(*(c._domains for c in self.children()))
+        return _union([c._domains for c in self.children()], _EMPTY_DOMAINS)
 
     @property
     def is_const(self) -> bool:
@@ -200,6 +200,18 @@ class Expr:
 
 _EMPTY_SYMS: frozenset[Sym] = frozenset()
 _EMPTY_DOMAINS: frozenset[tuple[str, int, int, int]] = frozenset()
+
+
+def _union(sets: list[frozenset[_T]], empty: frozenset[_T]) -> frozenset[_T]:
+    """The union of the children's sets, reusing the largest when it holds the others:
+    a parent usually has the symbols of one child, and copying them at every level of a
+    deep tree made these unions a seventh of building a problem."""
+    if not sets:
+        return empty
+    big = max(sets, key=len)
+    if all(s is big or s <= big for s in sets):
+        return big
+    return big.union(*sets)
 
 
 def as_expr(value: ExprLike) -> Expr:
