@@ -47,6 +47,9 @@ Gen = Generator[Request, Any, None]
 STREAM_NOC = {"reader": 0, "compute": 0, "writer": 1}
 """Reader statements use NoC0, writer statements NoC1."""
 
+CORE_VARS = frozenset(("core_y", "core_x"))
+"""The variables every stream binds once, to its core's coordinates."""
+
 
 @dataclass
 class Shared:
@@ -90,8 +93,13 @@ class Frame:
     action) and request of a Reserve or Wait, built once instead of at every iteration;
     one block per statement is enough, a statement's body being entered again only
     after it was left."""
-    branches: dict[int, tuple[Block, Block]] = field(default_factory=dict)
-    """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`)."""
+    branches: dict[int, tuple[Block, Block] | Block] = field(default_factory=dict)
+    """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`);
+    only the branch taken when the condition reads no variable but the core's."""
+    copies: dict[int, dict[tuple[int, int], Transfer]] = field(default_factory=dict)
+    """Per ReadDram or WriteDram statement (by id): its request per window (row, col)."""
+    requests: dict[int, Request] = field(default_factory=dict)
+    """Per Send or Receive statement (by id): its request, built once (as `memo`)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -199,10 +207,14 @@ def _loop(f: Frame, s: Loop) -> Step:
 def _if_core(f: Frame, s: IfCore) -> Step:
     hit = f.branches.get(id(s))
     if hit is None:
-        hit = f.branches[id(s)] = (block(f, s.then), block(f, s.orelse))
-    branch = hit[0] if s.cond.eval(f.env) else hit[1]
-    branch.pos = 0
-    f.stack.append(branch)
+        hit = (block(f, s.then), block(f, s.orelse))
+        if s.cond.free_names() <= CORE_VARS and not CORE_VARS & set(f.loops):  # per core
+            hit = hit[0] if s.cond.eval(f.env) else hit[1]
+        f.branches[id(s)] = hit
+    if not isinstance(hit, Block):
+        hit = hit[0] if s.cond.eval(f.env) else hit[1]
+    hit.pos = 0
+    f.stack.append(hit)
     return None
 
 
@@ -242,41 +254,78 @@ def _wait(f: Frame, s: Wait) -> Step:
 
 
 def _dram_leg(f: Frame, s: ReadDram | WriteDram, write: bool) -> Leg:
-    sh = f.shared
-    tensor = sh.tensors.get(s.tensor)
+    tensor = _tensor(f, s)
+    return _window_leg(f, s, tensor, s.row.eval(f.env), s.col.eval(f.env), write)
+
+
+def _tensor(f: Frame, s: ReadDram | WriteDram) -> DramTensor:
+    tensor = f.shared.tensors.get(s.tensor)
     if tensor is None:
         raise SimulationError(
             f"core ({f.core[0]},{f.core[1]}) copies tensor '{s.tensor}', which the program "
             "does not declare; add it to Program.tensors"
         )
-    row, col = s.row.eval(f.env), s.col.eval(f.env)
+    return tensor
+
+
+def _window_leg(
+    f: Frame, s: ReadDram | WriteDram, tensor: DramTensor, row: int, col: int, write: bool
+) -> Leg:
+    """The leg of the copy of `s`'s window at tile (`row`, `col`) of `tensor`."""
     if row < 0 or col < 0 or row + s.rows > tensor.rows or col + s.cols > tensor.cols:
         raise SimulationError(
             f"core ({f.core[0]},{f.core[1]}) copies tiles [{row}, {row + s.rows}) x "
             f"[{col}, {col + s.cols}) of tensor '{s.tensor}', outside its "
             f"{tensor.rows}x{tensor.cols} tile grid"
         )
+    sh = f.shared
     banks = sh.machine.topo.n_banks
     counts = window_bank_counts(banks, tensor.cols, row, col, s.rows, s.cols)
     return sh.machine.legs.dram(f.noc, f.core, counts, sh.tile_bytes[s.tensor], write)
 
 
+def _copy(f: Frame, s: ReadDram | WriteDram, write: bool) -> Transfer:
+    """The request of a DRAM copy statement, built once per window it copies (a core
+    copies the same windows again and again: a request is immutable)."""
+    windows = f.copies.get(id(s))
+    if windows is None:
+        _tensor(f, s)
+        windows = f.copies[id(s)] = {}
+    env = f.env
+    row, col = s.row.eval(env), s.col.eval(env)
+    req = windows.get((row, col))
+    if req is None:
+        leg = _window_leg(f, s, _tensor(f, s), row, col, write)
+        what = f"write {s.tensor}" if write else f"read {s.tensor}"
+        req = windows[(row, col)] = Transfer(f.shared.machine, (leg,), what)
+    return req
+
+
 def _read_dram(f: Frame, s: ReadDram) -> Step:
-    return Transfer(f.shared.machine, (_dram_leg(f, s, write=False),), f"read {s.tensor}")
+    return _copy(f, s, write=False)
 
 
 def _write_dram(f: Frame, s: WriteDram) -> Step:
-    return Transfer(f.shared.machine, (_dram_leg(f, s, write=True),), f"write {s.tensor}")
+    return _copy(f, s, write=True)
 
 
 def _send(f: Frame, s: Send) -> Step:
-    f.cb(s.buffer)
-    return SendReq(f.shared.hub, s.net, f.noc, f.shared.block_bytes[s.buffer])
+    req = f.requests.get(id(s))
+    if req is None:  # a statement's request never changes (the pipe is chosen in it)
+        f.cb(s.buffer)
+        hub = f.shared.hub
+        cursor = hub.cursor(s.net, f.core, "send")
+        req = f.requests[id(s)] = SendReq(hub, cursor, f.noc, f.shared.block_bytes[s.buffer])
+    return req
 
 
 def _receive(f: Frame, s: Receive) -> Step:
-    f.cb(s.buffer)
-    return ReceiveReq(f.shared.hub, s.net)
+    req = f.requests.get(id(s))
+    if req is None:
+        f.cb(s.buffer)
+        hub = f.shared.hub
+        req = f.requests[id(s)] = ReceiveReq(hub, hub.cursor(s.net, f.core, "receive"))
+    return req
 
 
 def _receive_all(f: Frame, s: ReceiveAll) -> Step:
@@ -291,9 +340,10 @@ def _receive_each(f: Frame, s: ReceiveEach) -> Step:
 
     def steps() -> Gen:
         for pipe in hub.pipes_to(s.net, f.core):
+            req = ReceiveReq(hub, None, hub.pipe(s.net, pipe))
             for cb in cbs:
                 yield ReserveBlock(cb)
-                yield ReceiveReq(hub, s.net, pipe)
+                yield req
                 cb.push(sched)
 
     return steps()

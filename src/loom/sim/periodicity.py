@@ -143,7 +143,7 @@ def machine_state(
     heap = sorted((round(t - now, decimals), seq, _name(fn)) for t, seq, fn, _ in sched._heap)
     rendezvous = []
     if hub is not None:
-        for (net, pipe, _), rv in sorted(hub._rv.items()):
+        for (net, pipe, _), rv in sorted(hub.open_rendezvous()):
             ready = sorted((core, round(t - now, decimals)) for core, (t, _) in rv.ready.items())
             rendezvous.append((net, pipe, rv.sender is None, tuple(ready)))
     discrete = (
