@@ -12,6 +12,7 @@ together; Send/Receive inside a Parallel run one after the other (an approximati
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,6 +42,8 @@ from loom.sim.machine import Machine, Transfer
 from loom.sim.pipes import PipeHub, ReceiveReq, SendReq
 from loom.sim.topology import Core
 from loom.sim.transfers import Leg, window_bank_counts
+from loom.symbolic.expr import CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Poly, Sym
+from loom.symbolic.pyexpr import compile_expr
 
 Gen = Generator[Request, Any, None]
 
@@ -49,6 +52,52 @@ STREAM_NOC = {"reader": 0, "compute": 0, "writer": 1}
 
 CORE_VARS = frozenset(("core_y", "core_x"))
 """The variables every stream binds once, to its core's coordinates."""
+
+
+Evaluator = Callable[[dict[str, int]], int]
+"""An expression's value in a stream's variable bindings."""
+
+
+def evaluator(e: Expr) -> Evaluator:
+    """`e.eval`, as Python source compiled once when every division in `e` is by a
+    positive constant: Python's integer arithmetic then gives exactly what `eval` gives
+    (and raises nothing it would not). A variable without a value falls back to `eval`,
+    which reports it."""
+    names = sorted(e.free_names())
+    if not _plain(e) or not all(n.isidentifier() and n not in _RESERVED for n in names):
+        return e.eval
+    body = compile_expr(e, names)
+    args = ", ".join(f"_e[{n!r}]" for n in names)
+    source = "\n".join(
+        (
+            "def value(_e):",
+            "    try:",
+            f"        return _body({args})",
+            "    except KeyError:",
+            "        return _eval(_e)",
+        )
+    )
+    scope: dict[str, Any] = {"_body": body, "_eval": e.eval}
+    exec(compile(source, "<loom-sim-expr>", "exec"), scope)
+    fn: Evaluator = scope["value"]
+    return fn
+
+
+_RESERVED = frozenset((*keyword.kwlist, "min", "max", "_e", "_body", "_eval"))
+"""Names a variable cannot have in the compiled source."""
+
+
+def _plain(e: Expr) -> bool:
+    """Whether `e` is integer arithmetic whose divisions are by positive constants."""
+    if isinstance(e, Const | Sym):
+        return True
+    if isinstance(e, Poly):
+        return all(_plain(a) for mono, _ in e.terms for a in mono)
+    if isinstance(e, FloorDiv | Mod | CeilDiv):
+        return isinstance(e.rhs, Const) and e.rhs.value > 0 and _plain(e.lhs)
+    if isinstance(e, Min | Max):
+        return all(_plain(a) for a in e.args)
+    return False
 
 
 @dataclass
@@ -73,6 +122,15 @@ class Shared:
     is the Program's or kept in `rests`, so ids stay unique while the run lasts)."""
     rests: dict[int, tuple[Stmt, ...]] = field(default_factory=dict)
     """Each Parallel statement's pipe copies (run after its DRAM copies), by id."""
+    evaluators: dict[int, Evaluator] = field(default_factory=dict)
+    """Each address expression's evaluator (see :func:`evaluator`), by id."""
+
+    def evaluator(self, e: Expr) -> Evaluator:
+        """`e`'s evaluator, made once per expression of the Program."""
+        fn = self.evaluators.get(id(e))
+        if fn is None:
+            fn = self.evaluators[id(e)] = evaluator(e)
+        return fn
 
 
 @dataclass
@@ -96,8 +154,11 @@ class Frame:
     branches: dict[int, tuple[Block, Block] | Block] = field(default_factory=dict)
     """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`);
     only the branch taken when the condition reads no variable but the core's."""
-    copies: dict[int, dict[tuple[int, int], Transfer]] = field(default_factory=dict)
-    """Per ReadDram or WriteDram statement (by id): its request per window (row, col)."""
+    copies: dict[int, tuple[Evaluator, Evaluator, dict[tuple[int, int], Transfer]]] = field(
+        default_factory=dict
+    )
+    """Per ReadDram or WriteDram statement (by id): its row's and column's evaluators and
+    its request per window (row, col)."""
     requests: dict[int, Request] = field(default_factory=dict)
     """Per Send or Receive statement (by id): its request, built once (as `memo`)."""
 
@@ -287,12 +348,14 @@ def _window_leg(
 def _copy(f: Frame, s: ReadDram | WriteDram, write: bool) -> Transfer:
     """The request of a DRAM copy statement, built once per window it copies (a core
     copies the same windows again and again: a request is immutable)."""
-    windows = f.copies.get(id(s))
-    if windows is None:
+    hit = f.copies.get(id(s))
+    if hit is None:
         _tensor(f, s)
-        windows = f.copies[id(s)] = {}
+        sh = f.shared
+        hit = f.copies[id(s)] = (sh.evaluator(s.row), sh.evaluator(s.col), {})
+    row_of, col_of, windows = hit
     env = f.env
-    row, col = s.row.eval(env), s.col.eval(env)
+    row, col = row_of(env), col_of(env)
     req = windows.get((row, col))
     if req is None:
         leg = _window_leg(f, s, _tensor(f, s), row, col, write)
