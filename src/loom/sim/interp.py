@@ -183,7 +183,7 @@ Ops = tuple[tuple[Handler, Stmt], ...]
 class Block:
     """A statement list being executed: a stack entry, with what to do when it ends."""
 
-    __slots__ = ("on_exit", "ops", "pos", "stmts")
+    __slots__ = ("end", "on_exit", "ops", "pos", "stmts")
 
     def __init__(
         self, stmts: tuple[Stmt, ...], ops: Ops, on_exit: Callable[[], bool] | None = None
@@ -191,6 +191,8 @@ class Block:
         self.stmts = stmts
         self.ops = ops
         """`stmts` with each statement's handler, looked up once per program."""
+        self.end = len(ops)
+        """Where the block ends (`pos` reaching it)."""
         self.pos = 0
         self.on_exit = on_exit
         """Called when the block ends; returns True to run the block again (loops)."""
@@ -222,15 +224,14 @@ def run_stream(frame: Frame, stmts: tuple[Stmt, ...]) -> Gen:
     while stack:
         top = stack[-1]
         pos = top.pos
-        ops = top.ops
-        if pos == len(ops):
+        if pos == top.end:
             if top.on_exit is not None and top.on_exit():
                 top.pos = 0
             else:
                 stack.pop()
             continue
         top.pos = pos + 1
-        handler, s = ops[pos]
+        handler, s = top.ops[pos]
         step = handler(frame, s)
         if step is None:
             continue

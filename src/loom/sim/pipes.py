@@ -203,7 +203,10 @@ class PipeHub:
             rv.sender[0].waiting = rv.why_send
             return
         del pipe.open[rv.seq]
-        t = max([sched.now, *(t for t, _ in ready.values())])
+        t = sched.now  # the last signal's arrival (max() as a loop: no list built)
+        for signal, _ in ready.values():
+            if signal > t:
+                t = signal
         sched.at(t, self._start_data, (sched, rv))
 
     def _start_data(self, arg: tuple[Scheduler, _Rendezvous]) -> None:
@@ -234,7 +237,7 @@ class PipeHub:
                     p.record_interval(t0, now, f"{'send' if p is sender else 'receive'} {name}")
                 sched.resume(p)
 
-        self.machine.start_legs((leg,), done)
+        self.machine.start_leg(leg, done)
 
 
 def _cores(cores: list[Core]) -> str:
