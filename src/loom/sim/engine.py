@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections import deque
 from collections.abc import Callable, Generator
 from typing import Any
 
@@ -85,20 +86,42 @@ class Process:
         self.intervals.append((start, end, what, ">".join(self.loops)))
 
 
+Event = tuple[int, Callable[[Any], None], Any]
+"""(sequence number, handler, argument) of a scheduled call."""
+
+
 class Scheduler:
-    """The event loop: heap events and flow completions in time order."""
+    """The event loop: scheduled calls and flow completions in time order.
+
+    Calls run in order of (time, order of scheduling). They are kept per time, in
+    scheduling order, with a heap of the distinct times: many calls share a time (every
+    wake-up is for the current cycle, engines finish equal delays together), and a call
+    for a time already pending costs an append instead of a heap push and pop."""
 
     def __init__(self, net: FluidNetwork) -> None:
         self.now = 0.0
         self.net = net
-        self._heap: list[tuple[float, int, Callable[[Any], None], Any]] = []
+        self._times: list[float] = []
+        """Heap of the distinct times of pending calls."""
+        self._due: dict[float, deque[Event]] = {}
+        """The pending calls of each time, in scheduling order."""
         self._seq = 0
         self.events = 0
         self.processes: list[Process] = []
 
     def at(self, t: float, fn: Callable[[Any], None], arg: Any = None) -> None:
         self._seq += 1
-        heapq.heappush(self._heap, (t, self._seq, fn, arg))
+        due = self._due.get(t)
+        if due is None:
+            self._due[t] = deque(((self._seq, fn, arg),))
+            heapq.heappush(self._times, t)
+        else:
+            due.append((self._seq, fn, arg))
+
+    def pending(self) -> list[tuple[float, int, Callable[[Any], None], Any]]:
+        """Every pending call as (time, sequence number, handler, argument), unordered
+        (state probes)."""
+        return [(t, seq, fn, arg) for t, due in self._due.items() for seq, fn, arg in due]
 
     def spawn(self, proc: Process) -> None:
         self.processes.append(proc)
@@ -123,16 +146,24 @@ class Scheduler:
         self.at(self.now, _resume_with, (self, proc, value))
 
     def run(self) -> None:
-        heap, net = self._heap, self.net
+        times, due, net = self._times, self._due, self.net
         pop, inf = heapq.heappop, math.inf
         while True:
             now = self.now
-            while heap and heap[0][0] <= now:  # handlers see self.now; it does not move
-                _, _, fn, arg = pop(heap)
-                self.events += 1
-                fn(arg)
+            while times and times[0] <= now:  # handlers see self.now; it does not move
+                t = times[0]
+                calls = due[t]
+                while calls:  # calls for `t` made meanwhile join the end
+                    _, fn, arg = calls.popleft()
+                    self.events += 1
+                    fn(arg)
+                    if times[0] is not t:  # a call for an earlier time was made: it is next
+                        break
+                if not calls and times[0] is t:
+                    pop(times)
+                    del due[t]
             t_net = net.next_completion() if net.active else inf
-            t_heap = heap[0][0] if heap else inf
+            t_heap = times[0] if times else inf
             if t_net == inf and t_heap == inf:
                 return
             if t_net <= t_heap:

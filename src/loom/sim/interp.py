@@ -12,6 +12,7 @@ together; Send/Receive inside a Parallel run one after the other (an approximati
 
 from __future__ import annotations
 
+import keyword
 from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,11 +42,62 @@ from loom.sim.machine import Machine, Transfer
 from loom.sim.pipes import PipeHub, ReceiveReq, SendReq
 from loom.sim.topology import Core
 from loom.sim.transfers import Leg, window_bank_counts
+from loom.symbolic.expr import CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Poly, Sym
+from loom.symbolic.pyexpr import compile_expr
 
 Gen = Generator[Request, Any, None]
 
 STREAM_NOC = {"reader": 0, "compute": 0, "writer": 1}
 """Reader statements use NoC0, writer statements NoC1."""
+
+CORE_VARS = frozenset(("core_y", "core_x"))
+"""The variables every stream binds once, to its core's coordinates."""
+
+
+Evaluator = Callable[[dict[str, int]], int]
+"""An expression's value in a stream's variable bindings."""
+
+
+def evaluator(e: Expr) -> Evaluator:
+    """`e.eval`, as Python source compiled once when every division in `e` is by a
+    positive constant: Python's integer arithmetic then gives exactly what `eval` gives
+    (and raises nothing it would not). A variable without a value falls back to `eval`,
+    which reports it."""
+    names = sorted(e.free_names())
+    if not _plain(e) or not all(n.isidentifier() and n not in _RESERVED for n in names):
+        return e.eval
+    body = compile_expr(e, names)
+    args = ", ".join(f"_e[{n!r}]" for n in names)
+    source = "\n".join(
+        (
+            "def value(_e):",
+            "    try:",
+            f"        return _body({args})",
+            "    except KeyError:",
+            "        return _eval(_e)",
+        )
+    )
+    scope: dict[str, Any] = {"_body": body, "_eval": e.eval}
+    exec(compile(source, "<loom-sim-expr>", "exec"), scope)
+    fn: Evaluator = scope["value"]
+    return fn
+
+
+_RESERVED = frozenset((*keyword.kwlist, "min", "max", "_e", "_body", "_eval"))
+"""Names a variable cannot have in the compiled source."""
+
+
+def _plain(e: Expr) -> bool:
+    """Whether `e` is integer arithmetic whose divisions are by positive constants."""
+    if isinstance(e, Const | Sym):
+        return True
+    if isinstance(e, Poly):
+        return all(_plain(a) for mono, _ in e.terms for a in mono)
+    if isinstance(e, FloorDiv | Mod | CeilDiv):
+        return isinstance(e.rhs, Const) and e.rhs.value > 0 and _plain(e.lhs)
+    if isinstance(e, Min | Max):
+        return all(_plain(a) for a in e.args)
+    return False
 
 
 @dataclass
@@ -70,6 +122,15 @@ class Shared:
     is the Program's or kept in `rests`, so ids stay unique while the run lasts)."""
     rests: dict[int, tuple[Stmt, ...]] = field(default_factory=dict)
     """Each Parallel statement's pipe copies (run after its DRAM copies), by id."""
+    evaluators: dict[int, Evaluator] = field(default_factory=dict)
+    """Each address expression's evaluator (see :func:`evaluator`), by id."""
+
+    def evaluator(self, e: Expr) -> Evaluator:
+        """`e`'s evaluator, made once per expression of the Program."""
+        fn = self.evaluators.get(id(e))
+        if fn is None:
+            fn = self.evaluators[id(e)] = evaluator(e)
+        return fn
 
 
 @dataclass
@@ -90,8 +151,16 @@ class Frame:
     action) and request of a Reserve or Wait, built once instead of at every iteration;
     one block per statement is enough, a statement's body being entered again only
     after it was left."""
-    branches: dict[int, tuple[Block, Block]] = field(default_factory=dict)
-    """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`)."""
+    branches: dict[int, tuple[Block, Block] | Block] = field(default_factory=dict)
+    """Per IfCore statement (by id): its two branches' blocks, built once (as `memo`);
+    only the branch taken when the condition reads no variable but the core's."""
+    copies: dict[int, tuple[Evaluator, Evaluator, dict[tuple[int, int], Transfer]]] = field(
+        default_factory=dict
+    )
+    """Per ReadDram or WriteDram statement (by id): its row's and column's evaluators and
+    its request per window (row, col)."""
+    requests: dict[int, Request] = field(default_factory=dict)
+    """Per Send or Receive statement (by id): its request, built once (as `memo`)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -114,7 +183,7 @@ Ops = tuple[tuple[Handler, Stmt], ...]
 class Block:
     """A statement list being executed: a stack entry, with what to do when it ends."""
 
-    __slots__ = ("on_exit", "ops", "pos", "stmts")
+    __slots__ = ("end", "on_exit", "ops", "pos", "stmts")
 
     def __init__(
         self, stmts: tuple[Stmt, ...], ops: Ops, on_exit: Callable[[], bool] | None = None
@@ -122,6 +191,8 @@ class Block:
         self.stmts = stmts
         self.ops = ops
         """`stmts` with each statement's handler, looked up once per program."""
+        self.end = len(ops)
+        """Where the block ends (`pos` reaching it)."""
         self.pos = 0
         self.on_exit = on_exit
         """Called when the block ends; returns True to run the block again (loops)."""
@@ -153,15 +224,14 @@ def run_stream(frame: Frame, stmts: tuple[Stmt, ...]) -> Gen:
     while stack:
         top = stack[-1]
         pos = top.pos
-        ops = top.ops
-        if pos == len(ops):
+        if pos == top.end:
             if top.on_exit is not None and top.on_exit():
                 top.pos = 0
             else:
                 stack.pop()
             continue
         top.pos = pos + 1
-        handler, s = ops[pos]
+        handler, s = top.ops[pos]
         step = handler(frame, s)
         if step is None:
             continue
@@ -199,10 +269,14 @@ def _loop(f: Frame, s: Loop) -> Step:
 def _if_core(f: Frame, s: IfCore) -> Step:
     hit = f.branches.get(id(s))
     if hit is None:
-        hit = f.branches[id(s)] = (block(f, s.then), block(f, s.orelse))
-    branch = hit[0] if s.cond.eval(f.env) else hit[1]
-    branch.pos = 0
-    f.stack.append(branch)
+        hit = (block(f, s.then), block(f, s.orelse))
+        if s.cond.free_names() <= CORE_VARS and not CORE_VARS & set(f.loops):  # per core
+            hit = hit[0] if s.cond.eval(f.env) else hit[1]
+        f.branches[id(s)] = hit
+    if not isinstance(hit, Block):
+        hit = hit[0] if s.cond.eval(f.env) else hit[1]
+    hit.pos = 0
+    f.stack.append(hit)
     return None
 
 
@@ -242,41 +316,80 @@ def _wait(f: Frame, s: Wait) -> Step:
 
 
 def _dram_leg(f: Frame, s: ReadDram | WriteDram, write: bool) -> Leg:
-    sh = f.shared
-    tensor = sh.tensors.get(s.tensor)
+    tensor = _tensor(f, s)
+    return _window_leg(f, s, tensor, s.row.eval(f.env), s.col.eval(f.env), write)
+
+
+def _tensor(f: Frame, s: ReadDram | WriteDram) -> DramTensor:
+    tensor = f.shared.tensors.get(s.tensor)
     if tensor is None:
         raise SimulationError(
             f"core ({f.core[0]},{f.core[1]}) copies tensor '{s.tensor}', which the program "
             "does not declare; add it to Program.tensors"
         )
-    row, col = s.row.eval(f.env), s.col.eval(f.env)
+    return tensor
+
+
+def _window_leg(
+    f: Frame, s: ReadDram | WriteDram, tensor: DramTensor, row: int, col: int, write: bool
+) -> Leg:
+    """The leg of the copy of `s`'s window at tile (`row`, `col`) of `tensor`."""
     if row < 0 or col < 0 or row + s.rows > tensor.rows or col + s.cols > tensor.cols:
         raise SimulationError(
             f"core ({f.core[0]},{f.core[1]}) copies tiles [{row}, {row + s.rows}) x "
             f"[{col}, {col + s.cols}) of tensor '{s.tensor}', outside its "
             f"{tensor.rows}x{tensor.cols} tile grid"
         )
+    sh = f.shared
     banks = sh.machine.topo.n_banks
     counts = window_bank_counts(banks, tensor.cols, row, col, s.rows, s.cols)
     return sh.machine.legs.dram(f.noc, f.core, counts, sh.tile_bytes[s.tensor], write)
 
 
+def _copy(f: Frame, s: ReadDram | WriteDram, write: bool) -> Transfer:
+    """The request of a DRAM copy statement, built once per window it copies (a core
+    copies the same windows again and again: a request is immutable)."""
+    hit = f.copies.get(id(s))
+    if hit is None:
+        _tensor(f, s)
+        sh = f.shared
+        hit = f.copies[id(s)] = (sh.evaluator(s.row), sh.evaluator(s.col), {})
+    row_of, col_of, windows = hit
+    env = f.env
+    row, col = row_of(env), col_of(env)
+    req = windows.get((row, col))
+    if req is None:
+        leg = _window_leg(f, s, _tensor(f, s), row, col, write)
+        what = f"write {s.tensor}" if write else f"read {s.tensor}"
+        req = windows[(row, col)] = Transfer(f.shared.machine, (leg,), what)
+    return req
+
+
 def _read_dram(f: Frame, s: ReadDram) -> Step:
-    return Transfer(f.shared.machine, (_dram_leg(f, s, write=False),), f"read {s.tensor}")
+    return _copy(f, s, write=False)
 
 
 def _write_dram(f: Frame, s: WriteDram) -> Step:
-    return Transfer(f.shared.machine, (_dram_leg(f, s, write=True),), f"write {s.tensor}")
+    return _copy(f, s, write=True)
 
 
 def _send(f: Frame, s: Send) -> Step:
-    f.cb(s.buffer)
-    return SendReq(f.shared.hub, s.net, f.noc, f.shared.block_bytes[s.buffer])
+    req = f.requests.get(id(s))
+    if req is None:  # a statement's request never changes (the pipe is chosen in it)
+        f.cb(s.buffer)
+        hub = f.shared.hub
+        cursor = hub.cursor(s.net, f.core, "send")
+        req = f.requests[id(s)] = SendReq(hub, cursor, f.noc, f.shared.block_bytes[s.buffer])
+    return req
 
 
 def _receive(f: Frame, s: Receive) -> Step:
-    f.cb(s.buffer)
-    return ReceiveReq(f.shared.hub, s.net)
+    req = f.requests.get(id(s))
+    if req is None:
+        f.cb(s.buffer)
+        hub = f.shared.hub
+        req = f.requests[id(s)] = ReceiveReq(hub, hub.cursor(s.net, f.core, "receive"))
+    return req
 
 
 def _receive_all(f: Frame, s: ReceiveAll) -> Step:
@@ -291,9 +404,10 @@ def _receive_each(f: Frame, s: ReceiveEach) -> Step:
 
     def steps() -> Gen:
         for pipe in hub.pipes_to(s.net, f.core):
+            req = ReceiveReq(hub, None, hub.pipe(s.net, pipe))
             for cb in cbs:
                 yield ReserveBlock(cb)
-                yield ReceiveReq(hub, s.net, pipe)
+                yield req
                 cb.push(sched)
 
     return steps()

@@ -41,7 +41,7 @@ class Machine:
             sched.at(sched.now, lambda _: on_done())
             return
         if len(legs) == 1:  # the common case: no count of legs still going
-            self._start_leg(legs[0], on_done)
+            self.start_leg(legs[0], on_done)
             return
         pending = [len(legs)]
 
@@ -51,9 +51,9 @@ class Machine:
                 on_done()
 
         for leg in legs:
-            self._start_leg(leg, leg_done)
+            self.start_leg(leg, leg_done)
 
-    def _start_leg(self, leg: Leg, leg_done: Callable[[], None]) -> None:
+    def start_leg(self, leg: Leg, leg_done: Callable[[], None]) -> None:
         """Count the leg's bytes and start its flow; `leg_done` runs `latency` after the
         flow has moved its last byte (at once plus latency when it has none)."""
         sched = self.sched
@@ -99,5 +99,9 @@ class Transfer(Request):
             proc.record(t0, sched.now, self.what)
             sched.resume(proc)
 
-        self.machine.start_legs(self.legs, done)
+        legs = self.legs
+        if len(legs) == 1:  # start_legs' common case, without its call
+            self.machine.start_leg(legs[0], done)
+        else:
+            self.machine.start_legs(legs, done)
         return PENDING

@@ -69,7 +69,9 @@ class FluidNetwork:
         """Called after every re-solve with (time, per-resource load), for traces."""
         self._flows: list[Flow] = []
         """The active flows, slot i of the arrays below being flow i."""
-        self._n = 0
+        self.active = 0
+        """How many flows are moving (slots 0..active-1 of the arrays below); a plain
+        attribute, read at every step of the event loop."""
         self._ne = 0
         self._cap = np.zeros(64)
         self._rem = np.zeros(64)
@@ -81,15 +83,10 @@ class FluidNetwork:
         self._done = np.zeros(64, dtype=np.int64)
 
     @property
-    def active(self) -> int:
-        """How many flows are moving."""
-        return self._n
-
-    @property
     def flows(self) -> list[Flow]:
         """The active flows, their `remaining` and `rate` brought up to date (probes,
         tests; the simulation itself reads the arrays)."""
-        rem, rate = self._rem[: self._n].tolist(), self._rate[: self._n].tolist()
+        rem, rate = self._rem[: self.active].tolist(), self._rate[: self.active].tolist()
         for f, r, x in zip(self._flows, rem, rate, strict=True):
             f.remaining, f.rate = r, x
         return list(self._flows)
@@ -98,7 +95,7 @@ class FluidNetwork:
         self.advance(now)
         if flow.remaining <= 0.0:
             raise ValueError("a flow must move at least one byte")
-        i, e, k = self._n, self._ne, flow.res.size
+        i, e, k = self.active, self._ne, flow.res.size
         if i == self._cap.size:
             self._grow_flows()
         while e + k > self._ent_res.size:
@@ -110,7 +107,7 @@ class FluidNetwork:
         self._ent_res[e : e + k] = flow.res
         self._ent_w[e : e + k] = flow.w
         self._ent_f[e : e + k] = i
-        self._n, self._ne = i + 1, e + k
+        self.active, self._ne = i + 1, e + k
         self._flows.append(flow)
         self.dirty = True
 
@@ -130,7 +127,7 @@ class FluidNetwork:
         dt = t - self.time
         if dt <= 0.0:
             return
-        self._ops.advance(self._rem, self._rate, self._n, self.carried, self.load, dt)
+        self._ops.advance(self._rem, self._rate, self.active, self.carried, self.load, dt)
         self.time = t
         self._next = None
 
@@ -140,15 +137,15 @@ class FluidNetwork:
             self._solve()
         elif self._next is not None:
             return self._next
-        best = self._ops.earliest(self._rem, self._rate, self._n)
+        best = self._ops.earliest(self._rem, self._rate, self.active)
         self._next = self.time + max(best, 0.0)
         return self._next
 
     def pop_done(self, t: float) -> list[Flow]:
         """Advance to `t` and remove the flows that have finished (in the order added)."""
         self.advance(t)
-        self._n, self._ne, count = self._ops.pop(
-            self._n,
+        self.active, self._ne, count = self._ops.pop(
+            self.active,
             self._ne,
             self._cap,
             self._rem,
@@ -175,7 +172,7 @@ class FluidNetwork:
         self.dirty = False
         self._next = None
         self.solves += 1
-        n, ne = self._n, self._ne
+        n, ne = self.active, self._ne
         if not n:
             self.load = np.zeros_like(self.capacity)
         elif not ne:

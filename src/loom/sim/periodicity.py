@@ -140,10 +140,10 @@ def machine_state(
         (f.res.tobytes(), f.w.tobytes(), f.nbytes, f.cap, _r(f.remaining), _r(f.rate))
         for f in sched.net.flows
     )
-    heap = sorted((round(t - now, decimals), seq, _name(fn)) for t, seq, fn, _ in sched._heap)
+    heap = sorted((round(t - now, decimals), seq, _name(fn)) for t, seq, fn, _ in sched.pending())
     rendezvous = []
     if hub is not None:
-        for (net, pipe, _), rv in sorted(hub._rv.items()):
+        for (net, pipe, _), rv in sorted(hub.open_rendezvous()):
             ready = sorted((core, round(t - now, decimals)) for core, (t, _) in rv.ready.items())
             rendezvous.append((net, pipe, rv.sender is None, tuple(ready)))
     discrete = (

@@ -14,8 +14,6 @@ when the data and the flag have landed.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from functools import partial
 from typing import Any
 
 from loom.errors import SimulationError
@@ -23,13 +21,82 @@ from loom.ir.program import PipeNet
 from loom.sim.engine import PENDING, Process, Request, Scheduler
 from loom.sim.machine import Machine
 from loom.sim.topology import Core
+from loom.sim.transfers import Leg
 
 
-@dataclass
+class _Pipe:
+    """One pipe's state: its receivers, the Send and Receive counts, the rendezvous not
+    yet started, and the legs and trace labels of its transfers (built once each)."""
+
+    __slots__ = (
+        "index",
+        "legs",
+        "moving",
+        "net",
+        "open",
+        "receivers",
+        "recv_seq",
+        "send_seq",
+        "src",
+    )
+
+    def __init__(self, net: str, index: int, src: Core, receivers: tuple[Core, ...]) -> None:
+        self.net = net
+        self.index = index
+        self.src = src
+        self.receivers = receivers
+        self.send_seq = 0
+        self.recv_seq: dict[Core, int] = {}
+        self.open: dict[int, _Rendezvous] = {}
+        """The rendezvous of transfers not yet started, by sequence number."""
+        self.legs: dict[tuple[int, float], Leg] = {}
+        """The leg of a block of `nbytes` sent on NoC `noc`, by (noc, nbytes)."""
+        self.moving = f"moves data on net '{net}'"
+        """What the engines of a transfer on the pipe wait for (deadlock reports)."""
+
+
 class _Rendezvous:
-    sender: tuple[Process, int, float] | None = None
-    """(process, noc, bytes) once the Send is issued."""
-    ready: dict[Core, tuple[float, Process]] = field(default_factory=dict)
+    """One transfer on a pipe, made by whichever side comes first."""
+
+    __slots__ = ("pipe", "ready", "sender", "seq")
+
+    def __init__(self, pipe: _Pipe, seq: int) -> None:
+        self.pipe = pipe
+        self.seq = seq
+        self.sender: tuple[Process, int, float] | None = None
+        """(process, noc, bytes) once the Send is issued."""
+        self.ready: dict[Core, tuple[float, Process]] = {}
+
+    def why_receive(self) -> str:
+        src = self.pipe.src
+        return (
+            f"waits in Receive #{self.seq} on net '{self.pipe.net}' for the Send of core "
+            f"({src[0]},{src[1]})"
+        )
+
+    def why_send(self) -> str:
+        missing = [c for c in self.pipe.receivers if c not in self.ready]
+        return (
+            f"waits in Send #{self.seq} on net '{self.pipe.net}' for receivers "
+            f"{_cores(missing)} to post their Receive"
+        )
+
+
+class _Cursor:
+    """The round-robin choice among the pipes of one net one core sends on (or is
+    reached by), shared by every statement of that core."""
+
+    __slots__ = ("cands", "k")
+
+    def __init__(self, cands: list[_Pipe]) -> None:
+        self.cands = cands
+        self.k = 0
+
+    def next(self) -> _Pipe:
+        cands = self.cands
+        k = self.k
+        self.k = k + 1
+        return cands[k % len(cands)]
 
 
 class PipeHub:
@@ -38,23 +105,20 @@ class PipeHub:
     def __init__(self, machine: Machine, nets: tuple[PipeNet, ...]) -> None:
         self.machine = machine
         self.nets = {n.name: n for n in nets}
-        self._rv: dict[tuple[str, int, int], _Rendezvous] = {}
-        self._send_seq: dict[tuple[str, int], int] = {}
-        self._recv_seq: dict[tuple[str, int, Core], int] = {}
-        self._pick: dict[tuple[str, Core, str], int] = {}
-        self._receivers: dict[tuple[str, int], tuple[Core, ...]] = {}
+        self._pipes: dict[tuple[str, int], _Pipe] = {}
+        self._cursors: dict[tuple[str, Core, str], _Cursor] = {}
         self._to: dict[tuple[str, Core], list[int]] = {}
         self._from: dict[tuple[str, Core], list[int]] = {}
         for net in nets:
             for i, pipe in enumerate(net.pipes):
                 dsts = tuple(c for c in pipe.receivers if c != pipe.src)
-                self._receivers[(net.name, i)] = dsts
+                self._pipes[(net.name, i)] = _Pipe(net.name, i, pipe.src, dsts)
                 self._from.setdefault((net.name, pipe.src), []).append(i)
                 for c in dsts:
                     self._to.setdefault((net.name, c), []).append(i)
 
     def receivers(self, net: str, pipe: int) -> tuple[Core, ...]:
-        return self._receivers[(net, pipe)]
+        return self._pipes[(net, pipe)].receivers
 
     def _net(self, name: str) -> PipeNet:
         try:
@@ -70,98 +134,110 @@ class PipeHub:
         self._net(name)
         return self._to.get((name, core), [])
 
-    def _choose(self, name: str, core: Core, role: str, cands: list[int]) -> int:
-        if not cands:
-            what = "is the source of no pipe" if role == "send" else "is reached by no pipe"
-            raise SimulationError(
-                f"core ({core[0]},{core[1]}) executes a {role.capitalize()} on net '{name}' "
-                f"but {what} of that net; fix the net's pipes or guard the statement "
-                "with IfCore"
-            )
+    def pipe(self, name: str, index: int) -> _Pipe:
+        """The state of pipe `index` of net `name`."""
+        self._net(name)
+        return self._pipes[(name, index)]
+
+    def cursor(self, name: str, core: Core, role: str) -> _Cursor:
+        """The round-robin choice of `core`'s pipes on net `name` for `role` (send or
+        receive), made once per (net, core, role)."""
         key = (name, core, role)
-        k = self._pick.get(key, 0)
-        self._pick[key] = k + 1
-        return cands[k % len(cands)]
+        cur = self._cursors.get(key)
+        if cur is None:
+            self._net(name)
+            index = self._from if role == "send" else self._to
+            cands = index.get((name, core), [])
+            if not cands:
+                what = "is the source of no pipe" if role == "send" else "is reached by no pipe"
+                raise SimulationError(
+                    f"core ({core[0]},{core[1]}) executes a {role.capitalize()} on net "
+                    f"'{name}' but {what} of that net; fix the net's pipes or guard the "
+                    "statement with IfCore"
+                )
+            cur = self._cursors[key] = _Cursor([self._pipes[(name, i)] for i in cands])
+        return cur
+
+    def open_rendezvous(self) -> list[tuple[tuple[str, int, int], _Rendezvous]]:
+        """Every transfer not yet started, by (net, pipe, sequence number) (state probes)."""
+        return [
+            ((p.net, p.index, seq), rv) for p in self._pipes.values() for seq, rv in p.open.items()
+        ]
 
     # ----- the two halves -------------------------------------------------------------
 
-    def send(self, sched: Scheduler, proc: Process, name: str, noc: int, nbytes: float) -> Any:
-        self._net(name)
-        pipe = self._choose(name, proc.core, "send", self._from.get((name, proc.core), []))
-        seq = self._send_seq.get((name, pipe), 0) + 1
-        self._send_seq[(name, pipe)] = seq
-        rv = self._rendezvous((name, pipe, seq))
+    def send(self, sched: Scheduler, proc: Process, pipe: _Pipe, noc: int, nbytes: float) -> Any:
+        seq = pipe.send_seq + 1
+        pipe.send_seq = seq
+        rv = self._rendezvous(pipe, seq)
         rv.sender = (proc, noc, nbytes)
-        self._try_start(sched, name, pipe, seq)
+        self._try_start(sched, rv)
         return PENDING
 
-    def receive(self, sched: Scheduler, proc: Process, name: str, pipe: int | None = None) -> Any:
-        if pipe is None:
-            pipe = self._choose(name, proc.core, "receive", self.pipes_to(name, proc.core))
-        key = (name, pipe, proc.core)
-        seq = self._recv_seq.get(key, 0) + 1
-        self._recv_seq[key] = seq
-        rv = self._rendezvous((name, pipe, seq))
-        rv.ready[proc.core] = (sched.now + self.machine.params.semaphore_cycles, proc)
-        proc.waiting = partial(self._why_receive, name, pipe, seq)
-        self._try_start(sched, name, pipe, seq)
+    def receive(self, sched: Scheduler, proc: Process, pipe: _Pipe) -> Any:
+        core = proc.core
+        seq = pipe.recv_seq.get(core, 0) + 1
+        pipe.recv_seq[core] = seq
+        rv = self._rendezvous(pipe, seq)
+        rv.ready[core] = (sched.now + self.machine.params.semaphore_cycles, proc)
+        proc.waiting = rv.why_receive
+        self._try_start(sched, rv)
         return PENDING
 
-    def _rendezvous(self, key: tuple[str, int, int]) -> _Rendezvous:
+    @staticmethod
+    def _rendezvous(pipe: _Pipe, seq: int) -> _Rendezvous:
         """The rendezvous of one transfer on a pipe, made by whichever side comes first."""
-        rv = self._rv.get(key)
+        rv = pipe.open.get(seq)
         if rv is None:
-            rv = self._rv[key] = _Rendezvous()
+            rv = pipe.open[seq] = _Rendezvous(pipe, seq)
         return rv
 
-    def _why_receive(self, name: str, pipe: int, seq: int) -> str:
-        src = self.nets[name].pipes[pipe].src
-        return f"waits in Receive #{seq} on net '{name}' for the Send of core ({src[0]},{src[1]})"
-
-    def _why_send(self, name: str, pipe: int, seq: int, rv: _Rendezvous) -> str:
-        return (
-            f"waits in Send #{seq} on net '{name}' for receivers "
-            f"{_cores(self._missing(name, pipe, rv))} to post their Receive"
-        )
-
-    def _missing(self, name: str, pipe: int, rv: _Rendezvous) -> list[Core]:
-        return [c for c in self._receivers[(name, pipe)] if c not in rv.ready]
-
-    def _try_start(self, sched: Scheduler, name: str, pipe: int, seq: int) -> None:
-        rv = self._rv[(name, pipe, seq)]
+    def _try_start(self, sched: Scheduler, rv: _Rendezvous) -> None:
         if rv.sender is None:
             return
+        pipe = rv.pipe
         # every Receive comes from a receiver of the pipe, so the count decides (and
         # the report's list of the missing is built only when someone reads it)
-        if len(rv.ready) < len(self._receivers[(name, pipe)]) or self._missing(name, pipe, rv):
-            rv.sender[0].waiting = partial(self._why_send, name, pipe, seq, rv)
+        ready = rv.ready
+        if len(ready) < len(pipe.receivers) or any(c not in ready for c in pipe.receivers):
+            rv.sender[0].waiting = rv.why_send
             return
-        del self._rv[(name, pipe, seq)]
-        t = max([sched.now, *(t for t, _ in rv.ready.values())])
-        sched.at(t, self._start_data, (sched, name, pipe, rv))
+        del pipe.open[rv.seq]
+        t = sched.now  # the last signal's arrival (max() as a loop: no list built)
+        for signal, _ in ready.values():
+            if signal > t:
+                t = signal
+        sched.at(t, self._start_data, (sched, rv))
 
-    def _start_data(self, arg: tuple[Scheduler, str, int, _Rendezvous]) -> None:
-        sched, name, pipe, rv = arg
+    def _start_data(self, arg: tuple[Scheduler, _Rendezvous]) -> None:
+        sched, rv = arg
         assert rv.sender is not None
         sender, noc, nbytes = rv.sender
-        dsts = self._receivers[(name, pipe)]
-        legs = self.machine.legs
-        if len(dsts) == 1:
-            leg = legs.write(noc, sender.core, dsts[0], nbytes, nbytes)
-        else:
-            leg = legs.multicast_block(noc, sender.core, dsts, nbytes)
+        pipe = rv.pipe
+        leg = pipe.legs.get((noc, nbytes))
+        if leg is None:  # legs are immutable: one per (NoC, size) of each pipe
+            dsts = pipe.receivers
+            legs = self.machine.legs
+            if len(dsts) == 1:
+                leg = legs.write(noc, sender.core, dsts[0], nbytes, nbytes)
+            else:
+                leg = legs.multicast_block(noc, sender.core, dsts, nbytes)
+            pipe.legs[(noc, nbytes)] = leg
         procs = [sender, *(p for _, p in rv.ready.values())]
         t0 = sched.now
-        moving = f"moves data on net '{name}'"
+        name, moving = pipe.net, pipe.moving
         for p in procs:
             p.waiting = moving
 
         def done() -> None:
+            now = sched.now
             for p in procs:
-                p.record(t0, sched.now, f"{'send' if p is sender else 'receive'} {name}")
+                p.busy += now - t0  # Process.record, inlined (one call per engine)
+                if p.intervals is not None and now > t0:
+                    p.record_interval(t0, now, f"{'send' if p is sender else 'receive'} {name}")
                 sched.resume(p)
 
-        self.machine.start_legs((leg,), done)
+        self.machine.start_leg(leg, done)
 
 
 def _cores(cores: list[Core]) -> str:
@@ -169,20 +245,28 @@ def _cores(cores: list[Core]) -> str:
 
 
 class SendReq(Request):
-    __slots__ = ("hub", "nbytes", "net", "noc")
+    """A Send on a pipe net: the sender's pipe chosen round-robin at each Send."""
 
-    def __init__(self, hub: PipeHub, net: str, noc: int, nbytes: float) -> None:
-        self.hub, self.net, self.noc, self.nbytes = hub, net, noc, nbytes
+    __slots__ = ("cursor", "hub", "nbytes", "noc")
+
+    def __init__(self, hub: PipeHub, cursor: _Cursor, noc: int, nbytes: float) -> None:
+        self.hub, self.cursor, self.noc, self.nbytes = hub, cursor, noc, nbytes
 
     def start(self, sched: Scheduler, proc: Process) -> Any:
-        return self.hub.send(sched, proc, self.net, self.noc, self.nbytes)
+        return self.hub.send(sched, proc, self.cursor.next(), self.noc, self.nbytes)
 
 
 class ReceiveReq(Request):
-    __slots__ = ("hub", "net", "pipe")
+    """A Receive on a pipe net: from `pipe`, or from the core's pipes round-robin."""
 
-    def __init__(self, hub: PipeHub, net: str, pipe: int | None = None) -> None:
-        self.hub, self.net, self.pipe = hub, net, pipe
+    __slots__ = ("cursor", "hub", "pipe")
+
+    def __init__(self, hub: PipeHub, cursor: _Cursor | None, pipe: _Pipe | None = None) -> None:
+        self.hub, self.cursor, self.pipe = hub, cursor, pipe
 
     def start(self, sched: Scheduler, proc: Process) -> Any:
-        return self.hub.receive(sched, proc, self.net, self.pipe)
+        pipe = self.pipe
+        if pipe is None:
+            assert self.cursor is not None
+            pipe = self.cursor.next()
+        return self.hub.receive(sched, proc, pipe)
