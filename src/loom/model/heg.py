@@ -590,7 +590,9 @@ class HegBuilder:
         wave's blocks were all fetched during the wave before, so its store engine only
         stores the previous result beside the compute (+ max(0, s - body)). Once per
         program. Its own kind, not a fill: the path bounds (`loom.solve.bounds`) charge
-        the per-wave term, so they must charge this one too to stay below T."""
+        the per-wave term, so they must charge this one too to stay below T. Its floor
+        is 0 as the per-wave term's: together they never charge less than 0 (the class
+        bound's floored path)."""
         back = extra
         if cut is not None:
             trip, pipe = cut
