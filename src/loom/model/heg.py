@@ -321,7 +321,9 @@ class HegBuilder:
           apart: the stores spread over the pass, which lasts at least the engine's sends
           S_e plus ω_e + W (it cannot read while it sends). Where multicasts keep the
           cores together until then, the first wave's stores, every core's at once, still
-          delay the next reads by W in full (once per program)."""
+          delay the next reads by W in full (once per program), except when the stores go
+          one wave late: that wait is then the second wave's occupancy
+          (`late_store_occupancy`, `late_store_ends`)."""
         if not stores or in_body:
             return {}  # the stages run in series on the engines (or there is no store)
         reads = self.pass_reads(scope.key)

@@ -157,9 +157,9 @@ class Scheduler:
                     _, fn, arg = calls.popleft()
                     self.events += 1
                     fn(arg)
-                    if times[0] is not t:  # a call for an earlier time was made: it is next
+                    if times[0] != t:  # a call for an earlier time was made: it is next
                         break
-                if not calls and times[0] is t:
+                if not calls and times[0] == t:
                     pop(times)
                     del due[t]
             t_net = net.next_completion() if net.active else inf
