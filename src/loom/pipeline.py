@@ -335,7 +335,7 @@ def refine(
     simulator."""
     entries = []
     for solution, problem in ranking.top[:k]:
-        schedule = materialize(problem, solution, ranking.top, stats, arch)
+        schedule = materialize(problem, solution, ranking.top, stats, arch, explain=False)
         sim = simulate(lower(program, buffered, schedule, arch), arch)
         entries.append(RefineEntry(solution.candidate, solution.cycles, sim.cycles))
     chosen = min(range(len(entries)), key=lambda i: (entries[i].simulated_cycles, i))

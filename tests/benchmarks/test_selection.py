@@ -1,9 +1,13 @@
 """The judge (`benchmarks/selection.py`): its TTNN summary (the set's fastest against
 TTNN's tuned configuration is TTNN's time over the best simulated one, from judged sets
-only) and its forked workers (results in order, whatever the number of workers)."""
+only), its forked workers (results in order, whatever the number of workers) and its
+cases run side by side (printed and recorded in case order, whatever the number of
+workers)."""
 
 from __future__ import annotations
 
+import argparse
+import json
 import math
 import re
 import sys
@@ -13,7 +17,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from selection import CaseResult, forked_map, summarize_ttnn
+import selection
+from selection import CaseOutcome, CaseResult, forked_map, judge, summarize_ttnn
 
 
 def case(arch: str, size: int, regret: float, vs_ttnn: float) -> CaseResult:
@@ -46,3 +51,31 @@ def test_forked_workers_return_results_in_order() -> None:
     want = [3 * i for i in range(7)]
     assert forked_map(lambda i: scale["by"](i), 7, jobs=2) == want
     assert forked_map(lambda i: scale["by"](i), 7, jobs=1) == want
+
+
+def test_cases_run_side_by_side_print_and_record_in_case_order(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Costs out of case order: the workers take the largest first.
+    cases = [("gemm", "wormhole_n150", {"M": m, "N": 32, "K": 32}) for m in (32, 4096, 64, 2048)]
+
+    def fake(
+        kernel: str, arch: str, shape: dict[str, int], args: argparse.Namespace
+    ) -> CaseOutcome:
+        res = CaseResult(kernel, arch, f"M={shape['M']}", 100, 1.0, 1.0, 1, 0.0, "", 0.0, 0.9)
+        line = f"case M={shape['M']} inner jobs {args.jobs}"
+        return CaseOutcome(res, line, [{"sim": float(shape["M"])}])
+
+    monkeypatch.setattr(selection, "run_case", fake)
+    outputs = []
+    for jobs in (1, 2):
+        out = tmp_path / f"out{jobs}.json"
+        args = argparse.Namespace(jobs=jobs, out=str(out))
+        results = judge(cases, args)
+        assert [r.shape for r in results] == ["M=32", "M=4096", "M=64", "M=2048"]
+        lines = capsys.readouterr().out.splitlines()
+        # Side by side, each case simulates its own set serially.
+        assert lines == [f"case M={s['M']} inner jobs 1" for _, _, s in cases]
+        outputs.append(out.read_text())
+    assert outputs[0] == outputs[1]
+    assert list(json.loads(outputs[0])) == sorted(selection.case_key(*c) for c in cases)

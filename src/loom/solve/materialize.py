@@ -47,7 +47,12 @@ def materialize(
     top: tuple[tuple[Solution, Problem], ...],
     stats: CompileStats,
     arch: Arch,
+    explain: bool = True,
 ) -> Schedule:
+    """The schedule of `solution`. `explain=False` leaves out the explanation (bottleneck,
+    binding constraints, neighbourhood): a schedule that is only lowered and simulated
+    (refining, the selection judge) does not read it, and the neighbourhood evaluates the
+    objective at up to 3^tiles assignments."""
     env = solution.assignment
     cand = problem.candidate
     us = arch.cycles_to_us(solution.cycles)
@@ -73,8 +78,8 @@ def materialize(
         modeled_cycles=solution.cycles,
         modeled_us=round(us, 3),
         modeled_tflops=round(tflops, 3),
-        bottleneck=bottleneck(problem, env).as_dict(),
-        binding_constraints=tuple(binding_constraints(problem, env)),
+        bottleneck=bottleneck(problem, env).as_dict() if explain else {},
+        binding_constraints=tuple(binding_constraints(problem, env)) if explain else (),
         top_k=tuple(
             TopEntry(
                 candidate=s.candidate,
@@ -84,7 +89,7 @@ def materialize(
             )
             for s, p in top
         ),
-        neighbourhood=neighbourhood(problem, env),
+        neighbourhood=neighbourhood(problem, env) if explain else {},
         candidates_total=stats.candidates_total,
         candidates_after_pruning=stats.candidates_after_pruning,
         candidates_feasible=stats.candidates_feasible,
