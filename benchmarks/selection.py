@@ -69,7 +69,7 @@ import random
 import statistics
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, TypeVar
@@ -324,23 +324,35 @@ _TASK: Callable[[int], Any] | None = None
 """What forked workers run (inherited with everything it refers to, never pickled)."""
 
 
-def _run_task(i: int) -> Any:
+def _run_task(i: int) -> tuple[int, Any]:
     assert _TASK is not None
-    return _TASK(i)
+    return i, _TASK(i)
+
+
+def forked_imap(
+    task: Callable[[int], T], order: Iterable[int], jobs: int, fresh: bool = False
+) -> Iterator[tuple[int, T]]:
+    """(i, task(i)) for each i of `order`, handed out in that order to `jobs` forked
+    workers where available and yielded as they finish; only the results are pickled.
+    `fresh`: each worker serves one task and exits, so no task sees another's state."""
+    global _TASK
+    order = list(order)
+    if jobs <= 1 or len(order) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
+        yield from ((i, task(i)) for i in order)
+        return
+    _TASK = task
+    try:
+        ctx = multiprocessing.get_context("fork")
+        with ctx.Pool(jobs, maxtasksperchild=1 if fresh else None) as pool:
+            yield from pool.imap_unordered(_run_task, order)
+    finally:
+        _TASK = None
 
 
 def forked_map(task: Callable[[int], T], n: int, jobs: int) -> list[T]:
-    """[task(0), ..., task(n - 1)], on `jobs` forked workers where available; only the
-    results are pickled."""
-    global _TASK
-    if jobs <= 1 or n <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        return [task(i) for i in range(n)]
-    _TASK = task
-    try:
-        with multiprocessing.get_context("fork").Pool(jobs) as pool:
-            return pool.map(_run_task, range(n), chunksize=1)
-    finally:
-        _TASK = None
+    """[task(0), ..., task(n - 1)], on `jobs` forked workers where available."""
+    results = dict(forked_imap(task, range(n), jobs))
+    return [results[i] for i in range(n)]
 
 
 def simulate_runs(arch: Arch, runs: list[tuple[CompileResult, Entry]], jobs: int) -> list[float]:
@@ -552,34 +564,23 @@ def judge(
     `--out` record are the same whatever the number of workers."""
     outer = args.jobs > 1 and len(cases) > 1
     inner = argparse.Namespace(**{**vars(args), "jobs": 1}) if outer else args
+    order = range(len(cases))
+    if outer:
+        order = sorted(order, key=lambda i: (-_cost(cases[i][0], cases[i][2]), i))
     done: dict[int, CaseOutcome] = {}
     shown = 0
-
-    def show(i: int, outcome: CaseOutcome) -> None:
-        nonlocal shown
+    outcomes = forked_imap(
+        lambda i: run_case(*cases[i], inner), order, args.jobs if outer else 1, fresh=True
+    )
+    for n, (i, outcome) in enumerate(outcomes, 1):
+        if outer:
+            print(f"[{n}/{len(cases)} done: {case_key(*cases[i])}]", file=sys.stderr)
         done[i] = outcome
-        while shown in done:
-            kernel, arch_name, shape = cases[shown]
+        while shown in done:  # every case done up to the first one still running
             print(done[shown].line, flush=True)
             if args.out:
-                record_case(args.out, case_key(kernel, arch_name, shape), done[shown].record)
+                record_case(args.out, case_key(*cases[shown]), done[shown].record)
             shown += 1
-
-    if not outer:
-        for i in range(len(cases)):
-            show(i, run_case(*cases[i], inner))
-        return [done[i].result for i in range(len(cases))]
-    global _TASK
-    _TASK = lambda i: (i, run_case(*cases[i], inner))  # noqa: E731
-    order = sorted(range(len(cases)), key=lambda i: (-_cost(cases[i][0], cases[i][2]), i))
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(args.jobs, maxtasksperchild=1) as pool:
-            for n, (i, outcome) in enumerate(pool.imap_unordered(_run_task, order), 1):
-                print(f"[{n}/{len(cases)} done: {case_key(*cases[i])}]", file=sys.stderr)
-                show(i, outcome)
-    finally:
-        _TASK = None
     return [done[i].result for i in range(len(cases))]
 
 
