@@ -15,7 +15,7 @@ import argparse
 import os
 
 from loom.arch import load_arch
-from loom.cuda_flow import SEED_ACCURACY, CudaOptions, compile_cuda, verify_cuda
+from loom.flows.cuda import SEED_ACCURACY, CudaOptions, compile_cuda, verify_cuda
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 

@@ -26,8 +26,8 @@ import numpy as np
 
 from loom.arch import load_arch
 from loom.cuda import parse_annotations
-from loom.cuda_flow import CudaOptions, compile_cuda, model_cuda, simulate_cuda
-from loom.cuda_policies import policy_space, rank_policies
+from loom.flows.cuda import CudaOptions, compile_cuda, model_cuda, simulate_cuda
+from loom.flows.cuda_policies import policy_space, rank_policies
 from loom.sim import SimOptions, from_arch, simulate
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -146,7 +146,7 @@ def effect(
 
 def _deliveries(ann: dict) -> int:  # type: ignore[type-arg]
     """Operand panel deliveries per core of the busiest core (both operands)."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
 
     c = compile_cuda("examples/cuda/syrk.cu", _options("syrk", "bf16", ann))
     ((_, lp),) = launches(c)
@@ -161,7 +161,7 @@ def _deliveries(ann: dict) -> int:  # type: ignore[type-arg]
 def _busy(name: str, precision: str, defines: dict, ann: dict) -> str:  # type: ignore[type-arg]
     """Cycles per output tile of a workload's first launch and the busiest core's busy
     fraction per engine (DM0 reader, compute, DM1 writer): which engine bounds it."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
 
     opts = CudaOptions(ARCH, precision, tuple(defines.items()), parse_annotations(ann, "bench"))
     (_, lp), *_ = launches(compile_cuda(f"examples/cuda/{name}.cu", opts))

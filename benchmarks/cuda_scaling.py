@@ -23,8 +23,8 @@ import time
 
 from loom.arch import load_arch
 from loom.cuda import parse_annotations
-from loom.cuda_flow import CudaOptions, compile_cuda, launches, simulate_cuda
 from loom.errors import InfeasibleError
+from loom.flows.cuda import CudaOptions, compile_cuda, launches, simulate_cuda
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 ARCH = load_arch("blackhole_p150_13x10")

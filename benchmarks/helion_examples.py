@@ -17,9 +17,10 @@ import os
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from loom.arch import load_arch
+from loom.flows.helion import CompileOptions, compile_kernel
+from loom.flows.lowered import simulate_lowered, verify_lowered
 from loom.kernels.examples import EXAMPLES_DIR, example_kernels
 from loom.kernels.registry import resolve_kernel
-from loom.pipeline import CompileOptions, compile_kernel, simulate_lowered, verify_lowered
 
 
 def main() -> None:

@@ -77,17 +77,13 @@ from typing import Any, TypeVar
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from loom.arch import Arch, load_arch
+from loom.flows.helion import CompileOptions, CompileResult, compile_kernel
+from loom.flows.lowered import lower_schedule
 from loom.ir.buffers import ACC_KNOB, PLACEMENTS
 from loom.ir.problem import Problem
 from loom.ir.solution import Solution
 from loom.kernels.registry import resolve_kernel
-from loom.pipeline import (
-    CompileOptions,
-    CompileResult,
-    ProblemCache,
-    compile_kernel,
-    lower_schedule,
-)
+from loom.model.inputs import ProblemCache
 from loom.report.eval_tables import geomean
 from loom.sim import simulate
 from loom.solve.cpsat import solve_problem

@@ -24,12 +24,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from loom.dataflow import build_buffers
+from loom.flows.helion import CompileOptions, CompileResult, trace_kernel
+from loom.flows.stages import StageLog
 from loom.ir.candidate import Candidate
 from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.kernels.registry import resolve_kernel
 from loom.mapping import enumerate_candidates
-from loom.pipeline import CompileOptions, CompileResult, ProblemCache, StageLog, trace_kernel
+from loom.model.inputs import ProblemCache
 
 MIN_STEPS = 256
 """K steps per core below which a GEMM schedule simulates in about a second: simulated in

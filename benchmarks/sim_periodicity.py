@@ -30,7 +30,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sim"))
 from sim_programs import GemmConfig, dram_read_program, gemm_program, pipe_program
 
 from loom.arch import load_arch
-from loom.cuda_flow import CudaOptions, compile_cuda, launches
+from loom.flows.cuda import CudaOptions, compile_cuda, launches
 from loom.ir.program import Program
 from loom.sim.periodicity import measure_periodicity
 from sim_solve import lowered

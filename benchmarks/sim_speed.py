@@ -69,7 +69,8 @@ def _loom_gemm(n: int) -> object:
     """The program of Loom's top-ranked schedule for an n^3 GEMM on Wormhole."""
     from loom.eval.cases import case
     from loom.eval.run import EvalOptions, _Case
-    from loom.pipeline import CompileOptions, compile_kernel, lower_schedule
+    from loom.flows.helion import CompileOptions, compile_kernel
+    from loom.flows.lowered import lower_schedule
 
     c = case("gemm", WH, {"M": n, "N": n, "K": n})
     state = _Case(c, EvalOptions())

@@ -21,9 +21,9 @@ import time
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from loom.arch import load_arch
+from loom.flows.helion import CompileOptions, compile_kernel
 from loom.kernels.registry import resolve_kernel
 from loom.model.inputs import ProblemCache
-from loom.pipeline import CompileOptions, compile_kernel
 from loom.solve.cpsat import SMALL_MODEL_PARAMETERS, build_model, new_solver
 from loom.solve.rank import problem_key
 

@@ -53,7 +53,8 @@ def kernel_specs():  # type: ignore[no-untyped-def]
 @pytest.fixture(scope="session")
 def tile_programs(kernel_specs):  # type: ignore[no-untyped-def]
     """The three shipped kernels imported at small shapes (Helion binds once per session)."""
-    from loom.pipeline import StageLog, run_frontend
+    from loom.flows.helion import run_frontend
+    from loom.flows.stages import StageLog
 
     return {
         name: run_frontend(spec, SMALL_SHAPES[name], StageLog())

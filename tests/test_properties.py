@@ -21,8 +21,9 @@ from hypothesis import strategies as st
 
 from loom.arch import Arch, builtin_path, parse_arch
 from loom.errors import InfeasibleError, ShapeError
+from loom.flows.helion import CompileOptions, CompileResult, compile_kernel
+from loom.flows.lowered import verify_lowered
 from loom.kernels.registry import KernelSpec, resolve_kernel
-from loom.pipeline import CompileOptions, CompileResult, compile_kernel, verify_lowered
 
 BASES = ("wormhole_n150", "blackhole_p150")
 _SPECS: dict[str, KernelSpec] = {}

@@ -34,7 +34,7 @@ def ck() -> loom.CompiledKernel:
 def test_import_loom_is_cheap_and_versioned() -> None:
     code = (
         "import sys, loom; "
-        "heavy = [m for m in ('torch', 'helion', 'ortools', 'loom.api', 'loom.pipeline') "
+        "heavy = [m for m in ('torch', 'helion', 'ortools', 'loom.api', 'loom.flows.helion') "
         "if m in sys.modules]; print(heavy, loom.__version__)"
     )
     out = subprocess.run(

@@ -13,9 +13,10 @@ from loom.arch import load_arch
 from loom.baselines.build import copies_of, mapping_of
 from loom.baselines.sdpa_chains import ChainPlan, chain_plan, core_work
 from loom.baselines.ttnn_sdpa import sdpa_policy, sdpa_split
+from loom.flows.helion import run_frontend
+from loom.flows.stages import StageLog
 from loom.ir.tile import TileProgram
 from loom.kernels.registry import resolve_kernel
-from loom.pipeline import StageLog, run_frontend
 
 WH, BH = "wormhole_n150", "blackhole_p150_13x10"
 

@@ -173,8 +173,10 @@ def test_tuned_4096_cube_keeps_bf16_partial_sums_in_its_output_block_and_fits_l1
     from loom.baselines.build import build_schedule
     from loom.dataflow import build_buffers
     from loom.errors import ScheduleError
+    from loom.flows.helion import run_frontend
+    from loom.flows.lowered import lower_schedule
+    from loom.flows.stages import StageLog
     from loom.kernels.registry import resolve_kernel
-    from loom.pipeline import StageLog, lower_schedule, run_frontend
 
     shape = {"M": 4096, "K": 4096, "N": 4096}
     arch, log = load_arch(WH), StageLog()

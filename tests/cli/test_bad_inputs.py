@@ -478,8 +478,8 @@ _SETUP_OVERRIDES = {"schedule_nan_number": _nan_schedule}
 @pytest.fixture(scope="module")
 def schedule_text() -> str:
     from loom.arch import load_arch
+    from loom.flows.helion import CompileOptions, compile_kernel
     from loom.kernels.registry import resolve_kernel
-    from loom.pipeline import CompileOptions, compile_kernel
 
     options = CompileOptions(load_arch("wormhole_n150"), {"M": 64, "N": 64, "K": 64}, jobs=1)
     return compile_kernel(resolve_kernel("gemm"), options).schedule.to_json()

@@ -85,7 +85,7 @@ def test_no_cache_compiles_again(capsys, tmp_path: Path) -> None:  # type: ignor
 def test_progress_lines_for_slow_stages_only() -> None:
     from rich.console import Console
 
-    from loom.console import StageProgress
+    from loom.cli.console import StageProgress
 
     buf = io.StringIO()
     progress = StageProgress(Console(file=buf, force_terminal=True, width=100))

@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from loom import outputs
 from loom.arch import builtin_path
-from loom.cli import main
+from loom.cli import main, outputs
 from loom.errors import OutputError
 
 G = ["gemm", "--shape", "M=64,N=64,K=64", "--jobs", "1"]

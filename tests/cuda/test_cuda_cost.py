@@ -8,7 +8,7 @@ import pytest
 from loom.arch import load_arch
 from loom.cuda import parse_annotations
 from loom.cuda.cost import launch_cost
-from loom.cuda_flow import CudaOptions, compile_cuda, launches
+from loom.flows.cuda import CudaOptions, compile_cuda, launches
 
 ARCH = load_arch("blackhole_p150_13x10")
 

@@ -8,7 +8,7 @@ import pytest
 
 from loom.arch import load_arch
 from loom.cuda import parse_annotations
-from loom.cuda_flow import CudaOptions, compile_cuda, model_cuda, simulate_cuda, verify_cuda
+from loom.flows.cuda import CudaOptions, compile_cuda, model_cuda, simulate_cuda, verify_cuda
 
 ARCH = load_arch("blackhole_p150_13x10")
 GOLDEN = Path(__file__).parent / "golden"
@@ -79,7 +79,7 @@ def test_gaussian_first_launches_lower_and_simulate() -> None:
 def test_shared_deliveries_are_multicast_and_verify() -> None:
     """Constant frames go to the whole grid, syrk's panels along core rows and columns,
     each read once per group; the result is unchanged on tt-lang-sim."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
 
     c = _compile("syrk", {"N": "128", "M": "128"}, "bf16", {"tileplan": {"interchange": True}})
     lp = launches(c)[0][1]
@@ -118,7 +118,7 @@ def test_grid_barriers_add_to_the_simulated_and_modelled_time() -> None:
 def test_hoisted_reciprocal_is_computed_once_per_core_and_verifies(precision: str) -> None:
     """tileflow.reciprocal=hoisted: gaussian's 1/a[t][t] leaves the tile loop (one
     Compute before it), the per-tile division becomes a multiplication."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import Compute, UnaryExpr, walk_stmts
 
     c = _compile("gaussian", {"N": "64"}, precision, {"tileflow": {"reciprocal": "hoisted"}})
@@ -167,7 +167,7 @@ def test_hoisting_a_tile_dependent_divisor_is_rejected(tmp_path: Path) -> None:
 def test_sender_side_halo_conversion_sends_patches_and_verifies(ann: dict) -> None:  # type: ignore[type-arg]
     """Each core converts its own tile into the patches its four neighbours need and
     sends them on unicast pipes; the first/last cores of each axis read a DRAM halo."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import ReadDram, Receive, Send, walk_stmts
 
     c = _compile("jacobi_2d", {"N": "128", "TSTEPS": "2"}, "fp32", ann)
@@ -189,7 +189,7 @@ def test_guard_sunk_into_dm_delivered_selectors_has_no_compute_mask(predicates: 
     """tileflow.guard_mask=dm: Fan2's guard moves into the masked selectors DM delivers
     per tile; no Compute reads a mask, and the result is exact (old - 0 = old)."""
     from loom.cuda.tileflow import block_refs
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import Compute, walk_stmts
 
     ann = {"tileflow": {"guard_mask": "dm"}, "tileplan": {"predicates": predicates}}
@@ -258,7 +258,7 @@ def _two_column_arch(tmp_path: Path):  # type: ignore[no-untyped-def]
 def test_row_streaming_delivers_shard_rows_and_verifies(tmp_path: Path, guard_mask: str) -> None:
     """task.streaming=row: each streamed operand, mask and result moves as one 1x2 block
     per shard row (one reserve/push per row), and the result is exact."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import ReadDram, WriteDram, walk_stmts
 
     arch = _one_column_arch(tmp_path)
@@ -295,7 +295,7 @@ def test_jacobi_row_streaming_shifts_shard_rows_by_a_band_operator_and_verifies(
     of its last: the neighbour shard's, on a grid of two core columns) patched in by 1x2
     edge rows; the result matches FP64 as closely as column streaming does (the band
     sums two shifts in one matmul, a different fp32 rounding order)."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import ReadDram, walk_stmts
 
     arch = _one_column_arch(tmp_path) if n == 64 else _two_column_arch(tmp_path)
@@ -344,7 +344,7 @@ def test_fused_gaussian_forwards_the_factor_column_and_verifies(
     range), before it writes it, and multicast along its core row (row streaming with
     one-tile shards is the same program). The device matches FP64 and, exactly, the
     emulated reference that keeps the factor unstored."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import IfCore, ReadDram, WriteDram, walk_stmts
 
     ann = {"tileplan": {"fuse": ["Fan1", "Fan2"]}, "task": {"streaming": streaming}}
@@ -394,7 +394,7 @@ def test_fused_gaussian_wider_than_the_grid_holds_the_factor_across_column_passe
     first pass updates it), multicast along the core row once, and held by every core
     across its passes; the device matches the emulated reference exactly and FP64 as
     the single-pass realization does."""
-    from loom.cuda_flow import launches
+    from loom.flows.cuda import launches
     from loom.ir.program import Loop, ReadDram, walk_stmts
 
     two = streaming == "column" or n == 128

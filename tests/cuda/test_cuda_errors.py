@@ -11,8 +11,8 @@ import pytest
 
 from loom.arch import Arch, load_arch
 from loom.cuda import parse_annotations, parse_source
-from loom.cuda_flow import CudaOptions, compile_cuda, launches
 from loom.errors import AnnotationError, CudaSubsetError, InfeasibleError
+from loom.flows.cuda import CudaOptions, compile_cuda, launches
 
 HEAD = """#define N 64
 __global__ void k(float *a, float *b) {

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from loom.arch import load_arch
 from loom.cuda import parse_annotations
-from loom.cuda_flow import CudaOptions
-from loom.cuda_policies import policy_space
+from loom.flows.cuda import CudaOptions
+from loom.flows.cuda_policies import policy_space
 
 ARCH = load_arch("blackhole_p150_13x10")
 

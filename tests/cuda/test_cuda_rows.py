@@ -9,8 +9,8 @@ from loom.arch import load_arch
 from loom.cuda import parse_annotations
 from loom.cuda.consts import TILE, ConstSpec, const_table
 from loom.cuda.rows import RowShift, band_columns, edge_row
-from loom.cuda_flow import CudaOptions, compile_cuda
 from loom.errors import AnnotationError
+from loom.flows.cuda import CudaOptions, compile_cuda
 
 ARCH = load_arch("blackhole_p150_13x10")
 

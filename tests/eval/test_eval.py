@@ -19,8 +19,10 @@ from loom.eval.cases import case, paper_cases, quick_cases
 from loom.eval.rows import TIMING_COLUMNS, ResultRow, read_rows, rows_to_csv
 from loom.eval.run import EvalOptions, tileloom_rows
 from loom.eval.runner import RunnerOptions, run_cases
+from loom.flows.helion import run_frontend
+from loom.flows.lowered import lower_schedule
+from loom.flows.stages import StageLog
 from loom.kernels.registry import resolve_kernel
-from loom.pipeline import StageLog, lower_schedule, run_frontend
 from loom.report.eval_tables import table2, table3
 
 SMALL = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
@@ -109,7 +111,7 @@ def test_a_case_simulates_each_distinct_program_once() -> None:
     from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
     from loom.dataflow import build_buffers
     from loom.eval.run import _Case
-    from loom.pipeline import run_frontend
+    from loom.flows.helion import run_frontend
 
     state = _Case(case("gemm", "wormhole_n150", {"M": 512, "N": 512, "K": 512}), OPTIONS)
     program = run_frontend(state.spec, state.case.shape_dict, state.log)

@@ -26,8 +26,9 @@ MATMUL = {"matmul_relu"}
 
 def _run(file: str, kernel: str, arch_name: str):  # type: ignore[no-untyped-def]
     from loom.arch import load_arch
+    from loom.flows.helion import CompileOptions, compile_kernel
+    from loom.flows.lowered import simulate_lowered, verify_lowered
     from loom.kernels.registry import resolve_kernel
-    from loom.pipeline import CompileOptions, compile_kernel, simulate_lowered, verify_lowered
 
     arch = load_arch(arch_name)
     spec = resolve_kernel(str(EXAMPLES_DIR / file), kernel)
@@ -75,9 +76,11 @@ def test_a_kernel_run_as_launches_hands_its_scratch_over_in_dram() -> None:
 
     from loom.arch import load_arch
     from loom.backends.ttlang import verify_launches
+    from loom.flows.helion import CompileOptions, compile_kernel
+    from loom.flows.lowered import simulate_lowered
+    from loom.flows.stages import StageLog
     from loom.kernels.checks import launch_references
     from loom.kernels.registry import resolve_kernel
-    from loom.pipeline import CompileOptions, StageLog, compile_kernel, simulate_lowered
     from loom.sim import simulate
 
     arch = load_arch("wormhole_n150")

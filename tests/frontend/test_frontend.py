@@ -80,7 +80,8 @@ USER_HEADER = """
 
 
 def test_unsupported_op_names_the_source_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from loom.pipeline import StageLog, run_frontend
+    from loom.flows.helion import run_frontend
+    from loom.flows.stages import StageLog
 
     spec = _user_kernel(
         tmp_path,
@@ -99,7 +100,8 @@ def test_unsupported_op_names_the_source_line(tmp_path) -> None:  # type: ignore
 
 
 def test_unaligned_shape_is_rejected(kernel_specs) -> None:  # type: ignore[no-untyped-def]
-    from loom.pipeline import StageLog, run_frontend
+    from loom.flows.helion import run_frontend
+    from loom.flows.stages import StageLog
 
     with pytest.raises(ShapeError, match=r"M=100.*not a multiple of the 32x32 tile"):
         run_frontend(kernel_specs["gemm"], {"M": 100, "N": 64, "K": 64}, StageLog())
@@ -130,8 +132,9 @@ def test_unknown_kernel_and_bad_file(tmp_path) -> None:  # type: ignore[no-untyp
 
 
 def test_sibling_loops_with_one_name_share_a_symbol(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from loom.flows.helion import run_frontend
+    from loom.flows.stages import StageLog
     from loom.ir.tile import ForLoop
-    from loom.pipeline import StageLog, run_frontend
 
     spec = _user_kernel(
         tmp_path,

@@ -10,17 +10,12 @@ from loom.arch import load_arch
 from loom.baselines.build import build_schedule
 from loom.baselines.ttnn_sdpa import sdpa_policy
 from loom.dataflow import build_buffers
+from loom.flows.helion import CompileOptions, compile_kernel, run_frontend
+from loom.flows.lowered import lower_schedule, verify_lowered
+from loom.flows.stages import StageLog
 from loom.ir.program import Loop, walk_stmts
 from loom.ir.tile import ForLoop, Load, walk
 from loom.kernels.registry import resolve_kernel
-from loom.pipeline import (
-    CompileOptions,
-    StageLog,
-    compile_kernel,
-    lower_schedule,
-    run_frontend,
-    verify_lowered,
-)
 from loom.sim import SimResult, simulate
 from loom.symbolic import Const
 

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from loom.pipeline import CompileOptions, StageLog, Traced, compile_traced, simulate_lowered
+from loom.flows.helion import CompileOptions, Traced, compile_traced
+from loom.flows.lowered import simulate_lowered
+from loom.flows.stages import StageLog
 from loom.report.model import KernelSource, ReportData, ReportInputs, build_report
 
 SHAPE = {"M": 256, "N": 512, "K": 128}

@@ -64,7 +64,7 @@ def _lowered(kernel: str, arch: str, shape: dict[str, int], policy: str) -> Prog
 def _cuda_launch() -> Program:
     """The first launch of a small Jacobi-2D, lowered by the CUDA path."""
     from loom.cuda import parse_annotations
-    from loom.cuda_flow import CudaOptions, compile_cuda, launches
+    from loom.flows.cuda import CudaOptions, compile_cuda, launches
 
     options = CudaOptions(
         load_arch(BH), "bf16", (("N", "256"), ("TSTEPS", "1")), parse_annotations({}, "test")

@@ -12,14 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from loom.api.compiled import CompiledKernel
+from loom.api.options import compile_options
 from loom.api.results import Activity, PipeTime, RankedCandidate, SimulationReport
-from loom.errors import LoomError
 
 if TYPE_CHECKING:
     from loom.arch import Arch
-
-FIDELITIES = ("", "LoFi", "HiFi2", "HiFi3", "HiFi4")
-SOLVERS = ("cpsat", "enumerate")
 
 
 def compile(  # the name users expect, as in torch.compile
@@ -51,39 +48,25 @@ def compile(  # the name users expect, as in torch.compile
 
     Raises a `LoomError` subclass (the CLI's one-paragraph errors) on bad input."""
     from loom.api.binding import bind_kernel
-    from loom.pipeline import CompileOptions, compile_kernel
+    from loom.flows.cached import LazyKernel, compile_cached
 
-    _check_options(math_fidelity, top_k, jobs, solver, time_limit_s)
-    target = arch if not isinstance(arch, str | Path) else load_arch(arch)
-    bound = bind_kernel(kernel, example_args, shape)
-    options = CompileOptions(
-        arch=target,
-        shape=bound.shape,
+    make_options = compile_options(
+        arch,
         math_fidelity=math_fidelity,
-        formats=dtype,
-        jobs=jobs,
+        dtype=dtype,
         top_k=top_k,
+        jobs=jobs,
         solver=solver,
         time_limit_s=time_limit_s,
         accumulate=accumulate,
     )
-    return CompiledKernel(bound, compile_kernel(bound.spec, options))
-
-
-def _check_options(fidelity: str, top_k: int, jobs: int, solver: str, limit: float) -> None:
-    problems = []
-    if fidelity not in FIDELITIES:
-        problems.append(f"math_fidelity={fidelity!r} is not one of {', '.join(FIDELITIES[1:])}")
-    if top_k < 1:
-        problems.append(f"top_k={top_k} must be >= 1")
-    if jobs < 0:
-        problems.append(f"jobs={jobs} must be >= 0 (0 = all cores)")
-    if solver not in SOLVERS:
-        problems.append(f"solver={solver!r} is not one of {', '.join(SOLVERS)}")
-    if not limit > 0:
-        problems.append(f"time_limit_s={limit} must be a positive number of seconds")
-    if problems:
-        raise LoomError("loom.compile: " + "; ".join(problems) + ". Fix the option.")
+    bound = bind_kernel(kernel, example_args, shape)
+    if isinstance(kernel, str):  # a name or a file, read as the CLI reads it
+        lazy = LazyKernel.of_file(kernel, spec=bound.spec)
+    else:
+        lazy = LazyKernel.of_spec(bound.spec)
+    result = compile_cached(lazy, bound.shape, make_options, None, None, dtype)
+    return CompiledKernel(bound, result, lazy)
 
 
 def load_arch(name_or_path: str | Path) -> Arch:
@@ -108,5 +91,6 @@ __all__ = [
     "SimulationReport",
     "archs",
     "compile",
+    "compile_options",
     "load_arch",
 ]

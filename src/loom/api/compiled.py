@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
     from loom.arch import Arch
     from loom.backends.ttlang import VerifyResult
+    from loom.flows.cached import LazyKernel
+    from loom.flows.helion import CompileResult
     from loom.ir.program import Program
     from loom.ir.schedule import Schedule
     from loom.ir.tile import TileProgram
-    from loom.kernels.registry import KernelSpec
-    from loom.pipeline import CompileResult
-    from loom.report.model import KernelSource, ReportData
+    from loom.report.model import ReportData
 
 
 class CompiledKernel:
@@ -35,11 +35,12 @@ class CompiledKernel:
     the reference, `simulate()` its timing, `save(dir)` the stage artifacts, or show it in
     a notebook (the compact report)."""
 
-    __slots__ = ("_bound", "_last_sim", "_result")
+    __slots__ = ("_bound", "_kernel", "_last_sim", "_result")
 
-    def __init__(self, bound: Bound, result: CompileResult) -> None:
+    def __init__(self, bound: Bound, result: CompileResult, kernel: LazyKernel) -> None:
         self._bound = bound
         self._result = result
+        self._kernel = kernel
         self._last_sim: SimulationReport | None = None
 
     # ----- what was compiled ---------------------------------------------------------------
@@ -129,20 +130,10 @@ class CompiledKernel:
 
     def report_data(self) -> ReportData:
         """What the HTML report shows about this compile (and the last simulation)."""
-        from loom.report.model import ReportInputs, build_report
+        from loom.api.reporting import report_data
 
-        spec, r = self._bound.spec, self._result
-        return build_report(
-            ReportInputs(
-                lowered=r.lowered,
-                arch=r.arch,
-                source=_kernel_source(spec),
-                flops=spec.flops(self.schedule.shape) if spec.flops else 0,
-                problem=r.problem,
-                ranking=r.ranking,
-                sim=self._last_sim.raw if self._last_sim is not None else None,
-            )
-        )
+        sim = self._last_sim.raw if self._last_sim is not None else None
+        return report_data(self._kernel, self._result, sim)
 
     def summary(self) -> str:
         """The CLI's `loom compile` text."""
@@ -153,7 +144,8 @@ class CompiledKernel:
     def alternatives(self) -> tuple[CompiledKernel, ...]:
         """The solver's top-k schedules (the pick first), each lowered and ready to verify
         or simulate: how a user checks the model's ranking on the simulator."""
-        from loom.pipeline import StageLog, lower_schedule
+        from loom.flows.lowered import lower_schedule
+        from loom.flows.stages import StageLog
         from loom.solve.materialize import CompileStats, materialize
 
         r, s = self._result, self._result.schedule
@@ -170,7 +162,7 @@ class CompiledKernel:
             result = dataclasses.replace(
                 r, schedule=schedule, problem=problem, log=log, lowered=lowered
             )
-            out.append(CompiledKernel(self._bound, result))
+            out.append(CompiledKernel(self._bound, result, self._kernel))
         return tuple(out)
 
     # ----- running it ----------------------------------------------------------------------
@@ -201,7 +193,8 @@ class CompiledKernel:
 
         spec = self._bound.spec
         if spec.file is not None and inputs is None and reference is None:
-            from loom.pipeline import StageLog, verify_lowered
+            from loom.flows.lowered import verify_lowered
+            from loom.flows.stages import StageLog
 
             return verify_lowered(spec, self._result.lowered, StageLog())  # every output
         if self._result.then is not None:
@@ -300,23 +293,6 @@ class CompiledKernel:
             f"<CompiledKernel {s.kernel} [{shape}] on {s.arch}: {s.candidate}, "
             f"{s.mapping.num_cores} cores, {s.modeled_cycles:,} modeled cycles>"
         )
-
-
-def _kernel_source(spec: KernelSpec) -> KernelSource:
-    """The kernel's Python source file (shown annotated in the report), or nothing when
-    it cannot be found."""
-    import inspect
-
-    from loom.report.model import KernelSource
-
-    fn = getattr(spec.kernel, "fn", spec.kernel)
-    try:
-        path = inspect.getsourcefile(fn)
-        if path:
-            return KernelSource(path, Path(path).read_text(encoding="utf-8"))
-    except (OSError, TypeError, UnicodeDecodeError):
-        pass
-    return KernelSource("", "")
 
 
 def _assignment(result: CompileResult) -> dict[str, int]:

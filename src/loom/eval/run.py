@@ -23,12 +23,14 @@ from loom.dataflow import build_buffers
 from loom.errors import ScheduleError
 from loom.eval.cases import EvalCase
 from loom.eval.rows import ResultRow
+from loom.flows.helion import CompileOptions, compile_kernel, run_frontend
+from loom.flows.lowered import lower_schedule
+from loom.flows.stages import StageLog
 from loom.ir.buffers import BufferedProgram
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule, grid_waves
 from loom.ir.tile import TileProgram
 from loom.kernels.registry import KernelSpec, resolve_kernel
-from loom.pipeline import CompileOptions, StageLog, compile_kernel, lower_schedule, run_frontend
 from loom.sim import SimResult, simulate
 from loom.solve.materialize import CompileStats, materialize
 

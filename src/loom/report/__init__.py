@@ -4,7 +4,7 @@ page, a compact notebook view, or sentences)."""
 
 from __future__ import annotations
 
-from loom.pipeline import CompileResult
+from loom.flows.helion import CompileResult
 from loom.report.artifacts import (
     candidates_json,
     print_buffers,

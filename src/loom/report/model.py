@@ -12,10 +12,10 @@ from dataclasses import dataclass
 
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult
+from loom.flows.lowered import Lowered
 from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
-from loom.pipeline import Lowered
 from loom.report.heg_view import KNOB_TEXT, HegItem, heg_view
 from loom.report.mesh_view import MeshView, mesh_view
 from loom.sim import SimResult

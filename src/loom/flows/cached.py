@@ -1,32 +1,26 @@
-"""What the CLI does around the pipeline: compile through the trace cache, and turn
-results into a report (HTML page, sentences). Helion and torch are imported only when a
-kernel must be traced or run, never on a warm compile."""
+"""Compile through the trace cache: the one path from a kernel to its CompileResult that
+both `loom.compile` and the CLI take. A kernel named by file or shipped name is traced
+(or read from the cache) without importing Helion or torch until something needs them;
+a kernel the API already resolved takes the same path with no cache."""
 
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom.pipeline import (
-    CompileOptions,
-    CompileResult,
-    StageListener,
-    StageLog,
-    Traced,
-    compile_traced,
-    trace_kernel,
-)
-from loom.report.model import KernelSource, ReportData, ReportInputs, build_report
-from loom.tracecache import KernelFile, TraceCache, cache_key, compile_key, kernel_file
+from loom.flows.helion import CompileOptions, CompileResult, Traced, compile_traced, trace_kernel
+from loom.flows.stages import StageListener, StageLog
+from loom.flows.tracecache import KernelFile, TraceCache, cache_key, compile_key, kernel_file
 
 if TYPE_CHECKING:
-    from loom.arch import Arch
-    from loom.backends.ttlang import VerifyResult
     from loom.kernels.registry import KernelSpec
-    from loom.sim import SimResult
+
+Selection = tuple[str | None, tuple[str, ...], str | None]
+"""--kernel NAME, --arg values and --reference, as given."""
 
 
 @dataclass
@@ -37,16 +31,39 @@ class LazyKernel:
     source_file: KernelFile
     traced: Traced | None = None
     listener: StageListener | None = None
-    selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None)
-    """--kernel NAME, --arg values and --reference, as given."""
+    selection: Selection = (None, (), None)
     trace_key: str = ""
     reused: bool = False
     """The compile result came from the cache (nothing was solved in this run)."""
     _spec: KernelSpec | None = field(default=None, repr=False)
 
+    @classmethod
+    def of_file(
+        cls,
+        name_or_path: str,
+        selection: Selection = (None, (), None),
+        listener: StageListener | None = None,
+        spec: KernelSpec | None = None,
+    ) -> LazyKernel:
+        """A shipped kernel's name or a kernel file, read but not imported (unless the
+        caller resolved it already: `spec`)."""
+        return cls(kernel_file(name_or_path), listener=listener, selection=selection, _spec=spec)
+
+    @classmethod
+    def of_spec(cls, spec: KernelSpec) -> LazyKernel:
+        """A kernel already resolved (by `loom.compile`); its source is the file that
+        defines it, or nothing when that cannot be found."""
+        fn = getattr(spec.kernel, "fn", spec.kernel)
+        try:
+            path = inspect.getsourcefile(fn)
+            text = Path(path).read_text(encoding="utf-8") if path else ""
+        except (OSError, TypeError, UnicodeDecodeError):
+            path, text = None, ""
+        return cls(KernelFile(path or spec.name, Path(path or ""), text), _spec=spec)
+
     def spec(self) -> KernelSpec:
         if self._spec is None:
-            from loom.pipeline import StageLog
+            from loom.flows.stages import StageLog
 
             log = StageLog(listener=self.listener)
             with log.stage("import", "importing Helion and torch"):
@@ -89,25 +106,29 @@ class LazyKernel:
 
 
 def trace_cached(
-    kernel: str,
-    shape_text: str | None,
+    lazy: LazyKernel,
+    shape: str | dict[str, int] | None,
     cache: TraceCache | None,
     log: StageLog,
     formats: str = "",
-    selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None),
 ) -> LazyKernel:
-    """`kernel` traced at `shape_text` with the data formats `formats` (`--dtype`), from
-    `cache` when it holds it (then without importing Helion or torch), else traced now
-    and stored."""
-    lazy = LazyKernel(kernel_file(kernel), listener=log.listener, selection=selection)
+    """`lazy` traced at `shape` (`M=...,N=...` text as given, or already named) with the
+    data formats `formats` (`--dtype`), from `cache` when it holds it (then without
+    importing Helion or torch), else traced now and stored."""
+    selection = lazy.selection
     picked = f"{selection[0] or ''};{','.join(selection[1])};{selection[2] or ''}"
-    key = cache_key(lazy.source_file, f"{shape_text or ''};{picked}", formats)
-    traced = cache.load(key) if cache is not None else None
+    key = ""
+    traced = None
+    if cache is not None:
+        assert not isinstance(shape, dict), "the cache is keyed by the shape as given"
+        key = cache_key(lazy.source_file, f"{shape or ''};{picked}", formats)
+        traced = cache.load(key)
     if traced is None:
         spec = lazy.spec()
         from loom.kernels.registry import parse_shape
 
-        traced = trace_kernel(spec, parse_shape(shape_text, spec), log, formats)
+        named = shape if isinstance(shape, dict) else parse_shape(shape, spec)
+        traced = trace_kernel(spec, named, log, formats)
         if cache is not None:
             cache.store(key, traced)
     lazy.traced = traced
@@ -116,22 +137,22 @@ def trace_cached(
 
 
 def compile_cached(
-    kernel: str,
-    shape_text: str | None,
+    lazy: LazyKernel,
+    shape: str | dict[str, int] | None,
     make_options: Callable[[dict[str, int]], CompileOptions],
     cache: TraceCache | None,
     listener: StageListener | None,
     formats: str = "",
-    selection: tuple[str | None, tuple[str, ...], str | None] = (None, (), None),
-) -> tuple[LazyKernel, CompileResult]:
-    """Compile `kernel`, reusing its traced Tile IR from `cache` when there is one, and
-    the whole compile result when this very compile was done before (see tracecache)."""
+) -> CompileResult:
+    """Compile `lazy`, reusing its traced Tile IR from `cache` when there is one, and
+    the whole compile result when this very compile was done before (see tracecache);
+    `make_options` turns the traced kernel's named shape into the compile options."""
     log = StageLog(listener=listener)
-    lazy = trace_cached(kernel, shape_text, cache, log, formats, selection)
+    trace_cached(lazy, shape, cache, log, formats)
     assert lazy.traced is not None
     options = make_options(lazy.traced.shape)
     if cache is None:
-        return lazy, compile_traced(lazy.traced, options, log)
+        return compile_traced(lazy.traced, options, log)
     key = compile_key(lazy.trace_key, options)
     with log.stage("cache", "reading the cached compile result"):
         stored = cache.load(key, CompileResult)
@@ -139,42 +160,8 @@ def compile_cached(
         lazy.reused = True
         seconds = {**stored.log.seconds, **log.seconds}
         kept = StageLog(seconds, dict(stored.log.artifacts), listener)
-        return lazy, dataclasses.replace(stored, log=kept)
+        return dataclasses.replace(stored, log=kept)
     result = compile_traced(lazy.traced, options, log)
     stored_log = StageLog(dict(log.seconds), dict(log.artifacts))  # no listener: picklable
     cache.store(key, dataclasses.replace(result, log=stored_log))
-    return lazy, result
-
-
-def kernel_source(lazy: LazyKernel) -> KernelSource:
-    path = lazy.source_file.path
-    try:
-        shown = path.resolve().relative_to(Path.cwd().resolve()).as_posix()
-    except ValueError:
-        shown = path.name if lazy.source_file.name != str(path) else str(path)
-    return KernelSource(shown, lazy.source_file.text)
-
-
-def report_data(
-    lazy: LazyKernel,
-    result: CompileResult,
-    sim: SimResult | None = None,
-    verify: VerifyResult | None = None,
-    trace_file: str = "",
-    simulated_top_k: tuple[tuple[str, float], ...] = (),
-) -> ReportData:
-    arch: Arch = result.arch
-    return build_report(
-        ReportInputs(
-            lowered=result.lowered,
-            arch=arch,
-            source=kernel_source(lazy),
-            flops=lazy.flops(result.schedule.shape),
-            problem=result.problem,
-            ranking=result.ranking,
-            sim=sim,
-            verify=verify,
-            trace_file=trace_file,
-            simulated_top_k=simulated_top_k,
-        )
-    )
+    return result

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from loom.pipeline import Traced
-from loom.tracecache import KernelFile, TraceCache, cache_key, kernel_file
+from loom.flows.helion import Traced
+from loom.flows.tracecache import KernelFile, TraceCache, cache_key, kernel_file
 
 
 def test_shipped_kernel_source_is_read_without_importing_it() -> None:
@@ -55,8 +55,8 @@ def test_concurrent_writers_leave_one_whole_entry(tmp_path: Path, tile_programs)
 def test_compile_key_follows_every_input_but_the_job_count(wormhole) -> None:  # type: ignore[no-untyped-def]
     import dataclasses
 
-    from loom.pipeline import CompileOptions
-    from loom.tracecache import compile_key
+    from loom.flows.helion import CompileOptions
+    from loom.flows.tracecache import compile_key
 
     base = CompileOptions(arch=wormhole, shape={"M": 256, "N": 512, "K": 128})
     key = compile_key("trace", base)
@@ -73,8 +73,8 @@ def test_compile_key_follows_every_input_but_the_job_count(wormhole) -> None:  #
 
 
 def test_warm_compile_reuses_the_result(tmp_path: Path, tile_programs, wormhole) -> None:  # type: ignore[no-untyped-def]
-    from loom.clicompile import compile_cached
-    from loom.pipeline import CompileOptions, CompileResult
+    from loom.flows.cached import LazyKernel, compile_cached
+    from loom.flows.helion import CompileOptions, CompileResult
 
     shape = {"M": 256, "N": 512, "K": 128}
     cache = TraceCache(tmp_path)
@@ -84,8 +84,9 @@ def test_warm_compile_reuses_the_result(tmp_path: Path, tile_programs, wormhole)
     def options(s: dict[str, int]) -> CompileOptions:
         return CompileOptions(arch=wormhole, shape=s, jobs=1)
 
-    first_kernel, first = compile_cached("gemm", "M=256,N=512,K=128", options, cache, None)
-    again_kernel, again = compile_cached("gemm", "M=256,N=512,K=128", options, cache, None)
+    first_kernel, again_kernel = LazyKernel.of_file("gemm"), LazyKernel.of_file("gemm")
+    first = compile_cached(first_kernel, "M=256,N=512,K=128", options, cache, None)
+    again = compile_cached(again_kernel, "M=256,N=512,K=128", options, cache, None)
     assert not first_kernel.reused and again_kernel.reused
     assert again.schedule == first.schedule and again.lowered.source == first.lowered.source
     assert again.ranking.solutions == first.ranking.solutions

@@ -13,6 +13,7 @@ never lost.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import os
 import shutil
@@ -20,7 +21,7 @@ import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from loom.errors import OutputError
+from loom.errors import OutputError, UsageError
 
 MARKER = ".loom-artifacts"
 """Name of the file, inside a dump folder, that lists what Loom wrote there."""
@@ -141,8 +142,11 @@ def write_file(path: str, text: str) -> None:
             os.unlink(staging)
 
 
-def write_dump(dump_dir: str, artifacts: Mapping[str, str]) -> None:
-    """Write all artifacts into a fresh folder beside `dump_dir`, then swap it into place."""
+def write_dump(dump_dir: str | None, artifacts: Mapping[str, str]) -> None:
+    """Write all artifacts into a fresh folder beside `dump_dir`, then swap it into place
+    (nothing when no dump folder was asked for)."""
+    if not dump_dir:
+        return
     target = Path(dump_dir).resolve()
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -166,3 +170,47 @@ def write_dump(dump_dir: str, artifacts: Mapping[str, str]) -> None:
         shutil.rmtree(staging, ignore_errors=True)
         if old is not None:
             shutil.rmtree(old, ignore_errors=True)
+
+
+def _inputs(args: argparse.Namespace) -> list[str]:
+    """The user's files this command reads (outputs must never replace them)."""
+    found = []
+    for name in ("kernel", "schedule", "arch"):
+        value = getattr(args, name, None)
+        if value and Path(value).exists():
+            found.append(str(value))
+    return found
+
+
+def check_outputs(args: argparse.Namespace) -> None:
+    """Refuse unsafe output paths before any work starts."""
+    force = getattr(args, "force", False)
+    if getattr(args, "dump_dir", None):
+        check_dump_dir(args.dump_dir, _inputs(args), force)
+    for option in ("trace", "html"):
+        path = getattr(args, option, None)
+        if not path:
+            continue
+        check_output_file(path, f"--{option}", _inputs(args), force)
+        dump = getattr(args, "dump_dir", None)
+        if dump and inside(Path(path), Path(dump)):
+            raise UsageError(
+                f"--{option} {path!r} lies inside --dump-dir {dump!r}, which is replaced as "
+                f"a whole; put the {option} file elsewhere."
+            )
+
+
+def write_atomic(path: Path, data: str | bytes) -> None:
+    """Write through a temporary file beside `path`, so a reader never sees half a file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data.encode("utf-8") if isinstance(data, str) else data)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(tmp, 0o666 & ~umask)
+        os.replace(tmp, path)
+    finally:
+        if os.path.exists(tmp):
+            os.unlink(tmp)

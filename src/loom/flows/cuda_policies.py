@@ -13,8 +13,8 @@ import itertools
 from dataclasses import dataclass, replace
 
 from loom.cuda import Annotations, parse_annotations
-from loom.cuda_flow import CudaCompiled, CudaOptions, compile_cuda, model_cuda
 from loom.errors import AnnotationError, InfeasibleError
+from loom.flows.cuda import CudaCompiled, CudaOptions, compile_cuda, model_cuda
 
 
 @dataclass(frozen=True)

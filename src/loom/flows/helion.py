@@ -1,4 +1,4 @@
-"""The compilation pipeline: the one place that knows the order of the stages.
+"""The Helion pipeline: the one place that knows the order of its stages.
 
     frontend      Helion kernel + shapes      -> TileProgram          (00_frontend.mlir)
     dataflow      TileProgram                 -> BufferedProgram      (01_dataflow, 02_buffers)
@@ -6,7 +6,7 @@
     model         Candidate x Arch            -> Problem              (06_problems)
     solve         [Problem]                   -> [Solution], ranked   (07_solver.log)
     materialize   best Solution               -> Schedule             (schedule.json)
-    lower         Schedule                    -> Program
+    lower         Schedule                    -> Program              (loom.flows.lowered)
     backends      Program                     -> TT-Lang, run on tt-lang-sim (kernel_ttlang.py)
     sim           Program x Arch              -> simulated timing
 
@@ -17,75 +17,35 @@ collects the artifacts that `--dump-dir` writes (only the CLI writes files).
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import itertools
 import os
 import time
-from collections.abc import Callable
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from loom.arch import Arch
-from loom.backends.ttlang import VerifyResult, emit, verify, verify_launches, verify_outputs
-from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
+from loom.flows.lowered import Lowered, lower_schedule
+from loom.flows.refine import Refinement, refine
+from loom.flows.stages import StageLog
 from loom.ir.buffers import ACCUMULATE_POLICIES, BufferedProgram
 from loom.ir.candidate import CandidateSet
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
-from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import TileProgram
-from loom.lower import format_program, lower
+from loom.lower import lower
 from loom.mapping import enumerate_candidates
 from loom.model.inputs import ProblemCache
 from loom.model.inputs import compulsory_bytes as _compulsory_bytes
 from loom.model.inputs import count_feasible as _count_feasible
 from loom.model.inputs import loop_depth as _loop_depth
-from loom.sim import SimResult, boundary_grid, simulate, simulate_launches
+from loom.sim import simulate
 from loom.solve import Ranking, RankOptions, core_bound, rank
 from loom.solve.materialize import CompileStats, materialize
 
 if TYPE_CHECKING:
     from loom.kernels.registry import KernelSpec
-
-T = TypeVar("T")
-
-
-class StageListener(Protocol):
-    """Told when a stage starts and ends (the CLI draws progress from it)."""
-
-    def started(self, stage: str, detail: str) -> None: ...
-
-    def finished(self, stage: str, seconds: float) -> None: ...
-
-
-@dataclass
-class StageLog:
-    """Seconds per stage and the text artifacts, in the order they were produced."""
-
-    seconds: dict[str, float] = field(default_factory=dict)
-    artifacts: dict[str, str] = field(default_factory=dict)
-    listener: StageListener | None = None
-
-    @contextmanager
-    def stage(self, name: str, detail: str = ""):  # type: ignore[no-untyped-def]
-        start = time.perf_counter()
-        if self.listener is not None:
-            self.listener.started(name, detail)
-        try:
-            yield
-        finally:
-            spent = time.perf_counter() - start
-            self.seconds[name] = self.seconds.get(name, 0.0) + spent
-            if self.listener is not None:
-                self.listener.finished(name, spent)
-
-    def timed(self, name: str, fn: Callable[[], T], detail: str = "") -> T:
-        with self.stage(name, detail):
-            return fn()
 
 
 def run_frontend(
@@ -125,63 +85,6 @@ class CompileOptions:
     accumulator live in its output's block, in the output's format (bf16 partial sums,
     as TTNN with fp32_dest_acc_en=False): a precision relaxation, chosen by the model
     where it pays."""
-
-
-@dataclass(frozen=True)
-class RefineEntry:
-    candidate: str
-    modeled_cycles: int
-    simulated_cycles: float
-
-
-@dataclass(frozen=True)
-class Refinement:
-    """The model's top-k, each simulated: which one the model picked and which one the
-    simulator found fastest (`chosen`, an index into `entries`, model order)."""
-
-    entries: tuple[RefineEntry, ...]
-    chosen: int
-
-    def lines(self) -> list[str]:
-        pick, best = self.entries[0], self.entries[self.chosen]
-        gain = pick.simulated_cycles / best.simulated_cycles - 1
-        return [
-            f"refine      simulated the model's top {len(self.entries)}",
-            f"            model's pick     {pick.candidate}: modeled {pick.modeled_cycles:,}, "
-            f"simulated {pick.simulated_cycles:,.0f} cycles",
-            f"            simulator's pick {best.candidate}: modeled {best.modeled_cycles:,}, "
-            f"simulated {best.simulated_cycles:,.0f} cycles"
-            + (" (the same)" if self.chosen == 0 else f" ({100 * gain:.1f}% faster; kept)"),
-        ]
-
-
-@dataclass
-class Lowered:
-    """A schedule lowered to its per-core Program and emitted as TT-Lang."""
-
-    program: TileProgram
-    buffered: BufferedProgram
-    schedule: Schedule
-    lowered: Program
-    source: str
-    then: Lowered | None = None
-    """The next launch, behind a grid-wide barrier (`TileProgram.after`)."""
-
-    def launches(self) -> tuple[Lowered, ...]:
-        return (self, *(self.then.launches() if self.then is not None else ()))
-
-    def modeled_cycles(self, arch: Arch) -> float:
-        """The model's cycles for this launch and those after it: each launch's schedule
-        (its program launch included) plus the grid barrier at each boundary (the CUDA
-        path's `barrier_cycles`), as `loom.sim.simulate_launches` times them."""
-        from loom.cuda.cost import barrier_cycles
-
-        chain = self.launches()
-        barriers = sum(
-            barrier_cycles(arch, boundary_grid(a.lowered.grid, b.lowered.grid))
-            for a, b in itertools.pairwise(chain)
-        )
-        return sum(lw.schedule.modeled_cycles for lw in chain) + barriers
 
 
 @dataclass
@@ -322,26 +225,6 @@ def compile_traced(
     )
 
 
-def refine(
-    program: TileProgram,
-    buffered: BufferedProgram,
-    ranking: Ranking,
-    stats: CompileStats,
-    arch: Arch,
-    k: int,
-) -> Refinement:
-    """Lower and simulate the model's best `k` schedules; the fastest simulated wins
-    (ties: the model's order). Lives here, after solving: the model never sees the
-    simulator."""
-    entries = []
-    for solution, problem in ranking.top[:k]:
-        schedule = materialize(problem, solution, ranking.top, stats, arch, explain=False)
-        sim = simulate(lower(program, buffered, schedule, arch), arch)
-        entries.append(RefineEntry(solution.candidate, solution.cycles, sim.cycles))
-    chosen = min(range(len(entries)), key=lambda i: (entries[i].simulated_cycles, i))
-    return Refinement(tuple(entries), chosen)
-
-
 def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:
     reasons: dict[str, int] = {}
     for s in ranking.solutions:
@@ -353,16 +236,6 @@ def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> s
         f"no schedule of {program.name} fits {arch.name}: {why}. Use a larger "
         "architecture description (e.g. more usable L1) or a smaller shape."
     )
-
-
-def lower_schedule(
-    program: TileProgram, buffered: BufferedProgram, schedule: Schedule, arch: Arch, log: StageLog
-) -> Lowered:
-    lowered = log.timed("lower", lambda: lower(program, buffered, schedule, arch))
-    source = log.timed("emit", lambda: emit(lowered))
-    log.artifacts["08_program.txt"] = format_program(lowered)
-    log.artifacts["kernel_ttlang.py"] = source
-    return Lowered(program, buffered, schedule, lowered, source)
 
 
 def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLog) -> Lowered:
@@ -394,63 +267,6 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
     policy = "output" if "output" in schedule.accumulators.values() else "strict"
     buffered = log.timed("dataflow", lambda: build_buffers(program, policy))
     return lower_schedule(program, buffered, schedule, arch, log)
-
-
-def verify_lowered(
-    spec: KernelSpec, lowered: Lowered, log: StageLog, arch: Arch | None = None
-) -> VerifyResult:
-    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference.
-
-    `arch` is the description the schedule was compiled for (a user's file included);
-    without it the runner loads the built-in description the program names."""
-    if lowered.then is not None:
-        return log.timed("verify", lambda: _verify_launches(spec, lowered))
-    if spec.file is not None:
-        from loom.kernels.checks import file_references  # imports torch: only here
-
-        inputs, references = file_references(spec.file, lowered.program)
-        return log.timed(
-            "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
-        )
-    from loom.kernels.checks import index_vectors  # imports torch: only here
-
-    inputs = spec.make_inputs(lowered.schedule.shape)
-    indices = index_vectors(lowered.program)
-    names = [a.name for a in lowered.program.args if a.role == "input"]
-    params = list(inspect.signature(spec.kernel.fn).parameters)[: len(inputs)]
-    if indices:  # `tile.index` inputs: the program's inputs by name, in its order
-        named = {**dict(zip(params, inputs, strict=True)), **indices}
-        inputs = tuple(named[n] for n in names)
-    # Block-float inputs are quantized as the hardware stores them, and the reference is
-    # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
-    inputs = quantize_inputs(lowered.lowered, inputs)
-    if indices:
-        quantized = dict(zip(names, inputs, strict=True))
-        reference = spec.reference(*(quantized[p] for p in params))
-    else:
-        reference = spec.reference(*inputs)
-    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
-
-
-def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
-    """Every launch on tt-lang-sim in order, DRAM persisting between them; the kernel's
-    returned tensors compared with the file's reference."""
-    from loom.kernels.checks import launch_references  # imports torch: only here
-
-    if spec.file is None:
-        raise ScheduleError(
-            f"kernel {spec.name} runs as {len(lowered.launches())} launches (its hl.barrier "
-            "phases read tiles other blocks wrote); Loom verifies such kernels from a Helion "
-            "file: pass the file and --kernel."
-        )
-    programs = tuple(lw.program for lw in lowered.launches())
-    tensors, references = launch_references(spec.file, programs)
-    return verify_launches(tuple(lw.lowered for lw in lowered.launches()), tensors, references)
-
-
-def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:
-    programs = tuple(lw.lowered for lw in lowered.launches())
-    return log.timed("simulate", lambda: simulate_launches(programs, arch, trace=trace))
 
 
 def simulate_top_k(result: CompileResult, log: StageLog) -> tuple[tuple[str, float], ...]:

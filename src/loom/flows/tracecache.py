@@ -10,7 +10,7 @@ packages that produce Tile IR (`loom.frontend`, `loom.ir`, `loom.symbolic`), so 
 the frontend invalidates old entries. A kernel file that imports other local files is
 keyed by its own text only.
 
-A compile result (:class:`loom.pipeline.CompileResult`: candidates, every solution,
+A compile result (:class:`loom.flows.helion.CompileResult`: candidates, every solution,
 schedule, lowering) is keyed by the trace's key plus every other input of the compile:
 the compile options (architecture description, shape, math fidelity, data formats,
 top-k, solver, its deterministic time limit, refine; not the number of parallel solves,
@@ -18,7 +18,7 @@ which never changes a result), the source of the whole `loom` package and the in
 OR-Tools version. Any change to an input is a different key, so a stale result is never
 reused; `--no-cache` bypasses both kinds of entry.
 
-Entries are pickles (:class:`loom.pipeline.Traced` or `CompileResult`), written to a
+Entries are pickles (:class:`loom.flows.helion.Traced` or `CompileResult`), written to a
 temporary file in the cache folder and renamed into place, so concurrent runs never see
 half an entry; an unreadable entry, or one of the wrong kind, counts as a miss. The
 cache folder is chosen by the caller (the CLI).
@@ -38,15 +38,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from loom.errors import FrontendError
+from loom.flows.helion import Traced
 from loom.kernels.names import SHIPPED
-from loom.pipeline import Traced
 
 if TYPE_CHECKING:
-    from loom.pipeline import CompileOptions
+    from loom.flows.helion import CompileOptions
 
 _FORMAT = 1
 T = TypeVar("T")
 _TRACED_PACKAGES = ("frontend", "ir", "symbolic")
+_LOOM_ROOT = Path(__file__).resolve().parents[1]
+"""The `loom` package's folder: the source trees hashed below are named relative to it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,7 @@ def _versions() -> str:
             parts.append(f"{dist}={importlib.metadata.version(dist)}")
         except importlib.metadata.PackageNotFoundError:
             parts.append(f"{dist}=?")
-    root = Path(__file__).resolve().parent
+    root = _LOOM_ROOT
     digest = hashlib.sha256()
     for package in _TRACED_PACKAGES:
         _hash_sources(digest, root, root / package)
@@ -114,7 +116,7 @@ def cache_key(kernel: KernelFile, shape_text: str, formats: str = "") -> str:
 def _loom_source() -> str:
     """Digest of every Python file of the `loom` package and the solver's version: what a
     compile result depends on besides its inputs."""
-    root = Path(__file__).resolve().parent
+    root = _LOOM_ROOT
     digest = hashlib.sha256()
     _hash_sources(digest, root, root)
     try:

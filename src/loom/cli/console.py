@@ -33,7 +33,7 @@ SHOW_AFTER_S = 0.5
 
 
 class StageProgress:
-    """A :class:`loom.pipeline.StageListener` that draws a rich spinner per stage."""
+    """A :class:`loom.flows.stages.StageListener` that draws a rich spinner per stage."""
 
     def __init__(self, console: Console | None = None) -> None:
         from rich.console import Console

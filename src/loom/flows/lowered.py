@@ -1,0 +1,121 @@
+"""After the schedule: lower it to per-core streams and TT-Lang, verify that on
+tt-lang-sim against the torch reference, time it on the simulator. A compiled schedule
+and a hand-written one (`--schedule`) take the same path from here."""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from loom.arch import Arch
+from loom.backends.ttlang import VerifyResult, emit, verify, verify_launches, verify_outputs
+from loom.backends.ttlang.blockfloat import quantize_inputs
+from loom.errors import ScheduleError
+from loom.flows.stages import StageLog
+from loom.ir.buffers import BufferedProgram
+from loom.ir.program import Program
+from loom.ir.schedule import Schedule
+from loom.ir.tile import TileProgram
+from loom.lower import format_program, lower
+from loom.sim import SimResult, boundary_grid, simulate_launches
+
+if TYPE_CHECKING:
+    from loom.kernels.registry import KernelSpec
+
+
+@dataclass
+class Lowered:
+    """A schedule lowered to its per-core Program and emitted as TT-Lang."""
+
+    program: TileProgram
+    buffered: BufferedProgram
+    schedule: Schedule
+    lowered: Program
+    source: str
+    then: Lowered | None = None
+    """The next launch, behind a grid-wide barrier (`TileProgram.after`)."""
+
+    def launches(self) -> tuple[Lowered, ...]:
+        return (self, *(self.then.launches() if self.then is not None else ()))
+
+    def modeled_cycles(self, arch: Arch) -> float:
+        """The model's cycles for this launch and those after it: each launch's schedule
+        (its program launch included) plus the grid barrier at each boundary (the CUDA
+        path's `barrier_cycles`), as `loom.sim.simulate_launches` times them."""
+        from loom.cuda.cost import barrier_cycles
+
+        chain = self.launches()
+        barriers = sum(
+            barrier_cycles(arch, boundary_grid(a.lowered.grid, b.lowered.grid))
+            for a, b in itertools.pairwise(chain)
+        )
+        return sum(lw.schedule.modeled_cycles for lw in chain) + barriers
+
+
+def lower_schedule(
+    program: TileProgram, buffered: BufferedProgram, schedule: Schedule, arch: Arch, log: StageLog
+) -> Lowered:
+    lowered = log.timed("lower", lambda: lower(program, buffered, schedule, arch))
+    source = log.timed("emit", lambda: emit(lowered))
+    log.artifacts["08_program.txt"] = format_program(lowered)
+    log.artifacts["kernel_ttlang.py"] = source
+    return Lowered(program, buffered, schedule, lowered, source)
+
+
+def verify_lowered(
+    spec: KernelSpec, lowered: Lowered, log: StageLog, arch: Arch | None = None
+) -> VerifyResult:
+    """Run the emitted TT-Lang on tt-lang-sim and compare with the torch reference.
+
+    `arch` is the description the schedule was compiled for (a user's file included);
+    without it the runner loads the built-in description the program names."""
+    if lowered.then is not None:
+        return log.timed("verify", lambda: _verify_launches(spec, lowered))
+    if spec.file is not None:
+        from loom.kernels.checks import file_references  # imports torch: only here
+
+        inputs, references = file_references(spec.file, lowered.program)
+        return log.timed(
+            "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
+        )
+    from loom.kernels.checks import index_vectors  # imports torch: only here
+
+    inputs = spec.make_inputs(lowered.schedule.shape)
+    indices = index_vectors(lowered.program)
+    names = [a.name for a in lowered.program.args if a.role == "input"]
+    params = list(inspect.signature(spec.kernel.fn).parameters)[: len(inputs)]
+    if indices:  # `tile.index` inputs: the program's inputs by name, in its order
+        named = {**dict(zip(params, inputs, strict=True)), **indices}
+        inputs = tuple(named[n] for n in names)
+    # Block-float inputs are quantized as the hardware stores them, and the reference is
+    # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
+    inputs = quantize_inputs(lowered.lowered, inputs)
+    if indices:
+        quantized = dict(zip(names, inputs, strict=True))
+        reference = spec.reference(*(quantized[p] for p in params))
+    else:
+        reference = spec.reference(*inputs)
+    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
+
+
+def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
+    """Every launch on tt-lang-sim in order, DRAM persisting between them; the kernel's
+    returned tensors compared with the file's reference."""
+    from loom.kernels.checks import launch_references  # imports torch: only here
+
+    if spec.file is None:
+        raise ScheduleError(
+            f"kernel {spec.name} runs as {len(lowered.launches())} launches (its hl.barrier "
+            "phases read tiles other blocks wrote); Loom verifies such kernels from a Helion "
+            "file: pass the file and --kernel."
+        )
+    programs = tuple(lw.program for lw in lowered.launches())
+    tensors, references = launch_references(spec.file, programs)
+    return verify_launches(tuple(lw.lowered for lw in lowered.launches()), tensors, references)
+
+
+def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:
+    programs = tuple(lw.lowered for lw in lowered.launches())
+    return log.timed("simulate", lambda: simulate_launches(programs, arch, trace=trace))
