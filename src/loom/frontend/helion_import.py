@@ -131,7 +131,6 @@ _BINARY = {
     aten.maximum.default: "maximum",
     aten.minimum.default: "minimum",
 }
-_REDUCE = {aten.amax.default: "max", aten.sum.dim_IntList: "sum"}
 _PASS_THROUGH = {_tracing_ops._new_var, _tracing_ops._mask_to}
 
 
@@ -297,6 +296,10 @@ class HelionImporter(SurfaceOps):
             prims.convert_element_type.default: self._convert,
             aten._to_copy.default: self._convert,
         }
+        for target in _UNARY:
+            self.handlers[target] = self._unary
+        for target in _BINARY:
+            self.handlers[target] = self._binary
         self.handlers.update(self.surface_handlers())
 
     # ----- entry -------------------------------------------------------------------
@@ -558,18 +561,6 @@ class HelionImporter(SurfaceOps):
         handler = self.handlers.get(target)
         if handler is not None:
             return handler(node, scope)
-        if target in _UNARY:
-            return self._elementwise(node, scope, _UNARY[target], node.args[:1])
-        if target is aten.add.Tensor:
-            offset = self._plus_begin(node, scope)
-            if offset is not None:
-                return offset
-        if target in _BINARY:
-            if node.kwargs.get("alpha", 1) != 1:
-                self._unsupported(node, "add/sub with alpha")
-            return self._elementwise(node, scope, _BINARY[target], node.args[:2])
-        if target in _REDUCE:
-            return self._reduce(node, scope, _REDUCE[target])
         name = getattr(target, "__name__", str(target))
         if target in (operator.add, operator.sub, operator.mul, operator.floordiv):
             self._unsupported(
@@ -853,6 +844,19 @@ class HelionImporter(SurfaceOps):
         result = self._new_value(node, f"{operand.name}_{_DTYPES[node.meta['val'].dtype]}")
         return self._emit(scope, Convert(result, operand, _line(node)))
 
+    def _unary(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        return self._elementwise(node, scope, _UNARY[node.target], node.args[:1])  # type: ignore[index]
+
+    def _binary(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
+        if node.target is aten.add.Tensor:
+            offset = self._plus_begin(node, scope)
+            if offset is not None:
+                return offset
+        if node.kwargs.get("alpha", 1) != 1:
+            self._unsupported(node, "add/sub with alpha")
+        op = _BINARY[node.target]  # type: ignore[index]
+        return self._elementwise(node, scope, op, node.args[:2])
+
     def _elementwise(
         self, node: torch.fx.Node, scope: _Scope, op: str, args: Sequence[object]
     ) -> Value | None:
@@ -863,18 +867,6 @@ class HelionImporter(SurfaceOps):
         return self._emit(
             scope, Elementwise(self._new_value(node), op, tuple(operands), _line(node))
         )
-
-    def _reduce(self, node: torch.fx.Node, scope: _Scope, op: str) -> Value | None:
-        operand = self._value(scope, node.args[0], node)
-        dims = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim")
-        keepdim = (
-            node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
-        ) or False
-        dim = dims[0] if isinstance(dims, list | tuple) and len(dims) == 1 else None
-        if not isinstance(dim, int) or keepdim:
-            self._unsupported(node, f"{op} over {dims} (one axis, keepdim=False)")
-        axis = dim % operand.rank
-        return self._emit(scope, Reduce(self._new_value(node), op, operand, axis, _line(node)))
 
     def _subscript(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)
