@@ -10,7 +10,8 @@ import helion
 from helion._compiler.device_ir import RootGraphInfo
 
 from loom.errors import FrontendError, ShapeError
-from loom.frontend.helion_import import GridBarrierNeeded, HelionImporter
+from loom.frontend.helion_import import HelionImporter
+from loom.frontend.scope import GridBarrierNeeded
 from loom.frontend.vectors import lift_1d_tensors
 from loom.ir.geometry import TILE
 from loom.ir.tile import TileProgram

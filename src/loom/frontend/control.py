@@ -1,0 +1,139 @@
+"""Control flow: an inner `hl.tile` loop becomes a `ForLoop` (its carried values read from
+Helion's `_phi` nodes), and an `if` on tile ids (`tile.id == 0`) an `If`."""
+
+from __future__ import annotations
+
+import operator
+from typing import cast
+
+import torch
+from helion._compiler.device_ir import ForLoopGraphInfo, IfGraphInfo
+from helion.language import _tracing_ops
+
+from loom.frontend.core import ImporterCore
+from loom.frontend.scope import (
+    Handler,
+    LocalIndex,
+    Scope,
+    as_node,
+    int_arg,
+    node_arg,
+    node_line,
+    seq_arg,
+)
+from loom.ir.tile import Carried, ForLoop, If, Value
+from loom.symbolic import Cond, Expr, Sym, as_expr, cmp
+
+
+class ControlOps(ImporterCore):
+    """Inner loops and conditions."""
+
+    def control_handlers(self) -> dict[object, Handler]:
+        return {
+            _tracing_ops._for_loop: self._for_loop,
+            _tracing_ops._phi: self._phi,
+            _tracing_ops._if: self._if,
+            operator.getitem: self._getitem,
+            operator.eq: self._eq,
+        }
+
+    def _getitem(self, node: torch.fx.Node, scope: Scope) -> object:
+        container = scope.values[node_arg(node, 0)]
+        if not isinstance(container, list | tuple):
+            self._unsupported(node, "indexing a non-loop result")
+        return container[int_arg(node, 1)]
+
+    def _phi(self, node: torch.fx.Node, scope: Scope) -> object:
+        return scope.values[node_arg(node, 1)]
+
+    def _for_loop(self, node: torch.fx.Node, scope: Scope) -> list[Value]:
+        graph_id = int_arg(node, 0)
+        begins, ends, args = seq_arg(node, 1), seq_arg(node, 2), seq_arg(node, 3)
+        info = self.device_ir.graphs[graph_id]
+        assert isinstance(info, ForLoopGraphInfo)
+        if len(info.block_ids) != 1:
+            self._unsupported(node, "a multi-dimensional inner hl.tile loop")
+        bid = info.block_ids[0]
+        tile = self.block_exprs.get(bid)
+        if not isinstance(tile, Sym):
+            self._unsupported(node, "an inner loop without a named tile")
+        begin = self._bound(scope, begins[0])
+        end = self._bound(scope, ends[0])
+        index = Sym(f"{tile.name}_id", 0, max(tile.upper - 1, 0), 1, "index")
+        self.block_index[bid] = index
+        self.block_begin[bid] = begin + index * tile
+        carried_pos = self._carried_positions(node)
+        inputs: list[object] = []
+        iter_args: dict[int, Value] = {}
+        for pos, arg in enumerate(args):
+            init = scope.values[as_node(arg)]
+            if pos in carried_pos:
+                assert isinstance(init, Value)
+                iter_args[pos] = self._renamed(init, f"{init.name}_iter")
+                inputs.append(iter_args[pos])
+            else:
+                inputs.append(init)
+        body = Scope()
+        outputs = self._convert_graph(info, body, inputs)
+        assert isinstance(outputs, list)
+        carried: list[Carried] = []
+        results: list[Value | None] = [None] * len(outputs)
+        for pos, out_index in sorted(carried_pos.items(), key=lambda kv: kv[1]):
+            init = scope.values[as_node(args[pos])]
+            nxt = outputs[out_index]
+            assert isinstance(init, Value)  # a carried position holds a tile (checked above)
+            if isinstance(nxt, LocalIndex):
+                self._local_index_error(node, nxt)
+            if not isinstance(nxt, Value):
+                self._unsupported(node, f"a loop-carried value updated to {nxt}", "carry a tile")
+            result = self._renamed(init, f"{init.name}_final")
+            if init.name in self.index_values and nxt.name in self.index_values:
+                self.index_values.update((iter_args[pos].name, result.name))
+            carried.append(Carried(init, iter_args[pos], nxt, result))
+            results[out_index] = result
+        loop_op = ForLoop(tile, index, begin, end, tuple(body.ops), tuple(carried), node_line(node))
+        scope.ops.append(loop_op)
+        # outputs that are not carried values are never read (Helion's loop results are
+        # the carried values only); the list keeps the FX output positions
+        return cast("list[Value]", results)
+
+    def _carried_positions(self, loop_node: torch.fx.Node) -> dict[int, int]:
+        """Input position of each carried value -> its output index (read from `_phi`)."""
+        args = list(seq_arg(loop_node, 3))
+        found: dict[int, int] = {}
+        for user in loop_node.users:
+            if user.target is not operator.getitem:
+                continue
+            for phi in user.users:
+                if phi.target is _tracing_ops._phi:
+                    found[args.index(phi.args[0])] = int_arg(user, 1)
+        return found
+
+    def _bound(self, scope: Scope, arg: object) -> Expr:
+        if isinstance(arg, torch.fx.Node):
+            value = scope.values.get(arg)
+            if isinstance(value, Expr):
+                return value
+            return self._dim(arg.meta["val"], arg)
+        if not isinstance(arg, int):
+            raise TypeError(f"loop bound {arg!r} is neither an FX node nor an integer")
+        return as_expr(arg)
+
+    def _if(self, node: torch.fx.Node, scope: Scope) -> None:
+        cond = scope.values[node_arg(node, 0)]
+        info = self.device_ir.graphs[int_arg(node, 1)]
+        assert isinstance(info, IfGraphInfo)
+        if not isinstance(cond, Cond):
+            self._unsupported(node, "an `if` on a tensor value")
+        inputs = [scope.values[as_node(a)] for a in seq_arg(node, 3)]
+        body = Scope()
+        self._convert_graph(info, body, inputs)
+        scope.ops.append(If(cond, tuple(body.ops), node_line(node)))
+
+    def _eq(self, node: torch.fx.Node, scope: Scope) -> Cond:
+        lhs, rhs = (
+            scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args
+        )
+        if not isinstance(lhs, Expr | int) or not isinstance(rhs, Expr | int):
+            self._unsupported(node, f"`==` between {lhs} and {rhs}", "compare tile ids")
+        return cmp("==", as_expr(lhs), as_expr(rhs))

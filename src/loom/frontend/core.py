@@ -1,0 +1,379 @@
+"""The converter every handler module extends: the state of one import, the walk over an
+FX graph (each node to the handler of its target), and the helpers that make values
+(names, shapes, dtypes, operands) and emit ops.
+
+Each handler module is a mixin of :class:`ImporterCore` with a table of its handlers,
+joined by `loom.frontend.helion_import`. Imports run one way, each module importing only
+those before it: `scope`, `core`, `indices`, the other handler modules (which never
+import each other), `helion_import`; an import-linter contract in pyproject.toml keeps
+it so.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import NoReturn
+
+import torch
+from helion._compiler.device_ir import GraphInfo
+from helion.language import _tracing_ops, tile_ops
+from helion.runtime.kernel import BoundKernel
+
+from loom.errors import FrontendError
+from loom.frontend.scope import (
+    Handler,
+    LocalIndex,
+    Operand,
+    Scope,
+    node_arg,
+    node_line,
+    with_extra_inputs,
+)
+from loom.ir.tile import Convert, Elementwise, Op, TensorArg, Value, Window
+from loom.symbolic import Const, Expr, Sym, ceildiv
+
+aten = torch.ops.aten
+
+DTYPES = {
+    torch.bfloat16: "bf16",
+    torch.float16: "fp16",
+    torch.float32: "fp32",
+    torch.int32: "int32",
+}
+INDEX_DTYPES = (torch.int64,)
+"""int64 tensors: outputs of argmax/argmin only, held as fp32 indices (no 64-bit tiles)."""
+_INT_OPS = {"add", "sub", "mul", "maximum", "minimum", "neg", "abs", "relu"}
+"""Elementwise ops computed on int32 tiles when every operand is an int32 tile."""
+
+
+def dtype_hint(dtype: torch.dtype) -> str:
+    """Why a tensor dtype has no tile format, and what to do instead."""
+    if dtype in (torch.float8_e4m3fn, torch.float8_e5m2):
+        why = (
+            "tt-lang-sim 1.1.6 cannot compute on IEEE-style fp8 tiles (its tile ops are torch "
+            f"ops, and torch implements no arithmetic for {dtype}), and Tenstorrent's 8-bit "
+            "format is the block float bfloat8_b"
+        )
+        return f"{why}; pass bf16 and store it as bfp8 with `--dtype bfp8`"
+    if dtype == torch.int64:
+        why = "there are no 64-bit integer tiles (int64 outputs receive argmax/argmin indices)"
+    elif dtype == torch.float64:
+        why = "there are no 64-bit float tiles"
+    else:
+        why = (
+            "Loom's integer tile format is int32 (tt-lang-sim also has no arithmetic on "
+            "unsigned 32-bit tiles)"
+        )
+    return (
+        f"{why}; the tile formats are bf16, fp16, fp32, int32 and the block floats bfp8 "
+        "and bfp4: cast on the host (x.to(torch.int32) or x.float()) before the kernel"
+    )
+
+
+_MASK_DTYPE = "fp32"
+"""Booleans (comparison results) are 0.0/1.0 masks in fp32 tiles."""
+_PASS_THROUGH = {_tracing_ops._new_var, _tracing_ops._mask_to}
+UNSUPPORTED_HINTS = {
+    aten.cumsum.default: ("cumsum", "scans are not supported; use a row reduction (sum)"),
+    aten.sort.default: ("sort", "sorting is not supported on the tile engines"),
+    aten.topk.default: ("topk", "top-k selection is not supported on the tile engines"),
+    aten.index.Tensor: (
+        "tensor-indexed gather",
+        "index with tiles or `:` only (data-dependent indices are not supported)",
+    ),
+}
+
+
+class ImporterCore:
+    """The state of one import and the helpers every handler module uses; call
+    `loom.frontend.helion_import.HelionImporter.run` inside the bound kernel's environment."""
+
+    def __init__(
+        self,
+        bound: BoundKernel,
+        name: str,
+        source_file: str,
+        scalars: dict[str, float] | None = None,
+        phase: int | None = None,
+    ) -> None:
+        self.bound = bound
+        self.only_phase = phase
+        """Import only this phase (a launch of its own); None: every phase, forwarded."""
+        self.scalars = dict(scalars or {})
+        self.env = bound.env
+        self.device_ir = bound.host_function.device_ir
+        self.name = name
+        self.source_file = source_file
+        self.tensors: dict[str, TensorArg] = {}
+        self.index_loads: dict[str, int] = {}
+        """Values holding a tile's element indices (`tile.index`) -> its block id."""
+        self.stored: set[str] = set()
+        self.index_tensors: dict[str, torch.dtype] = {}
+        """Integer tensors, held as fp32: only argmax/argmin indices may be stored there."""
+        self.phase = 0
+        self.root_scope = Scope()
+        self.phase_stores: dict[str, tuple[int, tuple[Window, ...], Value]] = {}
+        """Tensor -> (phase, window, value) of its last top-level store."""
+        self.forwarded: set[str] = set()
+        self.phase_loads: dict[str, list[tuple[int, tuple[Window, ...]]]] = {}
+        """Tensor -> (phase, window) of each load, to catch a later phase overwriting
+        what other blocks of an earlier phase still read."""
+        self.index_values: set[str] = set()
+        """Values holding indices (argmax/argmin results), exact integers in fp32."""
+        self.used_names: set[str] = set()
+        self.superseded: set[str] = set()
+        """Full-extent producers replaced by a leading-axis reduction's loop."""
+        self.block_exprs: dict[int, Expr] = {}
+        self.block_begin: dict[int, Expr] = {}
+        self.block_index: dict[int, Sym] = {}
+        self.gather_counts: dict[int, int] = {}  # reduction block id -> gathered block id
+        self.handlers: dict[object, Handler] = self.handler_table()
+
+    def handler_table(self) -> dict[object, Handler]:
+        """The handler of each FX node target; the importer joins its modules' tables."""
+        return {t: self._rejecter(what, hint) for t, (what, hint) in UNSUPPORTED_HINTS.items()}
+
+    # ----- graph walking --------------------------------------------------------------
+    def _convert_graph(self, graph: GraphInfo, scope: Scope, inputs: Sequence[object]) -> object:
+        placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
+        for node, value in zip(placeholders, inputs, strict=True):
+            scope.values[node] = value
+        result: object = None
+        for node in graph.graph.nodes:
+            if node.op == "placeholder":
+                continue
+            if node.op == "output":
+                result = [scope.values.get(n) for n in node.args[0]] if node.args[0] else []
+                continue
+            scope.values[node] = self._convert_node(node, scope)
+        return result
+
+    def _convert_node(self, node: torch.fx.Node, scope: Scope) -> object:
+        if node.target is _tracing_ops._inductor_lowering_extra:
+            return None  # its inputs are read by the op that names it in `_extra_args`
+        if node.kwargs.get("_extra_args"):
+            node = with_extra_inputs(node)
+        target = node.target
+        if target in _PASS_THROUGH:
+            return scope.values[node_arg(node, 0)]
+        handler = self.handlers.get(target)
+        if handler is not None:
+            return handler(node, scope)
+        name = getattr(target, "__name__", str(target))
+        if target in (operator.add, operator.sub, operator.mul, operator.floordiv):
+            self._unsupported(
+                node,
+                f"index arithmetic `{name}` on tile offsets or loop bounds",
+                "tile offsets may only index tensors; data-dependent extents (jagged or "
+                "grouped loops whose bounds are read from a tensor) are not supported, Loom "
+                "compiles static extents only",
+            )
+        self._unsupported(node, name.split(".")[0] if "." in name else name)
+        return None
+
+    def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> NoReturn:
+        instead = hint or (
+            "supported inside hl.tile loops are loads/stores indexed by tiles or `:`, "
+            "hl.zeros/hl.full/full_like/zeros_like, matmul (addmm, mm, bmm, baddbmm, @, "
+            "hl.dot), elementwise arithmetic, exp/exp2/log/sqrt/rsqrt/reciprocal/abs/neg/relu/"
+            "sigmoid/tanh/silu/gelu, pow by a constant, comparisons and torch.where, "
+            "sum/mean/amax/amin/var over any axis, argmax/argmin over the last two, "
+            "`x[:, None]`, int32 tensors, "
+            "hl.atomic_add (split-K), hl.barrier phases, `.to(dtype)` and "
+            "`.transpose(-1, -2)` into a matmul (see docs/helion-surface.md)"
+        )
+        raise FrontendError(
+            f"{self.source_file}:{node_line(node)}: Loom cannot compile `{what}` in kernel "
+            f"{self.name!r}; {instead}."
+        )
+
+    def _rejecter(self, what: str, hint: str) -> Handler:
+        def reject(node: torch.fx.Node, scope: Scope) -> object:
+            self._unsupported(node, what, hint)
+            return None
+
+        return reject
+
+    # ----- values ---------------------------------------------------------------------
+    def _new_value(self, node: torch.fx.Node, name: str | None = None) -> Value:
+        val = node.meta["val"]
+        base = re.sub(r"\W", "_", name or node.name).strip("_") or "v"
+        unique, k = base, 0
+        while unique in self.used_names:
+            k += 1
+            unique = f"{base}_{k}"
+        self.used_names.add(unique)
+        if val.dtype in INDEX_DTYPES:
+            self.index_values.add(unique)
+        return Value(unique, tuple(self._dim(d, node) for d in val.shape), self._dtype(val, node))
+
+    def _dim(self, dim: object, node: torch.fx.Node) -> Expr:
+        if isinstance(dim, int):
+            return Const(dim)
+        bid = self.env.get_block_id(dim)
+        if bid is not None and bid in self.block_exprs:
+            return self.block_exprs[bid]
+        raise FrontendError(
+            f"{self.source_file}:{node_line(node)}: kernel {self.name!r} has a tensor dimension "
+            f"({dim}) that is neither a constant nor a tile of an hl.tile loop (a "
+            "data-dependent extent, e.g. a jagged or grouped loop bound, or a shape that is "
+            "not static); Loom compiles static extents only: use "
+            "@helion.kernel(static_shapes=True) and loop bounds known from the input shapes."
+        )
+
+    def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
+        if val.dtype == torch.bool:
+            return _MASK_DTYPE
+        if val.dtype in INDEX_DTYPES:
+            # int64 tile values come only from argmax/argmin, integer fills and
+            # selections between them (int64 tensors cannot be loaded or converted to):
+            # exact integers held in fp32
+            return "fp32"
+        if val.dtype not in DTYPES:
+            self._unsupported(node, f"dtype {val.dtype}", dtype_hint(val.dtype))
+        return DTYPES[val.dtype]
+
+    def _value(self, scope: Scope, arg: object, node: torch.fx.Node) -> Value:
+        value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, LocalIndex):
+            self._local_index_error(node, value)
+        if isinstance(value, Expr) and not isinstance(value, Const):
+            self._unsupported(
+                node,
+                f"arithmetic on a tile index or loop bound ({value})",
+                "tile offsets may only index tensors; data-dependent extents (jagged or "
+                "grouped loops whose bounds are read from a tensor) are not supported, Loom "
+                "compiles static extents only",
+            )
+        if not isinstance(value, Value):
+            self._unsupported(node, f"operand {arg}")
+        return value
+
+    def _operand(self, scope: Scope, arg: object, node: torch.fx.Node) -> Value | float:
+        """A tile value, or a number (a literal or a scalar argument of the kernel)."""
+        if isinstance(arg, bool):
+            return float(arg)
+        if isinstance(arg, int | float):
+            return float(arg)
+        value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return float(value)
+        if isinstance(value, Const):
+            return float(value.value)
+        return self._value(scope, arg, node)
+
+    def _emit(self, scope: Scope, op: Op) -> Value | None:
+        if isinstance(op, Elementwise):
+            op = self._promoted(scope, op)
+        scope.ops.append(op)
+        results = op.results()
+        return results[0] if results else None
+
+    def _promoted(self, scope: Scope, op: Elementwise) -> Op:
+        """One format per elementwise op: an op of `_INT_OPS` between int32 tiles into an
+        int32 result runs on int32 tiles (exact at any magnitude); any other op touching
+        int32 (a constant, a 0/1 mask, an fp32 operand: TT-Lang's `fill` makes float
+        blocks) runs in fp32 on its int32 operands converted, as torch's type promotion
+        does, exact below 2^24, and an int32 result is its fp32 result converted."""
+        ints = (
+            op.result.dtype == "int32"
+            and op.op in _INT_OPS
+            and all(isinstance(a, Value) and a.dtype == "int32" for a in op.args)
+        )
+        if ints or not any(v.dtype == "int32" for v in (*op.operands(), op.result)):
+            return op
+        args = tuple(
+            self._cast(scope, a, "fp32", op.line)
+            if isinstance(a, Value) and a.dtype == "int32"
+            else a
+            for a in op.args
+        )
+        if op.result.dtype != "int32":
+            return replace(op, args=args)
+        wide = self._renamed(replace(op.result, dtype="fp32"), f"{op.result.name}_fp32")
+        scope.ops.append(replace(op, result=wide, args=args))
+        return Convert(op.result, wide, op.line)
+
+    def _cast(self, scope: Scope, value: Value, dtype: str, line: int) -> Value:
+        if value.dtype == dtype:
+            return value
+        result = self._renamed(Value("", value.shape, dtype), f"{value.name}_{dtype}")
+        self._emit(scope, Convert(result, value, line))
+        return result
+
+    def _renamed(self, value: Value, name: str) -> Value:
+        unique, k = name, 0
+        while unique in self.used_names:
+            k += 1
+            unique = f"{name}_{k}"
+        self.used_names.add(unique)
+        return Value(unique, value.shape, value.dtype)
+
+    def _temp(self, like: Value, base: str) -> Value:
+        """A fresh value shaped like `like` (a step of a rewrite)."""
+        return self._renamed(like, base)
+
+    def _ew(
+        self, scope: Scope, op: str, args: Sequence[Operand], like: Value, line: int, name: str
+    ) -> Value:
+        result = self._temp(like, name)
+        self._emit(scope, Elementwise(result, op, tuple(args), line))
+        return result
+
+    def _local_index_error(self, node: torch.fx.Node, value: LocalIndex) -> NoReturn:
+        self._unsupported(
+            node,
+            f"the {value.what} of a tile of a looped dim used without its tile's begin",
+            f"add the tile's begin (`x[tile_m, tile_n].{value.what}(-1) + tile_n.begin`), "
+            "the index in the tensor, which the running (value, index) pair of a looped "
+            f"{value.what} carries",
+        )
+
+    # ----- blocks ---------------------------------------------------------------------
+    def _block_of(self, entry: object) -> int | None:
+        if isinstance(entry, torch.fx.Node) and isinstance(entry.meta.get("val"), torch.SymInt):
+            bid: int | None = self.env.get_block_id(entry.meta["val"])
+            return bid
+        return None
+
+    def _window(
+        self, node: torch.fx.Node, tensor: str, index: Sequence[object]
+    ) -> tuple[Window, ...]:
+        shape = self.tensors[tensor].shape
+        if len(index) != len(shape):
+            self._unsupported(node, f"indexing {tensor} with {len(index)} of {len(shape)} dims")
+        windows = []
+        for dim, entry in zip(shape, index, strict=True):
+            if isinstance(entry, slice) and entry == slice(None):
+                windows.append(Window(Const(0), Const(dim)))
+                continue
+            bid = self._block_of(entry)
+            if bid is None or bid not in self.block_begin:
+                self._unsupported(node, f"index {entry} of {tensor}")
+            windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
+        return tuple(windows)
+
+    def _is_grid_block(self, bid: int) -> bool:
+        return any(bid in ids for ids in self.device_ir.grid_block_ids)
+
+    def _enclosing_extent(self, bid: int) -> int:
+        """Upper bound of a loop whose extent is another tile (`hl.tile(t.begin, t.end)`,
+        `hl.tile(0, t.end)`)."""
+        bounds = (tile_ops.tile_begin, tile_ops.tile_end)
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op == "call_function" and node.target in bounds:
+                    outer = self.env.block_sizes[self.env.get_block_id(node.args[0].meta["val"])]
+                    if isinstance(outer.size, int):
+                        return outer.size
+        raise FrontendError(
+            f"kernel {self.name!r}: cannot bound the extent of loop block {bid}; use "
+            "static shapes (@helion.kernel(static_shapes=True))."
+        )
+
+    def _num_tiles(self, tile_block: int) -> Expr:
+        info = self.env.block_sizes[tile_block]
+        return ceildiv(int(info.size), self.block_exprs[tile_block])

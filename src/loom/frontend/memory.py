@@ -1,0 +1,151 @@
+"""Kernel arguments, loads, stores and views: host tensors and scalars, tiles read and
+written through windows indexed by tiles or `:`, a later phase's load of what the same
+block stored forwarded from the stored value, and new axes (`x[:, None]`, `unsqueeze`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from helion.language import _tracing_ops, memory_ops, view_ops
+
+from loom.frontend.core import DTYPES, INDEX_DTYPES, dtype_hint
+from loom.frontend.indices import IndexOps
+from loom.frontend.scope import GridBarrierNeeded, Handler, Scope, node_arg, node_line, seq_arg
+from loom.ir.tile import ExpandDims, Load, Store, TensorArg, Value, Window
+from loom.symbolic import Const, Expr
+
+aten = torch.ops.aten
+
+
+def _sympy_of(val: torch.SymInt | torch.SymFloat) -> object:
+    """The sympy expression behind a symbolic number (Helion keys host origins by it)."""
+    sympy_of: Callable[[], object] = val._sympy_  # torch leaves this method unannotated
+    return sympy_of()
+
+
+class MemoryOps(IndexOps):
+    """Host tensors and scalars, loads, stores and views."""
+
+    def memory_handlers(self) -> dict[object, Handler]:
+        return {
+            _tracing_ops._host_tensor: self._host_tensor,
+            _tracing_ops._get_symnode: self._symnode,
+            memory_ops.load: self._load,
+            memory_ops.store: self._store,
+            view_ops.subscript: self._subscript,
+            aten.sym_size.int: self._sym_size,
+            aten.unsqueeze.default: self._unsqueeze,
+        }
+
+    def _host_tensor(self, node: torch.fx.Node, scope: Scope) -> str:
+        name = node.args[0]
+        if not isinstance(name, str):
+            raise TypeError(f"{node.target}: argument 0 is {name!r}, not a tensor name")
+        val = node.meta["val"]
+        if name not in self.tensors:
+            if val.dtype in INDEX_DTYPES:
+                self.index_tensors[name] = val.dtype
+            elif val.dtype not in DTYPES:
+                what = f"tensor {name} of dtype {val.dtype}"
+                self._unsupported(node, what, dtype_hint(val.dtype))
+            shape = tuple(int(d) for d in val.shape)
+            self.tensors[name] = TensorArg(name, shape, DTYPES.get(val.dtype, "fp32"), "input")
+        return name
+
+    def _symnode(self, node: torch.fx.Node, scope: Scope) -> Expr | float:
+        val = node.meta["val"]
+        if isinstance(val, torch.SymFloat | torch.SymInt) and (
+            isinstance(val, torch.SymFloat) or self.env.get_block_id(val) is None
+        ):
+            origin = self.bound.host_function.expr_to_origin.get(_sympy_of(val))
+            name = getattr(origin.origin, "name", "") if origin is not None else ""
+            if name in self.scalars:
+                return self.scalars[name]
+        if isinstance(val, float):
+            return val
+        return self._dim(val, node)
+
+    def _sym_size(self, node: torch.fx.Node, scope: Scope) -> Expr:
+        return self._dim(node.meta["val"], node)
+
+    def _tensor_of(self, scope: Scope, node: torch.fx.Node) -> str:
+        """Name of the host tensor a load or store node reads or writes (argument 0)."""
+        tensor = scope.values[node_arg(node, 0)]
+        if not isinstance(tensor, str):
+            self._unsupported(node, f"a load or store of {tensor} (not a kernel argument)")
+        return tensor
+
+    def _load(self, node: torch.fx.Node, scope: Scope) -> Value | None:
+        tensor = scope.values[node_arg(node, 0)]
+        if isinstance(tensor, Value):  # `tile.index[:, None]`: a subscript of a tile value
+            return self._insert_axis(node, scope, tensor, list(seq_arg(node, 1)))
+        if not isinstance(tensor, str):
+            self._unsupported(node, f"a load of {tensor} (not a kernel argument)")
+        if tensor in self.index_tensors:
+            what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
+            self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
+        window = self._window(node, tensor, seq_arg(node, 1))
+        forwarded = self._forwarded(node, scope, tensor, window)
+        if forwarded is not None:
+            return forwarded
+        top = scope is self.root_scope
+        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
+        result = self._new_value(node, f"{tensor}_tile")
+        return self._emit(scope, Load(result, tensor, window, node_line(node)))
+
+    def _forwarded(
+        self, node: torch.fx.Node, scope: Scope, tensor: str, window: tuple[Window, ...]
+    ) -> Value | None:
+        """A later phase reading what an earlier phase stored: the same block wrote that
+        window, so its value is forwarded (no DRAM round trip, no grid-wide barrier)."""
+        written = self.phase_stores.get(tensor)
+        if written is None or written[0] == self.phase:
+            return None
+        _, where, value = written
+        if where != window:
+            raise GridBarrierNeeded(tensor)
+        self.forwarded.add(tensor)
+        return self._cast(scope, value, self.tensors[tensor].dtype, node_line(node))
+
+    def _store(self, node: torch.fx.Node, scope: Scope) -> None:
+        tensor = self._tensor_of(scope, node)
+        self.stored.add(tensor)
+        window = self._window(node, tensor, seq_arg(node, 1))
+        value = self._value(scope, node.args[2], node)
+        if tensor in self.index_tensors and value.name not in self.index_values:
+            what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
+            self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
+        if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
+            value = self._cast(scope, value, "int32", node_line(node))
+        self._emit(scope, Store(tensor, window, value, node_line(node)))
+        read = self.phase_loads.get(tensor, [])
+        if any(phase < self.phase and where != window for phase, where in read):
+            raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
+        top = scope is self.root_scope  # a store inside a loop cannot be forwarded
+        self.phase_stores[tensor] = (self.phase, window if top else (), value)
+
+    def _subscript(self, node: torch.fx.Node, scope: Scope) -> Value | None:
+        operand = self._value(scope, node.args[0], node)
+        return self._insert_axis(node, scope, operand, list(seq_arg(node, 1)))
+
+    def _insert_axis(
+        self, node: torch.fx.Node, scope: Scope, operand: Value, index: list[object]
+    ) -> Value | None:
+        if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
+            self._unsupported(node, "subscript other than inserting one axis with None")
+        axis = index.index(None)
+        shape = (*operand.shape[:axis], Const(1), *operand.shape[axis:])
+        result = self._renamed(Value("", shape, operand.dtype), node.name)
+        return self._emit(scope, ExpandDims(result, operand, axis, node_line(node)))
+
+    def _unsqueeze(self, node: torch.fx.Node, scope: Scope) -> Value | None:
+        x = self._operand(scope, node.args[0], node)
+        assert isinstance(x, Value)
+        dim = node.args[1]
+        assert isinstance(dim, int)
+        axis = dim % (x.rank + 1)
+        bid = self.index_loads.get(x.name)
+        if bid is not None and x.rank == 1 and axis == 1:
+            return self._index_column(bid, node, scope)
+        return self._emit(scope, ExpandDims(self._new_value(node), x, axis, node_line(node)))

@@ -1,0 +1,104 @@
+"""Loom's symbols for the kernel's tiles: one `Sym` per Helion block, named after its loop
+variable (`tile_m`; `tile_d0` for an unnamed grid dim), bounded by its extent and aligned
+to the 32x32 tile where it tiles one of a tensor's last two dims; each grid axis also gets
+an index symbol (`tile_m_id`)."""
+
+from __future__ import annotations
+
+from helion._compiler.compile_environment import FixedBlockSizeSource
+from helion.language import memory_ops
+
+from loom.errors import FrontendError
+from loom.frontend.core import ImporterCore
+from loom.frontend.language import gather
+from loom.ir.geometry import TILE
+from loom.ir.tile import GridAxis
+from loom.symbolic import Const, Sym
+
+TILE_ALIGN = TILE
+
+
+class SymbolOps(ImporterCore):
+    """Symbols of the blocks, made before any node is converted."""
+
+    def _scan_gathers(self) -> None:
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op == "call_function" and node.target is gather:
+                    rows = node.meta["val"].shape[0]
+                    count_id = self.env.get_block_id(rows)
+                    tile_id = self.env.get_block_id(node.args[0].meta["val"])
+                    if count_id is not None and tile_id is not None:
+                        self.gather_counts[count_id] = tile_id
+
+    def _tile_positions(self) -> dict[int, bool]:
+        """Block ids used in one of the last two dims of some load or store."""
+        in_tile_dims: dict[int, bool] = {}
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op != "call_function" or node.target not in (
+                    memory_ops.load,
+                    memory_ops.store,
+                ):
+                    continue
+                index = node.args[1]
+                for pos, entry in enumerate(index):
+                    bid = self._block_of(entry)
+                    if bid is not None:
+                        tiled = pos >= len(index) - 2
+                        in_tile_dims[bid] = in_tile_dims.get(bid, False) or tiled
+        return in_tile_dims
+
+    def _make_symbols(self) -> None:
+        tiled = self._tile_positions()
+        by_name: dict[str, Sym] = {}
+        for info in self.env.block_sizes:
+            bid = info.block_id
+            if not info.debug_names:
+                if isinstance(info.var, int):
+                    self.block_exprs[bid] = Const(info.var)
+                elif info.reduction and isinstance(info.size, int):
+                    self.block_exprs[bid] = Const(info.size)  # a full-row `:` slice
+                if bid not in self.block_exprs and not self._is_grid_block(bid):
+                    continue
+            name = sorted(info.debug_names)[0] if info.debug_names else self._grid_name(bid)
+            if bid in self.block_exprs:
+                continue
+            if name in by_name:
+                self.block_exprs[bid] = by_name[name]
+                continue
+            upper = info.size if isinstance(info.size, int) else None
+            if upper is None:
+                upper = self._enclosing_extent(bid)
+            if isinstance(info.block_size_source, FixedBlockSizeSource):
+                fixed = int(info.block_size_source.value)
+                sym = Sym(name, fixed, fixed, 1, "tile")
+            else:
+                align = TILE_ALIGN if tiled.get(bid, True) else 1
+                if upper < align:
+                    align = 1
+                sym = Sym(name, align, upper, align, "tile")
+            by_name[name] = sym
+            self.block_exprs[bid] = sym
+        for count_id, tile_id in self.gather_counts.items():
+            self.block_exprs[count_id] = self._num_tiles(tile_id)
+
+    def _grid_name(self, bid: int) -> str:
+        """`for tile in hl.tile(x.size())` names no dimension: call them tile_d0, tile_d1."""
+        for ids in self.device_ir.grid_block_ids:
+            if bid in ids:
+                return f"tile_d{ids.index(bid)}"
+        return f"tile_b{bid}"
+
+    def _grid_axis(self, bid: int) -> GridAxis:
+        info = self.env.block_sizes[bid]
+        sym = self.block_exprs[bid]
+        if not isinstance(sym, Sym) or not isinstance(info.size, int):
+            raise FrontendError(
+                f"kernel {self.name!r}: grid axis {bid} has no named tile; write the grid as "
+                "`for tile_x, tile_y in hl.tile([...])`."
+            )
+        index = Sym(f"{sym.name}_id", 0, max(info.size - 1, 0), 1, "index")
+        self.block_index[bid] = index
+        self.block_begin[bid] = index * sym
+        return GridAxis(tile=sym, index=index, extent=info.size)
