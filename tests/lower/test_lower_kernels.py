@@ -130,7 +130,7 @@ def test_flash_attention_single_kv_step_is_just_the_peeled_iteration() -> None:
 def test_flash_decode_pops_q_when_its_loop_ends() -> None:
     """Flash decode gathers the loop's carried results, so no iteration is peeled and q's
     wait encloses the whole loop: the reader loads the next q only once the loop is done,
-    which the latency model charges (`loom.model.heg.HegBuilder.pop_stall`)."""
+    which the latency model charges (`loom.model.slots.Slots.pop_stall`)."""
     p = program("fd-wh-no-split")
     (q_wait,) = [
         s for s in walk_stmts(p.compute) if isinstance(s, Wait) and s.buffers == ("q_tile",)

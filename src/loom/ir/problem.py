@@ -82,15 +82,15 @@ class Pipe(HegNode):
     unheld: Expr = field(default_factory=lambda: Const(0))
     """Load time hidden behind the body when single-slot loads (b_load = 0) one engine
     issues in turn each free their slot before the body ends, so the engine fetches the
-    next block while the body runs (`loom.model.heg.unheld`)."""
+    next block while the body runs (`loom.model.slots.Slots.unheld`)."""
     dram: Expr = field(default_factory=lambda: Const(0))
     """The least one pass takes for its DRAM traffic when its store stage overlaps its
     loads (a writer that only stores drains a wave's result while the reader loads the
     next wave's blocks): the banks' time for all of it, or the loading engine's reads
-    slowed by the stores (`loom.model.heg.HegBuilder.pass_dram`); 0: no floor."""
+    slowed by the stores (`loom.model.banks.Banks.pass_dram`); 0: no floor."""
     stall: Expr = field(default_factory=lambda: Const(0))
     """Added to every pass: the reads the previous pass's stores delay where nothing
-    hides the wait (`loom.model.heg.HegBuilder.pass_dram`)."""
+    hides the wait (`loom.model.banks.Banks.pass_dram`)."""
 
 
 @dataclass(frozen=True)
@@ -101,7 +101,7 @@ class For(HegNode):
     """The loop's pipe is primed when the loop starts (its engines fetched its first
     block during the enclosing loop's previous pass), so every iteration runs at the
     pipe's steady rate; the one exposed fill is charged where the builder says
-    (`loom.model.heg`)."""
+    (`loom.model.steady`)."""
 
 
 @dataclass(frozen=True)

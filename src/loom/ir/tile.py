@@ -356,7 +356,7 @@ def unread_results(loop: ForLoop, read: frozenset[str]) -> tuple[Carried, ...]:
     `read_values`): the lowering peels the loop's last iteration so that it pushes no
     state block nobody pops (`loom.lower.compute`), and only then do the blocks the loop
     reads leave their waits inside the last iteration rather than after the loop, which
-    the latency model reads (`loom.model.heg`)."""
+    the latency model reads (`loom.model.slots`)."""
     return tuple(c for c in loop.carried if c.result.name not in read)
 
 

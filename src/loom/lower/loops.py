@@ -75,7 +75,7 @@ def with_waves_stores_late(ctx: LowerContext, body: tuple[Stmt, ...]) -> tuple[S
     overlap the compute, which has the other store block to fill: Wormhole
     16384x16384x256, x8_y8 [416, 256, 128] with B on the writer, 4 318 904 simulated
     cycles in program order, 2 812 815 with the stores one wave late (the compute 62% ->
-    96% busy). `loom.model.heg.HegBuilder.store_in_body` charges the same rule
+    96% busy). `loom.model.stores.Stores.store_in_body` charges the same rule
     (`late_store_occupancy`)."""
     tail = _trailing_stores(body)
     waves = [(a.wave_var, a.waves) for a in ctx.axes if a.wave_var is not None]

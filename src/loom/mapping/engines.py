@@ -50,7 +50,7 @@ def assign_engines(
     its twin storing one wave late (named `__sl`). Unicast loads are read by every core: on
     one engine they double each core's reads on one NoC, and without the multicast
     handshakes the cores drift apart, so the stores' wait the model charges
-    (`loom.model.heg.HegBuilder.pass_dram`) would not describe them; leaving them out
+    (`loom.model.banks.Banks.pass_dram`) would not describe them; leaving them out
     also keeps the candidates few (GEMM 2048³ on Wormhole: 1 069, against 1 473 with a
     late twin for every variant whose writer multicasts, which compiled 1.9x slower)."""
     cores = (candidate.mapping.cores_y, candidate.mapping.cores_x)

@@ -32,8 +32,9 @@ from loom.ir.candidate import Candidate
 from loom.ir.problem import Constraint, Problem, latency, pipes
 from loom.ir.scope import Scope
 from loom.ir.tile import ForLoop, Load, Store, accesses, walk
+from loom.model.core import OpTerms, knob, placement_knob
 from loom.model.domains import grid_domain, tile_domain
-from loom.model.heg import HegBuilder, OpTerms, knob, placement_knob
+from loom.model.heg import HegBuilder
 from loom.symbolic import Const, Expr, Sym, add, cmp, mod
 
 Legality = tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]

@@ -1,6 +1,6 @@
 """The values a tile size may take before the constraints filter them: one rule, read
 by the problem's domains (`loom.model.build`) and by the terms that depend on a block's
-width (`loom.model.heg`)."""
+width (`loom.model.transfers`)."""
 
 from __future__ import annotations
 

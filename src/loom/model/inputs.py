@@ -14,7 +14,7 @@ from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
 from loom.ir.tile import ForLoop, If, Op, TileProgram
 from loom.model.build import Legal, build_problem, check_feasible
-from loom.model.heg import OpTerms
+from loom.model.core import OpTerms
 
 
 def compulsory_bytes(program: TileProgram, arch: Arch) -> int:

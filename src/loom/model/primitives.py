@@ -111,7 +111,7 @@ class TransferSpec:
     sends: tuple[SendSpec, ...] = ()
     """A multicast sender's sends of each block, one after the other, as lowered."""
     narrow: tuple[tuple[Cond, float], ...] = ()
-    """Where each core's block stays on a few banks (`HegBuilder.narrow_reads`): per
+    """Where each core's block stays on a few banks (`transfers.Transfers.narrow_reads`): per
     block width (the condition), the busiest of those banks' routes (bytes per byte one
     core reads, `loom.arch.noc.bank_read_peak`), in place of `read_links`."""
 

@@ -42,7 +42,7 @@ def compute_path(node: HegNode, floor: bool = False) -> Expr:
     """Below T(x, b) for every assignment; `floor` charges each load stage its floor."""
     match node:
         case Leaf(terms=terms):
-            # a loop's fill (`loom.model.heg.steady_fill`) is never negative: leaving it
+            # a loop's fill (`loom.model.steady.Steady.steady_fill`) is never negative: leaving it
             # out keeps the bound below T and its expression free of knob selects
             kept = [
                 t.floor if floor and t.floor is not None else t.cycles

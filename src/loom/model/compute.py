@@ -1,0 +1,160 @@
+"""The compute terms of the ops: each op's primitive cost on the Tensix's three
+overlapped threads (unpack, math, pack), a matmul accumulator's pack by its placement
+and its final copy, and the copies of a loop's carried values."""
+
+from __future__ import annotations
+
+from loom.ir.buffers import PLACEMENTS
+from loom.ir.geometry import TILE
+from loom.ir.problem import Term
+from loom.ir.tile import Convert, Elementwise, ExpandDims, ForLoop, Full, Matmul, Op, Reduce, Value
+from loom.model import primitives as prim
+from loom.model.core import HegCore, placement_knob
+from loom.symbolic import Const, Expr, add, ceildiv, maximum, minimum
+
+
+class Compute(HegCore):
+    """Compute terms by op, built once per compile (`ops`)."""
+
+    def carry_terms(self, loop: ForLoop, per_iteration: bool = False) -> list[Term]:
+        """A next value kept in its own buffer is copied into the state every iteration
+        (the whole loop's copies, or one iteration's)."""
+        terms = []
+        for c in loop.carried:
+            state = self.b.buffer_of(c.arg.name)
+            if state is not None and c.next.name not in state.values:
+                tiles = self.tiles(c.next)
+                trip = Const(1) if per_iteration else self.mean_trip(loop)
+                size = self.tile_bytes(c.next.dtype)
+                per = self.arch.compute.pack_cycles(size) + self.arch.compute.unpack_cycles(size)
+                terms.append(
+                    Term(
+                        "pack",
+                        f"carry {c.next.name} into {c.arg.name} (per iteration)",
+                        trip * tiles * per,
+                    )
+                )
+        return terms
+
+    def op_terms(self, op: Op) -> list[Term]:
+        """The compute terms of one op (its operands' layouts, the arch and the fidelity:
+        not the candidate), built once per compile (`ops`)."""
+        terms = self.ops.get(id(op))
+        if terms is None:
+            terms = self.ops[id(op)] = tuple(self._op_terms(op))
+        return list(terms)
+
+    def _op_terms(self, op: Op) -> list[Term]:
+        arch, terms = self.arch, []
+        where = f"line {getattr(op, 'line', 0)}"
+        match op:
+            case Matmul(result=r, lhs=a, rhs=b):
+                la, lb = self.layout(a), self.layout(b)
+                n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+                terms.append(
+                    prim.matmul_term(
+                        arch,
+                        self.fidelity,
+                        f"matmul {r.name} ({where})",
+                        la.tile_rows,
+                        n,
+                        la.tile_cols,
+                    )
+                )
+            case Elementwise(result=r, op=kind):
+                terms.append(
+                    prim.eltwise_term(arch, kind, f"{kind} {r.name} ({where})", self.tiles(r))
+                )
+            case Reduce(result=r, op=kind, operand=x):
+                terms.append(
+                    prim.reduce_term(arch, kind, f"reduce-{kind} {r.name} ({where})", self.tiles(x))
+                )
+            case Full(result=r):
+                size = self.tile_bytes(r.dtype)
+                terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r), size))
+                return terms
+            case Convert(result=r, operand=x) if x.name in self.accumulated:
+                return [self.final_copy(r, x)]
+            case Convert() | ExpandDims():
+                return terms
+            case _:
+                return terms
+        return [self.overlapped(op, terms)]
+
+    def overlapped(self, op: Op, math: list[Term]) -> Term:
+        """One compute operation on the Tensix's three concurrent threads (unpack, math,
+        pack): its fixed overhead plus the busiest of the three.
+
+        Unpack reads the operands that live in L1 at the unpackers' bandwidth; a matmul
+        feeds every tile-matmul both operand tiles, and its accumulator is added in the
+        packer (L1 accumulation), not unpacked. Pack writes the results kept in L1.
+
+        A matmul also fills and drains the pipeline once per operation: the first
+        tile-matmul's operands are unpacked before math starts and the last result tile is
+        packed after it ends (one tile-matmul's unpack plus one tile's pack), a fixed cost
+        per K step that makes many thin K blocks slower than a few deep ones."""
+        arch = self.arch
+        unpack: list[Expr] = []
+        edges: Expr = Const(0)
+        if isinstance(op, Matmul):
+            la, lb = self.layout(op.lhs), self.layout(op.rhs)
+            n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+            per = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
+            per += arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
+            unpack.append(la.tile_rows * n * la.tile_cols * per)
+            drain = [self.pack_cycles(v) for v in op.results() if self.buffered_value(v)]
+            edges = add(Const(per), *drain)
+        else:
+            for value in op.operands():
+                if self.buffered_value(value):
+                    size = self.tile_bytes(value.dtype)
+                    unpack.append(self.tiles(value) * arch.compute.unpack_cycles(size))
+        pack: list[Expr] = [
+            self.tiles(v) * self.pack_cycles(v) for v in op.results() if self.buffered_value(v)
+        ]
+        parts = [add(*(t.cycles for t in math))]
+        parts += [add(*unpack)] if unpack else []
+        parts += [add(*pack)] if pack else []
+        overhead = arch.compute.op_overhead_cycles if pack else 0
+        first = math[0]
+        what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
+        return Term(first.kind, what, maximum(*parts) + overhead + edges)
+
+    def final_copy(self, out: Value, state: Value) -> Term:
+        """The copy of a matmul accumulator's state into its store block after the
+        reduction loop (`loom.lower.accumulate`): unpack the state's tiles, pack them in
+        the output's format, plus the operation's overhead and its last tile's pack. The
+        ``output`` placement accumulates in the store block itself and has no copy."""
+        compute = self.arch.compute
+        acc, _ = self.accumulated[state.name]
+        tiles = self.tiles(out)
+        unpack = compute.unpack_cycles(self.tile_bytes(state.dtype))
+        pack = compute.pack_cycles(self.tile_bytes(out.dtype))
+        cycles = tiles * max(unpack, pack) + compute.op_overhead_cycles + pack
+        if len(acc.placements) > PLACEMENTS.index("output"):
+            # [x != output] = 1 - max(x - 1, 0) for x in (separate, l1, output)
+            cycles = cycles * (1 - maximum(placement_knob(acc) - 1, 0))
+        return Term("pack", f"copy {state.name} into {out.name} (after the loop)", cycles)
+
+    def pack_cycles(self, value: Value) -> Expr:
+        """Cycles to pack one tile of `value`. A matmul accumulator's step packs into
+        its placement (`loom.ir.buffers.PLACEMENTS`): the other block of its state in its
+        own format (separate), or its one block in its own format (l1) or in the output's
+        (output) by adding into L1, at the packers' accumulate rate."""
+        compute = self.arch.compute
+        plain = compute.pack_cycles(self.tile_bytes(value.dtype))
+        if value.name not in self.accumulated:
+            return Const(plain)
+        acc, out = self.accumulated[value.name]
+        x = placement_knob(acc)
+        cycles = [
+            plain,
+            compute.pack_accumulate_cycles(self.tile_bytes(value.dtype)),
+            compute.pack_accumulate_cycles(self.tile_bytes(out)),
+        ][: len(acc.placements)]
+        # piecewise in x without a conditional (the bounds evaluate it on whole grids):
+        # [x >= 1] = min(x, 1), [x >= 2] = max(x - 1, 0)
+        chosen: Expr = Const(cycles[0]) + minimum(x, 1) * (cycles[1] - cycles[0])
+        if len(cycles) > 2:
+            chosen = chosen + maximum(x - 1, 0) * (cycles[2] - cycles[1])
+        return chosen

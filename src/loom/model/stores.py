@@ -1,0 +1,129 @@
+"""Where a pipe's stores run: in its own stage, overlapped with the next pass; in the
+body, when the engine that stores also loads inside it (and what the next wave's
+opening compute hides of it); or one wave late, with that engine's occupancy."""
+
+from __future__ import annotations
+
+from loom.ir.problem import For, HegNode, Leaf, Pipe, Stage, Term, latency
+from loom.ir.scope import Scope
+from loom.ir.tile import Op
+from loom.model import primitives as prim
+from loom.model.core import HegCore
+from loom.symbolic import Const, Expr, add, maximum, minimum, select
+
+
+class Stores(HegCore):
+    """The store stage's placement and its terms."""
+
+    def place_store(
+        self,
+        items: list[HegNode],
+        store: Stage,
+        stores: list[prim.TransferSpec],
+        ops: tuple[Op, ...],
+        scope: Scope,
+        behind: Term | None,
+        loops: list[tuple[Expr, Pipe]],
+    ) -> tuple[Stage, bool]:
+        """The pipe's store stage, and whether the store runs in series with the body's
+        loads on one engine (`store_in_body`; no bank term then, `pass_dram`). A writer
+        that loads in the body and stores one wave late (`Candidate.stores_late`) keeps
+        the stage, overlapped, and its own work bounds the wave (`late_store_occupancy`)."""
+        if not stores or self.store_engine not in self.inner_load_engines(ops):
+            return store, False
+        if self.c.stores_late and scope == Scope.grid():
+            items.append(self.late_store_occupancy(loops, store.cycles, items))
+            return store, False
+        return self.store_in_body(items, store, scope, behind), True
+
+    def store_in_body(
+        self, items: list[HegNode], store: Stage, scope: Scope, behind: Term | None
+    ) -> Stage:
+        """The engine that stores also loads inside the body (a nested loop's operand): its
+        store runs between two bodies' loads, so no buffer can overlap it; it goes into
+        the body (`items`), with what the next wave's opening compute hides of it, and the
+        pipe's own store stage is empty."""
+        covered = self.behind_store(items, store, behind) if scope == Scope.grid() else None
+        items.append(store)
+        if covered is not None:
+            items.append(Leaf(f"overlap@{scope}#{len(items)}", (covered,)))
+        return Stage(f"store@{scope}", (), Const(0))
+
+    def late_store_occupancy(
+        self, loops: list[tuple[Expr, Pipe]], store: Expr, items: list[HegNode]
+    ) -> Leaf:
+        """With the stores one wave late (`loom.lower.loops.with_waves_stores_late`), the
+        store engine loads the next wave's first blocks, as many as its buffer holds
+        (`depth`), then stores the previous wave's result, then loads the rest. The
+        compute runs meanwhile until it needs the block loaded after the store: the
+        next wave's block `depth` (`depth` steps of the loop) or, with a loop no deeper
+        than its buffer, the first block of the wave after (the whole body). The store
+        (its stage: with the other cores' writes on the links and banks, the multicast
+        handshakes keeping the cores' writers together) and that load show beyond it:
+        per wave + max(0, s + l - that time, occupancy - body), occupancy = the engine's
+        loads of the wave (trip x its part of the loop's load stage, shared with the
+        other engine's reads) + s."""
+        body = add(*(latency(node) for node in items))
+        own: list[Expr] = []
+        waits: list[Expr] = []
+        cut: tuple[Expr, Pipe] | None = None
+        for trip, pipe in loops:
+            transfers = tuple(self.passes[pipe.name][0])
+            if not any(t.engine == self.store_engine for t in transfers):
+                continue
+            load = prim.engine_read_stage(self.arch, transfers, self.store_engine)
+            own.append(trip * load)
+            if cut is None:  # the loop the lowering cuts after its first `depth` loads
+                cut = (trip, pipe)
+                step = latency(pipe)
+                one = select(trip.ge(2), step, body)
+                two = select(trip.ge(3), 2 * step, body)
+                waits.append(store + load - select(pipe.b_load.eq(1), two, one))
+        what = "the store engine's loads and the previous wave's stores (busy per wave)"
+        extra = maximum(add(*own, store) - body, *waits, 0)
+        self.fills.append(self.late_store_ends(extra, store, body, cut))
+        term = Term("occupancy", what, extra, Const(0))
+        return Leaf(f"occupancy@{Scope.grid()}#{len(items)}", (term,))
+
+    def late_store_ends(
+        self, extra: Expr, store: Expr, body: Expr, cut: tuple[Expr, Pipe] | None
+    ) -> Term:
+        """The waves at the ends of a program whose stores go one wave late are not
+        occupied as the others (`late_store_occupancy`): the first has no stores before
+        it, and when the loop is no deeper than its buffer (one K step per wave) the last
+        wave's blocks were all fetched during the wave before, so its store engine only
+        stores the previous result beside the compute (+ max(0, s - body)). Once per
+        program. Its own kind, not a fill: the path bounds (`loom.solve.bounds`) charge
+        the per-wave term, so they must charge this one too to stay below T. Its floor
+        is 0 as the per-wave term's: together they never charge less than 0 (the class
+        bound's floored path)."""
+        back = extra
+        if cut is not None:
+            trip, pipe = cut
+            depth = select(pipe.b_load.eq(1), Const(2), Const(1))
+            last = select(trip.le(depth), extra - maximum(store - body, 0), 0)
+            back = extra + minimum(self.waves - 1, 1) * last
+        what = "the first (and, one K step per wave, the last) wave's occupancy, not charged"
+        return Term("occupancy", what, Const(0) - back, Const(0))
+
+    def behind_store(self, items: list[HegNode], store: Stage, behind: Term | None) -> Term | None:
+        """The compute that opens a wave before its first loop (GEMM's accumulator fill)
+        needs nothing the store engine brings, so it runs while that engine stores the
+        previous wave's result, which the body otherwise charges in series: per wave up to
+        the store's time of it hides, less what `behind_loads` already hid of it. The
+        first wave has no store before it: that part comes back once per program."""
+        lead: list[Expr] = []
+        for node in items:
+            if isinstance(node, For):
+                break
+            if isinstance(node, Leaf):
+                lead.append(latency(node))
+        if not lead:
+            return None
+        free = add(*lead) if behind is None else maximum(add(*lead) + behind.cycles, 0)
+        covered = minimum(latency(store), free)
+        self.fills.append(
+            Term("fill", "the first wave's opening compute (no store before it)", covered)
+        )
+        what = "compute opening the wave, hidden behind the previous wave's store"
+        return Term("overlap", what, Const(0) - covered, floor=Const(0) - add(*lead))
