@@ -129,9 +129,9 @@ def test_a_fused_launch_that_rereads_the_factor_in_every_column_pass_is_rejected
     column passes per tile row; the factor's tile is read once per row trip, before the
     owner's first pass updates it. A lowering that read it again in each pass (after the
     owner wrote it) would race, and the check on the emitted stream rejects it."""
-    from loom.cuda import lower
+    from loom.cuda.lower_streams import LaunchStreams
 
-    real = lower._Lower.tile_loop
+    real = LaunchStreams.tile_loop
 
     def per_pass(self, body, row_pre=(), hold=()):  # type: ignore[no-untyped-def]
         return real(self, (*row_pre, *body), (), ())
@@ -142,7 +142,7 @@ def test_a_fused_launch_that_rereads_the_factor_in_every_column_pass_is_rejected
         "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "512"),), annotations=ann)
     )
     assert len(launches(c, 2)) == 2  # the multi-pass realization lowers
-    monkeypatch.setattr(lower._Lower, "tile_loop", per_pass)
+    monkeypatch.setattr(LaunchStreams, "tile_loop", per_pass)
     with pytest.raises(AnnotationError, match=r"a_r_xt is read again in every column pass"):
         launches(c, 2)
 
@@ -154,9 +154,9 @@ def test_a_fused_launch_whose_factor_every_core_reads_from_dram_is_rejected(
     read by every core; the factor's, made once per row trip, is still multicast by its
     owner. Without that multicast every core would read the factor's tile from DRAM
     while its owner overwrites it, and the check rejects the launch."""
-    from loom.cuda import lower
+    from loom.cuda.lower_deliver import LaunchDeliveries
 
-    real = lower._Lower.deliver
+    real = LaunchDeliveries.deliver
 
     def unicast(self, read, area, lane, what, in_step=False):  # type: ignore[no-untyped-def]
         return real(self, read, area, lane, what, False)
@@ -166,7 +166,7 @@ def test_a_fused_launch_whose_factor_every_core_reads_from_dram_is_rejected(
     c = compile_cuda(
         "examples/cuda/gaussian.cu", CudaOptions(arch, defines=(("N", "512"),), annotations=ann)
     )
-    monkeypatch.setattr(lower._Lower, "deliver", unicast)
+    monkeypatch.setattr(LaunchDeliveries, "deliver", unicast)
     with pytest.raises(AnnotationError, match=r"not multicast along the core row"):
         launches(c, 2)
 

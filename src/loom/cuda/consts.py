@@ -15,6 +15,9 @@ import numpy as np
 
 TILE = 32
 
+CONST = "loom_const"
+"""The DRAM tensor that holds a launch's constant table."""
+
 
 @dataclass(frozen=True, slots=True)
 class ConstSpec:

@@ -25,7 +25,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from loom.arch import Arch
-from loom.cuda.lower import CONST, LaunchProgram
+from loom.cuda.consts import CONST
+from loom.cuda.lower import LaunchProgram
 from loom.cuda.physical import Physical
 from loom.cuda.rows import wide_operands, widen
 from loom.cuda.tileflow import FlowKernel, Operand, TileIndex, block_refs

@@ -42,7 +42,7 @@ from loom.sim.machine import Machine, Transfer
 from loom.sim.pipes import PipeHub, ReceiveReq, SendReq
 from loom.sim.topology import Core
 from loom.sim.transfers import Leg, window_bank_counts
-from loom.symbolic.expr import CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Poly, Sym
+from loom.symbolic import CeilDiv, Const, Expr, FloorDiv, Max, Min, Mod, Poly, Sym
 from loom.symbolic.pyexpr import compile_expr
 
 Gen = Generator[Request, Any, None]

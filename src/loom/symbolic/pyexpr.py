@@ -9,23 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from loom.symbolic.expr import (
-    And,
-    BoolConst,
-    CeilDiv,
-    Cmp,
-    Cond,
-    Const,
-    Expr,
-    FloorDiv,
-    Max,
-    Min,
-    Mod,
-    Or,
-    Poly,
-    Select,
-    Sym,
-)
+from loom.symbolic.cond import And, BoolConst, Cmp, Or, Select
+from loom.symbolic.division import CeilDiv, FloorDiv, Mod
+from loom.symbolic.expr import Cond, Const, Expr, Sym
+from loom.symbolic.extremum import Max, Min
+from loom.symbolic.poly import Poly
 
 
 def _atom(e: Expr) -> str:
