@@ -1,11 +1,12 @@
 """Calibrate loom.sim against Tenstorrent's published measurements (../shared/calibration/).
 
-Part (a) replays the data-movement microbenchmarks on the simulator's transaction-level
-primitives (the same legs, links, banks and latencies that `simulate` uses): the 13
-per-transfer-size tables of noc_ideal_throughput.csv (unicast write and read, unlinked and
-linked multicast, DRAM read and write, gather), the "ideal primitive" throughputs, the
-multi-reader DRAM bandwidth measurements of dram_bandwidth.csv, and two groups of
-noc_latencies.yaml entries (one core on one DRAM bank; every core on interleaved DRAM).
+Part (a) (`calibration_noc.py`) replays the data-movement microbenchmarks on the
+simulator's transaction-level primitives (the same legs, links, banks and latencies that
+`simulate` uses): the 13 per-transfer-size tables of noc_ideal_throughput.csv (unicast
+write and read, unlinked and linked multicast, DRAM read and write, gather), the "ideal
+primitive" throughputs, the multi-reader DRAM bandwidth measurements of
+dram_bandwidth.csv, and two groups of noc_latencies.yaml entries (one core on one DRAM
+bank; every core on interleaved DRAM).
 
 Part (b) expresses TTNN's program configuration of every matmul row as a Schedule (grid,
 per-core blocks, in0 block width, 2-D multicast of A and B, double buffering), turns it
@@ -49,315 +50,33 @@ import dataclasses
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 ROOT = Path(__file__).resolve().parents[1]
-CALIBRATION = ROOT.parent / "shared" / "calibration"
 sys.path.insert(0, str(ROOT / "tests" / "sim"))  # the fixture builder, see above
 
 # Internals, not the public API: this script simulates hand-built Programs (TTNN's own
 # kernels) and single NoC/DRAM transactions, which no compiled kernel exposes.
 from sim_programs import GemmConfig, gemm_program  # noqa: E402
 
+from bench_util import CALIBRATION, forked_map  # noqa: E402
+from calibration_noc import (  # noqa: E402
+    ARCHS,
+    POOLED,
+    Row,
+    all_cores_dram_table,
+    dram_aggregate_table,
+    ideal_table,
+    one_bank_table,
+    per_size_tables,
+)
 from loom.arch import Arch, load_arch  # noqa: E402
 from loom.ir.program import Program  # noqa: E402
 from loom.ir.schedule import Copy as CopySpec  # noqa: E402
 from loom.ir.schedule import Mapping, MeshLevel, Schedule  # noqa: E402
-from loom.sim import Copy, SimParams, from_arch, run_copies, simulate  # noqa: E402
-from loom.sim.topology import Topology  # noqa: E402
-
-ARCHS = {"wormhole_b0": "wormhole_n150", "blackhole": "blackhole_p150"}
-
-
-@dataclass(frozen=True)
-class Row:
-    label: str
-    measured: float
-    simulated: float
-    unit: str
-    counted: bool = True
-    """False when the measurement is itself an architecture input (circular)."""
-
-    @property
-    def error(self) -> float:
-        return 100.0 * (self.simulated - self.measured) / self.measured
-
-
-POOLED: list[float] = []
-"""|error| of every counted NoC/DRAM row, for the pooled median."""
-
-
-def report(title: str, rows: list[Row], brief: bool, pool: bool = False) -> float:
-    print(f"\n=== {title} ({len(rows)} rows) ===")
-    if not brief:
-        print(f"{'row':70s} {'measured':>12s} {'simulated':>12s} {'err %':>8s}")
-        for r in rows:
-            flag = "" if r.counted else "  input"
-            print(f"{r.label:70s} {r.measured:12.2f} {r.simulated:12.2f} {r.error:8.1f}{flag}")
-    errs = [abs(r.error) for r in rows if r.counted]
-    if pool:
-        POOLED.extend(errs)
-    med = statistics.median(errs) if errs else float("nan")
-    print(f"--- {title}: median |error| {med:.1f}% over {len(errs)} rows ({rows[0].unit})")
-    return med
-
-
-# ----- (a) NoC / DRAM microbenchmarks ------------------------------------------------------
-
-
-def all_others(arch: Arch, sender: tuple[int, int] = (0, 0)) -> tuple[tuple[int, int], ...]:
-    return tuple((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x) if (y, x) != sender)
-
-
-PEER = (1, 1)
-"""Unicast partner of core (0,0): the nearest core in another row and column (the
-per-size tables match the yaml's not-same-axis latencies)."""
-
-
-def copy_for(primitive: str, kernel: str, arch: Arch, size: int, n: int) -> Copy | None:
-    origin = (0, 0)
-    if primitive.startswith("One to One"):
-        return Copy("write", origin, size, n, peer=PEER)
-    if primitive.startswith("One from One"):
-        return Copy("read", origin, size, n, peer=PEER)
-    if primitive.startswith("DRAM Interleaved"):
-        return Copy("dram_read" if kernel == "Receiver" else "dram_write", origin, size, n)
-    if primitive.startswith("One to All Multicast"):
-        return Copy(
-            "multicast", origin, size, n, dsts=all_others(arch), linked="Linked" in primitive
-        )
-    if primitive.startswith("One from All"):
-        return Copy("gather", origin, size, n, dsts=all_others(arch))
-    return None
-
-
-def per_size_tables(
-    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool
-) -> list[float]:
-    groups: dict[tuple[str, str, str], list[Row]] = {}
-    with open(CALIBRATION / "noc_ideal_throughput.csv") as f:
-        for rec in csv.DictReader(f):
-            if rec["record_type"] != "per_size_measurement":
-                continue
-            name = ARCHS[rec["arch"]]
-            size, n = int(rec["transaction_size_bytes"]), int(rec["num_transactions"])
-            c = copy_for(rec["primitive"], rec["kernel"], archs[name], size, n)
-            if c is None:
-                continue
-            sim = run_copies(params[name], [[c]])[0]
-            label = f"{rec['kernel'][:4]} {size:>7} B x {n:>3}"
-            groups.setdefault((rec["primitive"], name, rec["kernel"]), []).append(
-                Row(label, float(rec["latency_cycles"]), sim, "cycles")
-            )
-    meds = []
-    for (prim, name, kernel), rows in groups.items():
-        meds.append(report(f"{prim} [{name}, {kernel}]", rows, brief, pool=True))
-    return meds
-
-
-def ideal_table(params: dict[str, SimParams], archs: dict[str, Arch], brief: bool) -> float:
-    """Ideal primitive throughputs: the large-transfer rates of the per-size patterns."""
-    inputs = {"DRAM Read", "One To All (Multicast)", "One To All (Multicast + Linked)"}
-    rows = []
-    with open(CALIBRATION / "noc_ideal_throughput.csv") as f:
-        for rec in csv.DictReader(f):
-            if rec["record_type"] != "ideal_primitive":
-                continue
-            name = ARCHS[rec["arch"]]
-            arch, prim = archs[name], rec["primitive"]
-            size, n = 65536, 64
-            c = ideal_copy(prim, arch, size, n)
-            sim = c.size * c.count / run_copies(params[name], [[c]])[0]
-            rows.append(
-                Row(
-                    f"{prim} [{name}]",
-                    float(rec["bytes_per_cycle"]),
-                    sim,
-                    "B/cycle",
-                    counted=prim not in inputs,
-                )
-            )
-    return report("ideal primitive throughputs (64 x 64 KB)", rows, brief, pool=True)
-
-
-def ideal_copy(prim: str, arch: Arch, size: int, n: int) -> Copy:
-    origin, others = (0, 0), all_others(arch)
-    table: dict[str, Callable[[], Copy]] = {
-        "DRAM Read": lambda: Copy("dram_read", origin, size, n),
-        "DRAM Write": lambda: Copy("dram_write", origin, size, n),
-        "One To One": lambda: Copy("write", origin, size, n, peer=PEER),
-        "One From One": lambda: Copy("read", origin, size, n, peer=PEER),
-        "One To All (Unicast)": lambda: Copy("scatter", origin, size, n, dsts=others),
-        "One To All (Multicast)": lambda: Copy(
-            "multicast", origin, size, n, dsts=others, linked=False
-        ),
-        "One To All (Multicast + Linked)": lambda: Copy(
-            "multicast", origin, size, n, dsts=others, linked=True
-        ),
-        "One From All": lambda: Copy("gather", origin, size, n, dsts=others),
-    }
-    return table[prim]()
-
-
-def adjacent_cores(arch: Arch, topo: Topology) -> list[tuple[int, int]]:
-    """One distinct worker core per DRAM bank, the fewest NoC0 hops from it."""
-    taken: set[tuple[int, int]] = set()
-    out = []
-    for b in range(topo.n_banks):
-        bank = topo.bank_xy(b)
-        best = min(
-            ((y, x) for y in range(arch.grid_y) for x in range(arch.grid_x) if (y, x) not in taken),
-            key=lambda c: topo.hops(0, bank, topo.core_xy(c)),
-        )
-        taken.add(best)
-        out.append(best)
-    return out
-
-
-def dram_aggregate_table(
-    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool
-) -> float:
-    """Many readers streaming DRAM at once (dram_bandwidth.csv). A barrier after every
-    read is a sequence of one-read copies; trid double-buffering keeps reads in flight,
-    which is one streaming copy (latency paid once)."""
-    rows = []
-    wh, bh = archs["wormhole_n150"], archs["blackhole_p150"]
-    pw, pb = params["wormhole_n150"], params["blackhole_p150"]
-    chunk, reads = 16384, 16
-
-    def gbps(p: SimParams, arch: Arch, engines: list[list[Copy]]) -> float:
-        total = sum(c.size * c.count for e in engines for c in e)
-        return total / max(run_copies(p, engines)) * arch.clock_ghz
-
-    own = [
-        [Copy("dram_read", core, 8192, 256, first_bank=b, one_bank=True)]
-        for b, core in enumerate(adjacent_cores(wh, Topology(pw)))
-    ]
-    rows.append(
-        Row(
-            "WH 12 readers, one per bank, bank-adjacent (u-benchmark)",
-            267,
-            gbps(pw, wh, own),
-            "GB/s",
-            counted=False,
-        )
-    )
-    first8 = [(0, x) for x in range(8)]
-    one = [
-        [
-            Copy("dram_read", core, chunk, 1, first_bank=(i + k) % 8, one_bank=True)
-            for k in range(reads)
-        ]
-        for i, core in enumerate(first8)
-    ]
-    rows.append(
-        Row(
-            "BH 8 readers (first 8 cores), 16 KB reads, barrier each",
-            186,
-            gbps(pb, bh, one),
-            "GB/s",
-        )
-    )
-    two = [[Copy("dram_read", core, chunk, reads, first_bank=i)] for i, core in enumerate(first8)]
-    rows.append(
-        Row(
-            "BH 8 readers (first 8 cores), 16 KB reads, 2 trids (streaming)",
-            344,
-            gbps(pb, bh, two),
-            "GB/s",
-        )
-    )
-    own = [
-        [Copy("dram_read", core, chunk, reads, first_bank=b, one_bank=True)]
-        for b, core in enumerate(adjacent_cores(bh, Topology(pb)))
-    ]
-    rows.append(
-        Row(
-            "BH 8 readers, bank-adjacent, own bank, 2 trids (streaming)",
-            500,
-            gbps(pb, bh, own),
-            "GB/s",
-        )
-    )
-    return report("DRAM aggregate bandwidth (dram_bandwidth.csv)", rows, brief, pool=True)
-
-
-def yaml_entries(
-    pred: Callable[[dict[str, int]], bool],
-) -> Iterable[tuple[dict[str, int], list[tuple[int, float]]]]:
-    """noc_latencies.yaml entries matching `pred`, with their measured sizes: a trailing
-    run of equal latencies is a clamped copy (noc_latencies_README.md), so only the first
-    of the run is kept."""
-    with open(CALIBRATION / "noc_latencies.yaml") as f:
-        doc = yaml.safe_load(f)
-    sizes = doc["transaction_sizes"]
-    for e in doc["entries"]:
-        key = e["key"]
-        if not pred(key):
-            continue
-        lat = [float(v) for v in e["latencies"]]
-        end = len(lat)
-        while end > 1 and lat[end - 1] == lat[end - 2]:
-            end -= 1
-        yield key, list(zip(sizes[:end], lat[:end], strict=True))
-
-
-def all_cores_dram_table(
-    params: dict[str, SimParams], archs: dict[str, Arch], brief: bool
-) -> float:
-    """Every core of the grid reads (ALL_FROM_ALL) or writes (ALL_TO_ALL) a DRAM-interleaved
-    buffer at once, on NoC0 or NoC1: the contention of whole-grid DRAM traffic."""
-    rows = []
-    kinds = {5: "dram_read", 4: "dram_write"}
-
-    def pick(k: dict[str, int]) -> bool:
-        return k.get("memory") == 1 and k.get("pattern") in kinds
-
-    for key, points in yaml_entries(pick):
-        name = "blackhole_p150" if key.get("arch", 2) == 3 else "wormhole_n150"
-        arch, n, noc = archs[name], key.get("num_transactions", 1), key.get("noc_index", 0)
-        cores = [(y, x) for y in range(arch.grid_y) for x in range(arch.grid_x)]
-        n_banks = len(arch.dram.banks)
-        for size, lat in points:
-            engines = [
-                [Copy(kinds[key["pattern"]], c, size, n, noc=noc, first_bank=i % n_banks)]
-                for i, c in enumerate(cores)
-            ]
-            sim = max(run_copies(params[name], engines))
-            label = f"{name[:2]} {kinds[key['pattern']]:10s} NoC{noc} {size:>6} B x {n:>3}"
-            rows.append(Row(label, lat, sim, "cycles"))
-    return report(
-        "all cores to/from DRAM (noc_latencies.yaml ALL_TO_ALL / ALL_FROM_ALL)",
-        rows,
-        brief,
-        pool=True,
-    )
-
-
-def one_bank_table(params: dict[str, SimParams], brief: bool) -> float:
-    """One core reading (ONE_FROM_ONE) or writing (ONE_TO_ONE) one DRAM bank (sharded)."""
-    rows = []
-    kinds = {0: "dram_read", 1: "dram_write"}
-
-    def pick(k: dict[str, int]) -> bool:
-        return k.get("memory") == 2 and k.get("pattern", 1) in kinds
-
-    for key, points in yaml_entries(pick):
-        name = "blackhole_p150" if key.get("arch", 2) == 3 else "wormhole_n150"
-        n, noc = key.get("num_transactions", 1), key.get("noc_index", 0)
-        kind = kinds[key.get("pattern", 1)]
-        for size, lat in points:
-            c = Copy(kind, (0, 0), size, n, noc=noc, first_bank=0, one_bank=True)
-            label = f"{name[:2]} {kind:10s} NoC{noc} {size:>6} B x {n:>3}"
-            rows.append(Row(label, lat, run_copies(params[name], [[c]])[0], "cycles"))
-    return report(
-        "one core, one DRAM bank (noc_latencies.yaml DRAM_SHARDED)", rows, brief, pool=True
-    )
-
+from loom.sim import SimParams, from_arch, simulate  # noqa: E402
 
 # ----- (b) TTNN matmul rows -----------------------------------------------------------------
 
@@ -603,13 +322,7 @@ def kernel_times(schedules: list[Schedule], arch: Arch, lowering: str) -> dict[s
     """Simulated kernel time (us) of each distinct schedule, keyed by its JSON."""
     distinct = {s.to_json(): s for s in schedules}
     jobs = [(s, arch, lowering) for s in distinct.values()]
-    if JOBS > 1 and len(jobs) > 1:
-        import multiprocessing
-
-        with multiprocessing.get_context("fork").Pool(JOBS) as pool:
-            times = pool.map(_kernel_us, jobs, chunksize=1)
-    else:
-        times = [_kernel_us(j) for j in jobs]
+    times = forked_map(lambda i: _kernel_us(jobs[i]), len(jobs), JOBS)
     return dict(zip(distinct, times, strict=True))
 
 

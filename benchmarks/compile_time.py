@@ -38,6 +38,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import loom
+from bench_util import shape_text
 
 ARCHS = ("wormhole_n150", "blackhole_12x10")
 SIZES = (256, 2048, 16384)
@@ -52,10 +53,6 @@ WHOLE_PROCESS = {
     "flash_attention": {"B": 4, "H": 1, "S": 4096, "D": 64},
     "flash_decode": {"B": 8, "H": 32, "S": 2048, "D": 64},
 }
-
-
-def _fmt(shape: dict[str, int]) -> str:
-    return ",".join(f"{k}={v}" for k, v in shape.items())
 
 
 def chosen(kernel: str, arch: str, compiled: loom.CompiledKernel) -> str:
@@ -99,7 +96,7 @@ def whole_process(kernel: str, shape: dict[str, int], arch: str, repeats: int, j
         "--arch",
         arch,
         "--shape",
-        _fmt(shape),
+        shape_text(shape),
         "--json",
         "--jobs",
         str(jobs),
@@ -133,7 +130,7 @@ def main() -> None:
                 median, cpu, note, last = in_process(kernel, shape, arch, args.repeats, args.jobs)
                 medians.append(median)
                 cpus.append(cpu)
-                print(f"  {_fmt(shape):28} {median:6.2f} s   {note}", flush=True)
+                print(f"  {shape_text(shape):28} {median:6.2f} s   {note}", flush=True)
                 if dump is not None:
                     dump.write(chosen(kernel, arch, last) + "\n")
             print(
@@ -149,7 +146,7 @@ def main() -> None:
     for kernel in args.kernels.split(","):
         for arch in archs:
             t = whole_process(kernel, WHOLE_PROCESS[kernel], arch, args.repeats, args.jobs)
-            print(f"  {kernel:16} {arch:16} {_fmt(WHOLE_PROCESS[kernel]):24} {t:6.2f} s")
+            print(f"  {kernel:16} {arch:16} {shape_text(WHOLE_PROCESS[kernel]):24} {t:6.2f} s")
 
 
 if __name__ == "__main__":

@@ -19,6 +19,7 @@ import statistics
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import loom
+from bench_util import shape_text
 
 CASES = (
     ("gemm", "wormhole_n150", {"M": 4096, "N": 4096, "K": 4096}),
@@ -52,8 +53,7 @@ def main() -> None:
     for kernel, arch, shape in CASES:
         rows = run_case(kernel, arch, shape, args.top_k, args.jobs)
         best_sim = min(r[3] for r in rows)
-        shape_text = ",".join(f"{k}={v}" for k, v in shape.items())
-        print(f"\n=== {kernel} on {arch}, {shape_text} ===")
+        print(f"\n=== {kernel} on {arch}, {shape_text(shape)} ===")
         print(f"{'rank':>4}  {'modeled':>11}  {'simulated':>11}  {'sim/model':>9}  candidate")
         for i, (cand, blocks, modeled, simulated) in enumerate(rows, 1):
             mark = "  <- simulator's fastest" if simulated == best_sim else ""

@@ -60,74 +60,25 @@ construction or the simulator changes.
 from __future__ import annotations
 
 import argparse
-import csv
-import itertools
 import json
-import multiprocessing
 import os
-import random
 import statistics
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, TypeVar
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from loom.arch import Arch, load_arch
-from loom.flows.helion import CompileOptions, CompileResult, compile_kernel
-from loom.flows.lowered import lower_schedule
+from bench_util import forked_imap, shape_text
+from loom.arch import load_arch
+from loom.flows.helion import CompileOptions, compile_kernel
 from loom.ir.buffers import ACC_KNOB, PLACEMENTS
-from loom.ir.problem import Problem
-from loom.ir.solution import Solution
 from loom.kernels.registry import resolve_kernel
 from loom.model.inputs import ProblemCache
 from loom.report.eval_tables import geomean
-from loom.sim import simulate
-from loom.solve.cpsat import solve_problem
-from loom.solve.materialize import CompileStats, materialize
-from loom.symbolic.pyexpr import compile_expr
-from shrink import Extrapolation, Reduction, Shallow, plan
-
-SIZES = (256, 2048, 16384)
-GEMM_SHAPES = [
-    {"M": m, "N": n, "K": k} for m, n, k in itertools.product(SIZES, SIZES, SIZES) if n <= m
-]
-ARCHS = ("wormhole_n150", "blackhole_p150_13x10")
-FLASH_ATTENTION = ({"B": 4, "H": 1, "S": 4096, "D": 64}, {"B": 16, "H": 1, "S": 1024, "D": 128})
-FLASH_DECODE = ({"B": 8, "H": 32, "S": 2048, "D": 64}, {"B": 24, "H": 32, "S": 4096, "D": 64})
-QUICK = (
-    ("gemm", "wormhole_n150", {"M": 2048, "N": 256, "K": 2048}),
-    ("gemm", "wormhole_n150", {"M": 2048, "N": 2048, "K": 2048}),
-    ("gemm", "blackhole_p150_13x10", {"M": 2048, "N": 256, "K": 256}),
-    ("flash_decode", "wormhole_n150", FLASH_DECODE[0]),
-)
-CALIBRATION = Path(__file__).resolve().parents[1].parent / "shared" / "calibration"
-TTNN_TABLES = {
-    "wormhole_n150": "ttnn_matmul.csv",
-    "blackhole_p150_13x10": "ttnn_matmul_p150_13x10.csv",
-}
-
-
-def all_cases(ttnn_shapes_only: bool = False) -> list[tuple[str, str, dict[str, int]]]:
-    """The paper's cases; with `ttnn_shapes_only`, the GEMM cases are the TTNN tables'
-    manual shapes instead (30 of 32 are not among the paper's 18)."""
-    if ttnn_shapes_only:
-        return [("gemm", a, s) for a in ARCHS for s in ttnn_shapes(a)]
-    cases = [("gemm", a, s) for a in ARCHS for s in GEMM_SHAPES]
-    cases += [("flash_attention", a, s) for a in ARCHS for s in FLASH_ATTENTION]
-    cases += [("flash_decode", a, s) for a in ARCHS for s in FLASH_DECODE]
-    return cases
-
-
-@dataclass(frozen=True)
-class Entry:
-    label: str
-    problem: Problem
-    env: dict[str, int]
-    modeled: int
+from selection_set import ARCHS, QUICK, Entry, all_cases, build_set, ttnn_entry, ttnn_shapes
+from selection_sim import simulate_entry, simulate_set, warm_simulator
 
 
 def spearman(xs: list[float], ys: list[float]) -> float:
@@ -152,294 +103,6 @@ def spearman(xs: list[float], ys: list[float]) -> float:
     vx = sum((a - mx) ** 2 for a in rx)
     vy = sum((b - my) ** 2 for b in ry)
     return cov / (vx * vy) ** 0.5 if vx and vy else 1.0
-
-
-def sample_assignments(
-    problem: Problem, centre: dict[str, int], count: int, radius: int, rng: random.Random
-) -> list[dict[str, int]]:
-    """Up to `count` distinct legal assignments around `centre`: every tile size within
-    `radius` legal steps of its value there (the paper's block-size neighbourhood,
-    widened), pipeline knobs free."""
-    names = list(problem.domains)
-    checks = [compile_expr(c.cond, names) for c in problem.constraints]
-    choices = []
-    for n in names:
-        dom = problem.domains[n]
-        i = dom.index(centre[n]) if centre.get(n) in dom else 0
-        choices.append(dom if n in problem.knob_names else dom[max(0, i - radius) : i + radius + 1])
-    seen: set[tuple[int, ...]] = {tuple(centre.get(n, -1) for n in names)}
-    out: list[dict[str, int]] = []
-    space = 1
-    for c in choices:
-        space *= len(c)
-    for _ in range(count * 40):
-        if len(out) >= count or len(seen) > space:
-            break
-        values = tuple(rng.choice(c) for c in choices)
-        if values in seen:
-            continue
-        seen.add(values)
-        if all(check(*values) for check in checks):
-            out.append(dict(zip(names, values, strict=True)))
-    return out
-
-
-def ttnn_entry(
-    result: CompileResult, cache: ProblemCache, arch_name: str, shape: dict[str, int]
-) -> Entry | None:
-    """TTNN's manually tuned bf16 configuration for this GEMM shape, as a Loom schedule:
-    its output block (out_block_h x out_block_w tiles; a per-core block of several output
-    blocks runs them as waves), K block, double-buffered inputs, and its accumulator in the
-    output block in bf16 (packer_l1_acc with fp32_dest_acc_en=False: placement `output`)
-    where the problem offers that placement (`--accumulate output`), else the placement
-    closest to it."""
-    table = CALIBRATION / TTNN_TABLES.get(arch_name, "")
-    if not table.is_file() or set(shape) != {"M", "N", "K"}:
-        return None
-    with table.open() as f:
-        rows = [
-            r
-            for r in csv.DictReader(f)
-            if "MANUAL" in r["table"]
-            and r["dtype_in0"] == "BFLOAT16"
-            and (int(r["M"]), int(r["K"]), int(r["N"])) == (shape["M"], shape["K"], shape["N"])
-            and r["per_core_M"]
-        ]
-    if not rows:
-        return None
-    r = rows[0]
-    gx, gy = int(r["grid_x"]), int(r["grid_y"])
-    blocks = {
-        "M": int(r["out_block_h"]) * 32,
-        "N": int(r["out_block_w"]) * 32,
-        "K": int(r["in0_block_w"]) * 32,
-    }
-    m_sym, n_sym = (a.tile.name for a in result.program.grid)
-    for cand in result.candidates.candidates:
-        if cand.mapping.cores_y != gy or cand.mapping.cores_x != gx:
-            continue
-        if not all(lv.axis == m_sym for lv in cand.mapping.levels_of("y")):
-            continue
-        if not all(lv.axis == n_sym for lv in cand.mapping.levels_of("x")):
-            continue
-        if not all(c.mode == "multicast" for c in cand.copies if c.kind == "load"):
-            continue
-        problem = cache.build(cand)
-        (k_sym,) = (n for n in problem.tile_names if n not in (m_sym, n_sym))
-        env = {m_sym: blocks["M"], n_sym: blocks["N"], k_sym: blocks["K"]}
-        for knob in problem.knob_names:
-            env[knob] = 1 if knob.startswith("b_load") and 1 in problem.domains[knob] else 0
-            if knob.startswith(ACC_KNOB):
-                env[knob] = max(problem.domains[knob])
-        for name, dom in problem.domains.items():
-            env.setdefault(name, dom[0])
-        if problem.admits(env):
-            return Entry("ttnn-manual", problem, env, int(problem.objective.eval(env)))
-    return None
-
-
-def build_set(
-    result: CompileResult,
-    arch: Arch,
-    args: argparse.Namespace,
-    shape: dict[str, int],
-    arch_name: str,
-) -> tuple[list[Entry], str]:
-    """The pick first, then the candidates' optima, samples and TTNN's configuration."""
-    rng = random.Random(args.seed)
-    solved = list(result.ranking.top)
-    pick_sol, pick_problem = solved[0]
-    entries = [Entry("pick", pick_problem, pick_sol.assignment, pick_sol.cycles)]
-    for s, p in solved[1:]:
-        entries.append(Entry("optimum", p, s.assignment, s.cycles))
-    seen = {s.candidate for s, _ in solved}
-    rest = [c for c in result.candidates.candidates if c.name not in seen]
-    cache = ProblemCache(result.buffered, arch, result.schedule.math_fidelity, result.problem.flops)
-    for cand in rng.sample(rest, min(len(rest), args.others)):
-        p = cache.build(cand)
-        s = solve_problem(p, None, 10.0, 0)
-        if s.solved:
-            entries.append(Entry("other", p, s.assignment, s.cycles))
-            solved.append((s, p))
-    for s, p in result.ranking.top[: args.sampled]:
-        objective = compile_expr(p.objective, list(p.domains))
-        for env in sample_assignments(p, s.assignment, args.samples, args.radius, rng):
-            cycles = int(objective(*(env[n] for n in p.domains)))
-            entries.append(Entry("sample", p, env, cycles))
-    more = [c for c in rest if c.name not in {e.problem.candidate.name for e in entries}]
-    rng.shuffle(more)
-    while len(entries) < args.min_set and more:
-        cand = more.pop()
-        p = cache.build(cand)
-        s = solve_problem(p, None, 10.0, 0)
-        if s.solved:
-            entries.append(Entry("other", p, s.assignment, s.cycles))
-    ttnn = ttnn_entry(result, cache, arch_name, shape)
-    note = "no TTNN tuned config in the tables"
-    if ttnn is not None:
-        entries.append(ttnn)
-        note = "TTNN tuned config included"
-    elif set(shape) == {"M", "N", "K"} and _has_ttnn_row(arch_name, shape):
-        note = "TTNN tuned config not expressible"
-    return entries, note
-
-
-def _has_ttnn_row(arch_name: str, shape: dict[str, int]) -> bool:
-    table = CALIBRATION / TTNN_TABLES.get(arch_name, "")
-    if not table.is_file():
-        return False
-    with table.open() as f:
-        return any(
-            "MANUAL" in r["table"]
-            and (int(r["M"]), int(r["K"]), int(r["N"])) == (shape["M"], shape["K"], shape["N"])
-            for r in csv.DictReader(f)
-        )
-
-
-def simulate_entry(result: CompileResult, arch: Arch, entry: Entry) -> float:
-    sol = Solution(entry.problem.candidate.name, "feasible", entry.env, entry.modeled)
-    stats = CompileStats(
-        kernel=result.schedule.kernel,
-        arch=arch.name,
-        shape=dict(result.schedule.shape),
-        dtype=result.schedule.dtype,
-        math_fidelity=result.schedule.math_fidelity,
-        candidates_total=0,
-        candidates_after_pruning=0,
-        candidates_feasible=0,
-        compile_seconds=0.0,
-    )
-    schedule = materialize(entry.problem, sol, ((sol, entry.problem),), stats, arch, explain=False)
-    lowered = lower_schedule(result.program, result.buffered, schedule, arch, result.log)
-    return float(simulate(lowered.lowered, arch).cycles)
-
-
-T = TypeVar("T")
-
-_TASK: Callable[[int], Any] | None = None
-"""What forked workers run (inherited with everything it refers to, never pickled)."""
-
-
-def _run_task(i: int) -> tuple[int, Any]:
-    assert _TASK is not None
-    return i, _TASK(i)
-
-
-def forked_imap(
-    task: Callable[[int], T], order: Iterable[int], jobs: int, fresh: bool = False
-) -> Iterator[tuple[int, T]]:
-    """(i, task(i)) for each i of `order`, handed out in that order to `jobs` forked
-    workers where available and yielded as they finish; only the results are pickled.
-    `fresh`: each worker serves one task and exits, so no task sees another's state."""
-    global _TASK
-    order = list(order)
-    if jobs <= 1 or len(order) <= 1 or "fork" not in multiprocessing.get_all_start_methods():
-        yield from ((i, task(i)) for i in order)
-        return
-    _TASK = task
-    try:
-        ctx = multiprocessing.get_context("fork")
-        with ctx.Pool(jobs, maxtasksperchild=1 if fresh else None) as pool:
-            yield from pool.imap_unordered(_run_task, order)
-    finally:
-        _TASK = None
-
-
-def forked_map(task: Callable[[int], T], n: int, jobs: int) -> list[T]:
-    """[task(0), ..., task(n - 1)], on `jobs` forked workers where available."""
-    results = dict(forked_imap(task, range(n), jobs))
-    return [results[i] for i in range(n)]
-
-
-def simulate_runs(arch: Arch, runs: list[tuple[CompileResult, Entry]], jobs: int) -> list[float]:
-    """Simulated cycles of every (compiled program, entry) run, in order."""
-    return forked_map(lambda i: simulate_entry(runs[i][0], arch, runs[i][1]), len(runs), jobs)
-
-
-def warm_simulator() -> None:
-    """Simulate a small GEMM once here, so that the simulator's compiled kernels are loaded
-    before the workers fork: each would otherwise load them again (about 0.25 s a pool)."""
-    arch = load_arch(ARCHS[0])
-    result = compile_kernel(
-        resolve_kernel("gemm"), CompileOptions(arch, {"M": 256, "N": 256, "K": 256})
-    )
-    simulate(result.lowered.lowered, arch)
-
-
-def simulate_all(result: CompileResult, arch: Arch, entries: list[Entry], jobs: int) -> list[float]:
-    """Simulated cycles of every entry of one compiled program, in order."""
-    return simulate_runs(arch, [(result, e) for e in entries], jobs)
-
-
-def simulate_set(
-    result: CompileResult,
-    arch: Arch,
-    entries: list[Entry],
-    options: CompileOptions,
-    args: argparse.Namespace,
-) -> tuple[list[float], Extrapolation | None]:
-    """Simulated cycles of every entry of a set. A GEMM entry large enough
-    (`shrink.plan`) is simulated with one or two dimensions at two smaller sizes each and
-    its time at full size extrapolated; the pick, `--check` seeded others, and then the
-    `--near` fastest entries whose extrapolated time is within `--margin` of the fastest
-    time found are simulated in full, and their full times are the ones used. So the
-    pick's time (sim/model) is simulated, and the set's fastest too unless more than
-    `--near` schedules tie with it within the margin (then the regret may rest on an
-    estimate: the case marks it); the difference between the two ways is reported.
-    `--exact` simulates every entry in full."""
-    if args.exact:
-        return simulate_all(result, arch, entries, args.jobs), None
-    shape = options.shape
-    banks = len(arch.dram.banks)
-    wanted = {i: r for i, e in enumerate(entries) if (r := plan(result, e.problem, e.env, banks))}
-    shapes = {i: [_key(r.shape_at(shape, p)) for p in r.points] for i, r in wanted.items()}
-    keys = sorted({key for at in shapes.values() for key in at})
-    compiled = forked_map(
-        lambda i: Shallow.compile(result, options, dict(keys[i])), len(keys), args.jobs
-    )
-    shallow = dict(zip(keys, compiled, strict=True))
-    runs: list[tuple[CompileResult, Entry]] = []
-    plans: dict[int, tuple[Reduction, int]] = {}
-    for i, r in wanted.items():
-        at = [shallow[key] for key in shapes[i]]
-        problems = [s.problem(entries[i].problem, entries[i].env) for s in at]
-        if any(p is None for p in problems):
-            continue  # not legal at a smaller size: simulated in full
-        plans[i] = (r, len(runs))
-        for s, p in zip(at, problems, strict=True):
-            assert p is not None
-            runs.append((s.result, replace(entries[i], problem=p)))
-    if not plans:
-        return simulate_all(result, arch, entries, args.jobs), None
-    rng = random.Random(args.seed)
-    others = sorted(plans.keys() - {0})
-    full = sorted(
-        {
-            0,
-            *(i for i in range(len(entries)) if i not in plans),
-            *rng.sample(others, min(args.check, len(others))),
-        }
-    )
-    # The full runs are the longest: first, so that the workers finish together.
-    sims = simulate_runs(arch, [(result, entries[i]) for i in full] + runs, args.jobs)
-    exact = dict(zip(full, sims[: len(full)], strict=True))
-    small = sims[len(full) :]
-    guess = {i: r.extrapolate(small[at : at + len(r.points)]) for i, (r, at) in plans.items()}
-    fastest = min(*exact.values(), *guess.values())
-    close = [i for i in plans if i not in exact and guess[i] <= fastest * (1 + args.margin)]
-    near = sorted(close, key=lambda i: (guess[i], i))[: args.near]
-    exact.update(
-        zip(near, simulate_runs(arch, [(result, entries[i]) for i in near], args.jobs), strict=True)
-    )
-    errors = [abs(guess[i] - exact[i]) / exact[i] for i in plans if i in exact]
-    out = [exact[i] if i in exact else guess[i] for i in range(len(entries))]
-    estimated = frozenset(i for i in plans if i not in exact)
-    return out, Extrapolation(estimated, len(errors), max(errors, default=0.0), args.margin)
-
-
-def _key(shape: dict[str, int]) -> tuple[tuple[str, int], ...]:
-    """A shape as a sortable, hashable key."""
-    return tuple(sorted(shape.items()))
 
 
 @dataclass(frozen=True)
@@ -504,9 +167,9 @@ def run_case(
     refined = min(sims[i] for i in top)
     solved = sum(1 for s in result.ranking.solutions if s.status != "pruned")
     pruned = 1 - solved / max(result.candidates.candidates_total, 1)
-    text = ",".join(f"{k}={v}" for k, v in shape.items())
+    text = shape_text(shape)
     b = entries[best]
-    blocks = ",".join(str(b.env[n]) for n in b.problem.tile_names)
+    blocks = _blocks(b)
     best_text = f"{b.label} {b.problem.candidate.name} [{blocks}]" + (
         " (extrapolated)" if best in estimated else ""
     )
@@ -527,7 +190,7 @@ def run_case(
     if ttnn:
         res = replace(res, vs_ttnn=ttnn[0] / pick_sim)
     p = entries[0]
-    pblocks = ",".join(str(p.env[n]) for n in p.problem.tile_names)
+    pblocks = _blocks(p)
     line = (
         f"{kernel:<15} {arch_name:<20} {text:<24} set {res.size:>4}  sim/model {res.ratio:5.2f}  "
         f"spearman {res.rho:5.2f}  rank {res.rank:>4}  regret {100 * res.regret:6.1f}%  "
@@ -581,7 +244,7 @@ def judge(
 
 
 def case_key(kernel: str, arch_name: str, shape: dict[str, int]) -> str:
-    return f"{kernel} {arch_name} " + ",".join(f"{k}={v}" for k, v in shape.items())
+    return f"{kernel} {arch_name} " + shape_text(shape)
 
 
 def set_record(
@@ -652,7 +315,7 @@ def rescore_case(
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[pick_at]
     b = entries[best]
-    text = ",".join(f"{k}={v}" for k, v in shape.items())
+    text = shape_text(shape)
     res = CaseResult(
         kernel,
         arch_name,
@@ -712,20 +375,6 @@ def summarize(results: list[CaseResult]) -> None:
         )
 
 
-def ttnn_shapes(arch_name: str) -> list[dict[str, int]]:
-    """The bf16 shapes of the manual (tuned) rows of the architecture's TTNN table."""
-    table = CALIBRATION / TTNN_TABLES.get(arch_name, "")
-    if not table.is_file():
-        return []
-    with table.open() as f:
-        keys = {
-            (int(r["M"]), int(r["N"]), int(r["K"]))
-            for r in csv.DictReader(f)
-            if "MANUAL" in r["table"] and r["dtype_in0"] == "BFLOAT16" and r["per_core_M"]
-        }
-    return [{"M": m, "N": n, "K": k} for m, n, k in sorted(keys)]
-
-
 def run_ttnn(arch_name: str, shape: dict[str, int], args: argparse.Namespace) -> CaseResult | None:
     """Loom's pick under each accumulation policy against TTNN's tuned configuration
     (three simulations per shape). TTNN ran these rows with bf16 partial sums
@@ -748,10 +397,10 @@ def run_ttnn(arch_name: str, shape: dict[str, int], args: argparse.Namespace) ->
             )
             ttnn = ttnn_entry(result, cache, arch_name, shape)
     assert result is not None
-    text = ",".join(f"{k}={v}" for k, v in shape.items())
+    text = shape_text(shape)
     parts = []
     for policy, (sim, pick, placed) in picks.items():
-        blocks = ",".join(str(pick.env[n]) for n in pick.problem.tile_names)
+        blocks = _blocks(pick)
         parts.append(
             f"pick[{policy}] {sim:>10,.0f} "
             f"(sim/model {sim / pick.modeled:.2f}, [{blocks}] {placed})"
@@ -764,7 +413,7 @@ def run_ttnn(arch_name: str, shape: dict[str, int], args: argparse.Namespace) ->
         )
         return None
     ttnn_sim = simulate_entry(result, arch, ttnn)
-    tblocks = ",".join(str(ttnn.env[n]) for n in ttnn.problem.tile_names)
+    tblocks = _blocks(ttnn)
     strict_sim, output_sim = picks["strict"][0], picks["output"][0]
     print(
         f"gemm            {arch_name:<20} {text:<24} {'  '.join(parts)}  TTNN tuned "
@@ -825,6 +474,11 @@ def _wanted(shape: dict[str, int], shapes: str) -> bool:
     """Is a GEMM shape among `--shapes` ('MxNxK,...'; empty: every shape)?"""
     wanted = {tuple(int(v) for v in s.split("x")) for s in shapes.split(",") if s}
     return not wanted or (shape["M"], shape["N"], shape["K"]) in wanted
+
+
+def _finished(start: float) -> None:
+    """The run's last line: its time and its command."""
+    print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
 
 
 def main() -> None:
@@ -898,7 +552,7 @@ def main() -> None:
     if args.rescore:
         start = time.perf_counter()
         rescore(args, kernels, archs)
-        print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
+        _finished(start)
         return
     if args.ttnn:
         start = time.perf_counter()
@@ -914,7 +568,7 @@ def main() -> None:
                 missing += r is None
             print(f"{arch}: TTNN tuned config not expressible on {missing} shapes")
         summarize_ttnn(found)
-        print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
+        _finished(start)
         return
     cases = [
         (kernel, arch, shape)
@@ -926,7 +580,7 @@ def main() -> None:
     results = judge(cases, args)
     summarize(results)
     summarize_ttnn(results)
-    print(f"({time.perf_counter() - start:.0f} s; command: {' '.join(sys.argv)})")
+    _finished(start)
 
 
 if __name__ == "__main__":

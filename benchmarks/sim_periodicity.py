@@ -29,6 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "sim"))
 
 from sim_programs import GemmConfig, dram_read_program, gemm_program, pipe_program
 
+from bench_util import shape_text
 from loom.arch import load_arch
 from loom.flows.cuda import CudaOptions, compile_cuda, launches
 from loom.ir.program import Program
@@ -124,8 +125,7 @@ def main() -> None:
     for name, program in cuda("jacobi_2d", 1024)[:2] + cuda("gaussian", 512)[:2]:
         report(f"{name} BH", program, BH)
     for kernel, arch, shape, policy in SMALL + (BIG if args.big else ()):
-        dims = ",".join(f"{k}={v}" for k, v in shape.items())
-        name = f"{kernel} {'WH' if arch == WH else 'BH'} {dims} {policy}"
+        name = f"{kernel} {'WH' if arch == WH else 'BH'} {shape_text(shape)} {policy}"
         report(name, lowered(kernel, arch, shape, policy), arch)
 
 

@@ -18,6 +18,7 @@ import argparse
 import dataclasses
 import time
 
+from bench_util import shape_text
 from loom.arch import load_arch
 from loom.eval.cases import case
 from loom.eval.run import baseline_program
@@ -71,7 +72,7 @@ def main() -> None:
         program = lowered(kernel, arch, shape, policy)
         t_np, r_np = timed(program, arch, compiled=False)
         t_jit, r_jit = timed(program, arch, compiled=True)
-        name = f"{kernel} {arch} {','.join(f'{k}={v}' for k, v in shape.items())} {policy}"
+        name = f"{kernel} {arch} {shape_text(shape)} {policy}"
         same = fingerprint(r_np) == fingerprint(r_jit)
         print(f"{name:58s} {t_np:8.2f} {t_jit:8.2f} {t_np / t_jit:7.2f}x  {same}")
         print(f"{'':58s} {r_jit.events:,} events, {r_jit.rate_solves:,} rate solves")

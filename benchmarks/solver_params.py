@@ -20,6 +20,7 @@ import time
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
+from bench_util import shape_text
 from loom.arch import load_arch
 from loom.flows.helion import CompileOptions, compile_kernel
 from loom.kernels.registry import resolve_kernel
@@ -88,7 +89,7 @@ def main() -> None:
                 break
         params = ({}, PREVIOUS, SMALL_MODEL_PARAMETERS)
         runs = [_solve(problems, p, args.repeats) for p in params]
-        label = f"{kernel} {','.join(f'{k}={v}' for k, v in shape.items())}"
+        label = f"{kernel} {shape_text(shape)}"
         ms = [1e3 * statistics.median(cpu) for cpu, _ in runs]
         before, after = runs[1][1], runs[2][1]
         optimum = sum(a[:2] == b[:2] for a, b in zip(before, after, strict=True))

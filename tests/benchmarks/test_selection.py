@@ -1,8 +1,7 @@
 """The judge (`benchmarks/selection.py`): its TTNN summary (the set's fastest against
 TTNN's tuned configuration is TTNN's time over the best simulated one, from judged sets
-only), its forked workers (results in order, whatever the number of workers) and its
-cases run side by side (printed and recorded in case order, whatever the number of
-workers)."""
+only) and its cases run side by side (printed and recorded in case order, whatever the
+number of workers)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import selection
-from selection import CaseOutcome, CaseResult, forked_map, judge, summarize_ttnn
+from selection import CaseOutcome, CaseResult, judge, summarize_ttnn
 
 
 def case(arch: str, size: int, regret: float, vs_ttnn: float) -> CaseResult:
@@ -43,14 +42,6 @@ def test_the_sets_fastest_against_ttnn_uses_judged_sets_only(
         math.sqrt(1.01 * 1.02 * 0.98), abs=5e-4
     )
     assert geomean("Loom's pick", bh) == pytest.approx(math.sqrt(0.98 * 1.5), abs=5e-4)
-
-
-def test_forked_workers_return_results_in_order() -> None:
-    # A closure over unpicklable state (a lambda): workers inherit it, only results return.
-    scale = {"by": lambda i: 3 * i}
-    want = [3 * i for i in range(7)]
-    assert forked_map(lambda i: scale["by"](i), 7, jobs=2) == want
-    assert forked_map(lambda i: scale["by"](i), 7, jobs=1) == want
 
 
 def test_cases_run_side_by_side_print_and_record_in_case_order(
