@@ -36,8 +36,6 @@ if TYPE_CHECKING:
     from loom.kernels.files import FileKernel
     from loom.kernels.registry import KernelSpec
 
-_CONVENTION = ("SHAPE_KEYS", "make_inputs", "reference")
-
 
 @dataclasses.dataclass(frozen=True)
 class Bound:
@@ -127,8 +125,10 @@ def _module_kernel(module: ModuleType) -> object:
 def _follows_convention(module: ModuleType, kernel: helion.Kernel) -> bool:
     import helion
 
+    from loom.kernels.registry import follows_contract
+
     kernels = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
-    return kernels == [kernel] and all(hasattr(module, a) for a in _CONVENTION)
+    return kernels == [kernel] and follows_contract(module, module.__name__)
 
 
 def _generic_spec(kernel: helion.Kernel) -> KernelSpec:
