@@ -5,6 +5,8 @@ and in the simulator."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loom.kernels.examples import EXAMPLES_DIR, example_kernels
@@ -172,39 +174,19 @@ def test_a_plain_helion_file_with_interpret_reference(capsys, tmp_path) -> None:
     assert code == 2 and "defines 2 Helion kernels (double, shift); choose one with --kernel" in err
 
 
-MATMUL_FILE = """
-import helion
-import helion.language as hl
-import torch
-
-
-@helion.kernel(static_shapes=True)
-def mm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
-    m, k = x.size()
-    _, n = y.size()
-    out = torch.empty([m, n], dtype=torch.bfloat16, device=x.device)
-    for tile_m, tile_n in hl.tile([m, n]):
-        acc = hl.zeros([tile_m, tile_n], dtype=torch.float32)
-        for tile_k in hl.tile(k):
-            acc = torch.addmm(acc, x[tile_m, tile_k], y[tile_k, tile_n])
-        out[tile_m, tile_n] = acc.to(torch.bfloat16)
-    return out
-"""
-
-
-def test_a_matmul_without_reference_verifies_against_loom_s_tile_ir(capsys, tmp_path) -> None:  # type: ignore[no-untyped-def]
+def test_a_matmul_without_reference_verifies_against_loom_s_tile_ir(capsys) -> None:  # type: ignore[no-untyped-def]
     """Helion's interpret mode cannot run `torch.addmm(fp32, bf16, bf16)` on the CPU
     (`aten::mm.dtype`): the verification says so and uses Loom's Tile IR reference."""
     from loom.cli import main
 
-    path = tmp_path / "mm.py"
-    path.write_text(MATMUL_FILE)
-    argv = ["verify", str(path), "--arg", "x=64x128:bf16", "--arg", "y=128x96:bf16"]
+    path = Path(__file__).parents[1] / "api" / "user_kernels.py"  # no reference()
+    argv = ["verify", str(path), "--kernel", "matmul_addmm"]
+    argv += ["--arg", "x=64x128:bf16", "--arg", "y=128x96:bf16"]
     code = main([*argv, "--jobs", "1"])
     out = capsys.readouterr().out
     assert code == 0, out
     assert (
-        "reference   Loom's Tile IR reference (fp32 torch evaluation of mm; Helion's "
+        "reference   Loom's Tile IR reference (fp32 torch evaluation of matmul_addmm; Helion's "
         "interpret mode cannot run it on the CPU: NotImplementedError: Could not run "
         "'aten::mm.dtype' with arguments from the 'CPU' backend)"
     ) in out
