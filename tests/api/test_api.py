@@ -185,12 +185,60 @@ def test_user_kernel_without_the_file_convention() -> None:
     y = torch.randn(128, 96).to(torch.bfloat16)
     ck = loom.compile(matmul, x, y, jobs=1)
     assert ck.shape == {"x_0": 64, "x_1": 128, "y_0": 128, "y_1": 96}
-    assert ck.default_reference == "Helion's eager execution"
-    assert ck.verify().passed  # against Helion's eager run of the same kernel
-    bad = loom.compile(matmul_addmm, x, y, jobs=1)
-    with pytest.raises(loom.VerificationError, match=r"no default reference.*Pass reference="):
-        bad.verify()
-    assert bad.verify(reference=lambda a, b: (a.float() @ b.float()).to(torch.bfloat16)).passed
+    interpret = "Helion interpret mode (eager CPU torch run of matmul)"
+    assert ck.default_reference == interpret
+    result = ck.verify()  # against Helion's interpret mode of the same kernel
+    assert result.passed and result.reference == interpret
+    # torch.addmm(fp32, bf16, bf16) has no CPU kernel in Helion's interpret mode: the
+    # matmul is verified against Loom's own reference, its Tile IR evaluated in torch
+    addmm = loom.compile(matmul_addmm, x, y, jobs=1)
+    result = addmm.verify()
+    assert result.passed, result.message
+    assert result.reference.startswith("Loom's Tile IR reference (fp32 torch evaluation of ")
+    assert "cannot run it on the CPU: NotImplementedError: Could not run 'aten::mm.dtype'" in (
+        result.reference
+    )
+    assert addmm.verify(reference=lambda a, b: (a.float() @ b.float()).to(torch.bfloat16)).passed
+    asked = addmm.verify(reference="tile-ir:fp64")
+    assert asked.passed and asked.reference == (
+        "Loom's Tile IR reference (fp64 torch evaluation of matmul_addmm)"
+    )
+    with pytest.raises(loom.FrontendError, match=r"computes in fp32 or fp64; write"):
+        addmm.verify(reference="tile-ir:fp16")
+
+
+def test_scalar_arguments_bind_and_call_as_on_the_cli() -> None:
+    """A scalar is compiled as a constant: left out, it takes its default (as the CLI
+    binds it); called with another value, the kernel is compiled again for it, once."""
+    from user_kernels import rms_norm_residual
+
+    gen = torch.Generator().manual_seed(7)
+    x, r = (torch.randn(64, 128, generator=gen).to(torch.bfloat16) for _ in range(2))
+    w = torch.randn(128, generator=gen).to(torch.bfloat16)
+
+    def ref(x, r, w, eps=1e-5):  # type: ignore[no-untyped-def]
+        h = x.float() + r.float()
+        return h * torch.rsqrt((h * h).mean(-1, keepdim=True) + eps) * w.float()
+
+    def close(out: torch.Tensor, eps: float) -> bool:
+        want = ref(x, r, w, eps)
+        return float((out.float() - want).abs().max()) <= 2**-6 * float(want.abs().max())
+
+    ck = loom.compile(rms_norm_residual, x, r, w, jobs=1)  # eps bound to its default
+    explicit = loom.compile(rms_norm_residual, x, r, w, 1e-5, jobs=1)
+    assert ck.ttlang_source == explicit.ttlang_source
+    assert torch.equal(ck(x, r, w), ck(x, r, w, 1e-5)) and close(ck(x, r, w), 1e-5)
+    assert torch.equal(explicit(x, r, w), ck(x, r, w))
+    wide = ck(x, r, w, 0.5)  # another constant: compiled again, on first use only
+    assert close(wide, 0.5) and not close(wide, 1e-5)
+    ck(x, r, w, 0.5)
+    assert ck._variants is not None and set(ck._variants.compiled) == {(1e-5,), (0.5,)}
+    assert ck.verify().passed
+    assert ck.verify(inputs=(x, r, w, 0.5), reference=ref).passed
+    with pytest.raises(loom.ShapeError, match=r"'eps' of rms_norm_residual must be a scalar"):
+        ck(x, r, w, w)
+    with pytest.raises(loom.ShapeError, match=r"compiled for 4 arguments \(x, r, w, eps\)"):
+        ck(x, r)
 
 
 def test_errors_are_typed_and_name_the_fix(ck: loom.CompiledKernel) -> None:

@@ -34,3 +34,17 @@ def matmul_addmm(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
             acc = torch.addmm(acc, x[tile_m, tile_k], y[tile_k, tile_n])
         out[tile_m, tile_n] = acc.to(torch.bfloat16)
     return out
+
+
+@helion.kernel(static_shapes=True)
+def rms_norm_residual(
+    x: torch.Tensor, r: torch.Tensor, w: torch.Tensor, eps: float = 1e-5
+) -> torch.Tensor:
+    """RMS norm of a residual sum with a weight: a scalar argument with a default."""
+    m, _ = x.size()
+    out = torch.empty_like(x)
+    for tile_m in hl.tile(m):
+        h = x[tile_m, :].float() + r[tile_m, :].float()
+        inv = torch.rsqrt(torch.mean(h * h, dim=-1) + eps)
+        out[tile_m, :] = (h * inv[:, None] * w[:].float()).to(out.dtype)
+    return out

@@ -5,6 +5,8 @@ and in the simulator."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from loom.kernels.examples import EXAMPLES_DIR, example_kernels
@@ -88,7 +90,7 @@ def test_a_kernel_run_as_launches_hands_its_scratch_over_in_dram() -> None:
     result = compile_kernel(spec, CompileOptions(arch=arch, shape=spec.default_shape, jobs=1))
     first, second = result.lowered.launches()
     assert spec.file is not None
-    tensors, refs = launch_references(spec.file, (first.program, second.program))
+    tensors, refs, _ = launch_references(spec.file, (first.program, second.program))
     assert set(tensors) == {"x"} and set(refs) == {"out"}
     both = verify_launches((first.lowered, second.lowered), tensors, refs)
     assert both.passed, both.message
@@ -170,3 +172,22 @@ def test_a_plain_helion_file_with_interpret_reference(capsys, tmp_path) -> None:
     code = main(["compile", str(path), "--arg", "x=64x64:bf16", "--jobs", "1"])
     err = capsys.readouterr().err
     assert code == 2 and "defines 2 Helion kernels (double, shift); choose one with --kernel" in err
+
+
+def test_a_matmul_without_reference_verifies_against_loom_s_tile_ir(capsys) -> None:  # type: ignore[no-untyped-def]
+    """Helion's interpret mode cannot run `torch.addmm(fp32, bf16, bf16)` on the CPU
+    (`aten::mm.dtype`): the verification says so and uses Loom's Tile IR reference."""
+    from loom.cli import main
+
+    path = Path(__file__).parents[1] / "api" / "user_kernels.py"  # no reference()
+    argv = ["verify", str(path), "--kernel", "matmul_addmm"]
+    argv += ["--arg", "x=64x128:bf16", "--arg", "y=128x96:bf16"]
+    code = main([*argv, "--jobs", "1"])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    assert (
+        "reference   Loom's Tile IR reference (fp32 torch evaluation of matmul_addmm; Helion's "
+        "interpret mode cannot run it on the CPU: NotImplementedError: Could not run "
+        "'aten::mm.dtype' with arguments from the 'CPU' backend)"
+    ) in out
+    assert "output      out: PASS" in out

@@ -46,8 +46,13 @@ def compile(  # the name users expect, as in torch.compile
     accumulation policy (`"strict"`, or `"output"`: a matmul accumulator may live in the
     output's block in the output's format, a precision relaxation).
 
+    Scalar arguments are bound as the CLI binds them (one left out takes its default)
+    and compiled as constants: calling the result with another scalar value compiles
+    the kernel again for it, once.
+
     Raises a `LoomError` subclass (the CLI's one-paragraph errors) on bad input."""
     from loom.api.binding import bind_kernel
+    from loom.api.compiled import Variants
     from loom.flows.cached import LazyKernel, compile_cached
 
     make_options = compile_options(
@@ -60,13 +65,18 @@ def compile(  # the name users expect, as in torch.compile
         time_limit_s=time_limit_s,
         accumulate=accumulate,
     )
-    bound = bind_kernel(kernel, example_args, shape)
-    if isinstance(kernel, str):  # a name or a file, read as the CLI reads it
-        lazy = LazyKernel.of_file(kernel, spec=bound.spec)
-    else:
-        lazy = LazyKernel.of_spec(bound.spec)
-    result = compile_cached(lazy, bound.shape, make_options, None, None, dtype)
-    return CompiledKernel(bound, result, lazy)
+
+    def compiled(args: tuple[Any, ...]) -> CompiledKernel:
+        bound = bind_kernel(kernel, args, shape)
+        if isinstance(kernel, str):  # a name or a file, read as the CLI reads it
+            lazy = LazyKernel.of_file(kernel, spec=bound.spec)
+        else:
+            lazy = LazyKernel.of_spec(bound.spec)
+        result = compile_cached(lazy, bound.shape, make_options, None, None, dtype)
+        return CompiledKernel(bound, result, lazy, variants)
+
+    variants = Variants(compiled)
+    return compiled(example_args)
 
 
 def load_arch(name_or_path: str | Path) -> Arch:

@@ -8,8 +8,14 @@ When the kernel's module follows Loom's kernel-file convention (`SHAPE_KEYS`,
 `make_inputs`, `reference`, optional `flops` and `shape_of`), its named shape, torch
 reference and FLOP count are used, so a compile from Python and one from the CLI give
 the same schedule. Any other kernel gets a shape named after its arguments
-(`a_0=256, a_1=512, ...`), seeded random inputs like the examples, and Helion's own eager
-execution of the same kernel as the reference.
+(`a_0=256, a_1=512, ...`), seeded random inputs like the examples, and is verified as
+the CLI verifies a Helion file taken as it is (`loom.kernels.files`): every output by
+name, against Helion's interpret mode of the same kernel, or Loom's Tile IR reference
+where that cannot run on the CPU.
+
+Arguments are bound as the CLI binds them (`loom.kernels.files.bind_defaults`): a scalar
+left out takes its default, and every scalar is compiled as a constant, so a call with
+another scalar value runs another compile (`CompiledKernel` keeps them).
 """
 
 from __future__ import annotations
@@ -21,15 +27,14 @@ from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, TypeGuard
 
-from loom.errors import FrontendError, ShapeError, VerificationError
+from loom.errors import FrontendError, ShapeError
 
 if TYPE_CHECKING:
     import helion
     import torch
 
+    from loom.kernels.files import FileKernel
     from loom.kernels.registry import KernelSpec
-
-_CONVENTION = ("SHAPE_KEYS", "make_inputs", "reference")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -79,7 +84,7 @@ def bind_kernel(
             f"dtypes: call loom.compile({kernel.fn.__name__}, *tensors) with tensors like "
             "the ones you would pass to the kernel."
         )
-    return _with_args(_generic_spec(kernel), example_args, shape, "Helion's eager execution")
+    return _with_args(_generic_spec(kernel), example_args, shape, "")
 
 
 def _named_shape(spec: KernelSpec, shape: Mapping[str, int] | None) -> dict[str, int]:
@@ -120,11 +125,14 @@ def _module_kernel(module: ModuleType) -> object:
 def _follows_convention(module: ModuleType, kernel: helion.Kernel) -> bool:
     import helion
 
+    from loom.kernels.registry import follows_contract
+
     kernels = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
-    return kernels == [kernel] and all(hasattr(module, a) for a in _CONVENTION)
+    return kernels == [kernel] and follows_contract(module, module.__name__)
 
 
 def _generic_spec(kernel: helion.Kernel) -> KernelSpec:
+    from loom.kernels.files import interpret_reference
     from loom.kernels.registry import KernelSpec
 
     return KernelSpec(
@@ -134,35 +142,9 @@ def _generic_spec(kernel: helion.Kernel) -> KernelSpec:
         default_shape={},
         make_inputs=lambda shape: (),
         example_inputs=lambda shape: (),
-        reference=_helion_eager(kernel),
+        reference=interpret_reference(kernel),  # type: ignore[arg-type]
         flops=None,
     )
-
-
-def _helion_eager(kernel: helion.Kernel) -> Callable[..., torch.Tensor]:
-    """Helion's reference mode: the kernel's body run as eager PyTorch on the CPU."""
-
-    def reference(*args: Any) -> torch.Tensor:
-        import helion
-
-        eager = helion.kernel(kernel.fn, static_shapes=True, ref_mode=helion.RefMode.EAGER)
-        try:
-            out = eager(*args)
-        except Exception as err:  # Helion's eager mode does not cover every op on CPU
-            first = (str(err).strip().splitlines() or [type(err).__name__])[0][:200]
-            raise VerificationError(
-                f"kernel {kernel.fn.__name__!r} has no default reference: Helion's eager "
-                f"execution of it failed on the CPU ({type(err).__name__}: {first}). Pass "
-                "reference= to verify(): a function of the inputs, or the expected tensor."
-            ) from None
-        if _is_tensor(out):
-            return out
-        raise VerificationError(
-            f"kernel {kernel.fn.__name__!r} returns {type(out).__name__}; Loom verifies "
-            "kernels that return one tensor. Pass reference= to verify it otherwise."
-        )
-
-    return reference
 
 
 def _is_tensor(x: object) -> TypeGuard[torch.Tensor]:
@@ -182,6 +164,8 @@ def _with_args(
     shape: Mapping[str, int] | None,
     reference_source: str,
 ) -> Bound:
+    from loom.kernels.files import bind_defaults, plain_kernel
+
     signature = inspect.signature(spec.kernel.fn).parameters
     params = list(signature)
     required = sum(p.default is inspect.Parameter.empty for p in signature.values())
@@ -190,6 +174,7 @@ def _with_args(
             f"kernel {spec.name} takes {len(params)} arguments ({', '.join(params)}) but "
             f"loom.compile got {len(args)} example arguments; pass one per parameter."
         )
+    args = bind_defaults(spec.kernel, dict(zip(params, args, strict=False)))[1]
     names = _arg_names(spec.kernel, len(args))
     for name, arg in zip(names, args, strict=True):
         if _is_tensor(arg) and arg.device.type != "cpu":
@@ -206,8 +191,15 @@ def _with_args(
     else:
         named = _shape_from_args(names, args)
     make_inputs = _inputs_like(spec, args, named)
-    spec = dataclasses.replace(spec, example_inputs=lambda _shape: args, make_inputs=make_inputs)
-    return Bound(spec, named, args, reference_source)
+    file = spec.file
+    if file is not None:  # a Helion file: its own reference, on inputs like the examples
+        file = dataclasses.replace(file, args=tuple(make_inputs(named)))
+    elif not spec.shape_keys:  # a kernel taken as it is, as the CLI takes a Helion file
+        file = plain_kernel(spec.kernel, tuple(params), tuple(make_inputs(named)))
+    spec = dataclasses.replace(
+        spec, example_inputs=lambda _shape: args, make_inputs=make_inputs, file=file
+    )
+    return Bound(spec, named, args, file.reference_name if file else reference_source)
 
 
 def _shape_from_args(names: list[str], args: tuple[Any, ...]) -> dict[str, int]:
@@ -253,27 +245,89 @@ def _same_signature(built: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
     return True
 
 
-def check_call_args(bound: Bound, args: tuple[Any, ...]) -> None:
-    """Tensors given to a compiled kernel must have the shapes and dtypes it was built for."""
-    expected = bound.example_args or tuple(bound.spec.example_inputs(bound.shape))
-    names = _arg_names(bound.spec.kernel, len(expected))
-    if len(args) != len(expected):
+def call_args(bound: Bound, args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A call's arguments in signature order, scalars left out bound to their defaults as
+    at compile time; its tensors must have the shapes and dtypes the kernel was built
+    for (its scalars may differ: see `scalars`)."""
+    from loom.kernels.files import bind_defaults
+
+    kernel = bound.spec.kernel
+    params = list(inspect.signature(kernel.fn).parameters)
+    example = bound.example_args or tuple(bound.spec.example_inputs(bound.shape))
+    names, expected, _ = bind_defaults(kernel, dict(zip(params, example, strict=False)))
+    _, full, missing = bind_defaults(kernel, dict(zip(params, args, strict=False)))
+    if len(args) > len(params) or missing:
         raise ShapeError(
             f"{bound.spec.name} was compiled for {len(expected)} arguments "
             f"({', '.join(names)}) but was called with {len(args)}; pass the same arguments."
         )
-    for name, want, got in zip(names, expected, args, strict=True):
-        if not _is_tensor(want):
+    for name, want, got in zip(names, expected, full, strict=False):
+        if _is_tensor(want) != _is_tensor(got):
+            kind = "a torch.Tensor" if _is_tensor(want) else "a scalar (compiled as a constant)"
+            raise ShapeError(f"argument {name!r} of {bound.spec.name} must be {kind}.")
+        if not _is_tensor(want) or not _is_tensor(got):
             continue
-        if not _is_tensor(got):
-            raise ShapeError(f"argument {name!r} of {bound.spec.name} must be a torch.Tensor.")
         if tuple(got.shape) != tuple(want.shape) or got.dtype != want.dtype:
             raise ShapeError(
                 f"argument {name!r} of {bound.spec.name} is {_describe(got)}, but the kernel "
                 f"was compiled for {_describe(want)}; compile again with loom.compile on "
                 "tensors of the new shape."
             )
+    return full
+
+
+def scalars(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The scalar arguments, which Loom compiles as constants: a call whose scalars differ
+    from the compile's needs a compile of its own."""
+    return tuple(a for a in args if not _is_tensor(a))
 
 
 def _describe(t: torch.Tensor) -> str:
     return f"{'x'.join(str(d) for d in t.shape)} {str(t.dtype).removeprefix('torch.')}"
+
+
+def with_inputs(spec: KernelSpec, args: tuple[Any, ...]) -> KernelSpec:
+    """`spec` verified (and run) on `args`, bound by `call_args`, instead of its own inputs."""
+    if spec.file is not None:
+        return dataclasses.replace(spec, file=dataclasses.replace(spec.file, args=args))
+    return dataclasses.replace(spec, make_inputs=lambda _shape: args)
+
+
+def call_kernel(spec: KernelSpec, args: tuple[Any, ...]) -> FileKernel:
+    """The kernel with a call's arguments (bound by `call_args`), as
+    `loom.kernels.checks.program_inputs` matches them to the program's inputs by name."""
+    from loom.kernels.files import plain_kernel
+
+    if spec.file is not None:
+        return dataclasses.replace(spec.file, args=args)
+    params = tuple(inspect.signature(spec.kernel.fn).parameters)
+    return plain_kernel(spec.kernel, params, args, spec.reference, spec.name)
+
+
+def with_reference(
+    spec: KernelSpec, reference: Callable[..., Any] | torch.Tensor | str, shape: dict[str, int]
+) -> KernelSpec:
+    """`spec` compared with `reference` given to `verify()`: a function of the inputs, the
+    expected tensor, or a reference named as `--reference` names one (`"tile-ir"`,
+    `"tile-ir:fp64"`, `"module:function"`)."""
+    from loom.kernels.files import import_reference, plain_kernel
+    from loom.kernels.tile_reference import TileIRReference
+
+    name = "the reference given to verify()"
+    if isinstance(reference, str):
+        ref: Callable[..., Any] | TileIRReference = import_reference(reference)
+        name = ref.describe(spec.name) if isinstance(ref, TileIRReference) else reference
+    elif callable(reference):
+        ref = reference
+    else:
+        expected = reference
+        ref = lambda *_: expected  # noqa: E731
+    if spec.file is not None:
+        return dataclasses.replace(
+            spec, file=dataclasses.replace(spec.file, reference=ref, reference_name=name)
+        )
+    if isinstance(ref, TileIRReference):  # the Tile IR reference reads tensors by name
+        params = tuple(inspect.signature(spec.kernel.fn).parameters)
+        file = plain_kernel(spec.kernel, params, tuple(spec.make_inputs(shape)), ref, name)
+        return dataclasses.replace(spec, file=file)
+    return dataclasses.replace(spec, reference=ref)

@@ -7,10 +7,18 @@ import dataclasses
 import shutil
 import tempfile
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from loom.api.binding import Bound, check_call_args
+from loom.api.binding import (
+    Bound,
+    call_args,
+    call_kernel,
+    scalars,
+    with_inputs,
+    with_reference,
+)
 from loom.api.results import PipeTime, RankedCandidate, SimulationReport, activities
 from loom.errors import LoomError
 
@@ -27,6 +35,17 @@ if TYPE_CHECKING:
     from loom.report.model import ReportData
 
 
+@dataclass
+class Variants:
+    """The compiles of one kernel at each scalar value it was called with (Loom compiles
+    scalars as constants): `compile` binds and compiles it again on a call's arguments,
+    through `loom.flows.cached.compile_cached` as the first compile went; `compiled`
+    keeps every compile by its scalar values, so each runs once per process."""
+
+    compile: Callable[[tuple[Any, ...]], CompiledKernel]
+    compiled: dict[tuple[Any, ...], CompiledKernel] = field(default_factory=dict)
+
+
 class CompiledKernel:
     """A Helion kernel compiled by Loom for one architecture and one set of shapes.
 
@@ -35,13 +54,22 @@ class CompiledKernel:
     the reference, `simulate()` its timing, `save(dir)` the stage artifacts, or show it in
     a notebook (the compact report)."""
 
-    __slots__ = ("_bound", "_kernel", "_last_sim", "_result")
+    __slots__ = ("_bound", "_kernel", "_last_sim", "_result", "_variants")
 
-    def __init__(self, bound: Bound, result: CompileResult, kernel: LazyKernel) -> None:
+    def __init__(
+        self,
+        bound: Bound,
+        result: CompileResult,
+        kernel: LazyKernel,
+        variants: Variants | None = None,
+    ) -> None:
         self._bound = bound
         self._result = result
         self._kernel = kernel
         self._last_sim: SimulationReport | None = None
+        self._variants = variants
+        if variants is not None:
+            variants.compiled.setdefault(scalars(bound.example_args), self)
 
     # ----- what was compiled ---------------------------------------------------------------
 
@@ -165,56 +193,62 @@ class CompiledKernel:
             out.append(CompiledKernel(self._bound, result, self._kernel))
         return tuple(out)
 
+    def _at(self, args: tuple[Any, ...]) -> CompiledKernel:
+        """The compile for the scalar values of `args` (bound by `call_args`): this one,
+        or another compile of the same kernel, done once (scalars are constants)."""
+        key = scalars(args)
+        if key == scalars(self._bound.example_args) or self._variants is None:
+            return self
+        variants = self._variants
+        if key not in variants.compiled:
+            variants.compiled[key] = variants.compile(args)
+        return variants.compiled[key]
+
     # ----- running it ----------------------------------------------------------------------
 
     def __call__(self, *args: Any) -> torch.Tensor | tuple[torch.Tensor, ...]:
         """Run the TT-Lang kernel on tt-lang-sim and return its output as a torch tensor
-        (the arguments must have the shapes and dtypes it was compiled for)."""
+        (the tensors must have the shapes and dtypes it was compiled for; a scalar left
+        out takes its default, and another scalar value runs the kernel compiled for it,
+        compiled on first use)."""
         from loom.backends.ttlang import run
         from loom.backends.ttlang.blockfloat import quantize_inputs
+        from loom.kernels.checks import program_inputs
 
-        check_call_args(self._bound, args)
-        return run(self.program, quantize_inputs(self.program, tuple(args)))
+        full = call_args(self._bound, args)
+        ck = self._at(full)
+        inputs = program_inputs(call_kernel(ck._bound.spec, full), ck.tile_program)
+        return run(ck.program, quantize_inputs(ck.program, inputs))
 
     def verify(
         self,
-        reference: Callable[..., torch.Tensor] | torch.Tensor | None = None,
+        reference: Callable[..., Any] | torch.Tensor | str | None = None,
         inputs: tuple[Any, ...] | None = None,
     ) -> VerifyResult:
         """Run on tt-lang-sim and compare with a reference, as `loom verify` does.
 
         `inputs` default to the kernel file's `make_inputs` (seeded), or seeded random
-        tensors like the example arguments. `reference` is a function of the inputs or an
-        expected tensor; by default the kernel file's `reference`, else Helion's eager
-        execution of the same kernel. A numeric mismatch gives `passed=False`; a kernel the
-        simulator rejects raises VerificationError."""
-        from loom.backends.ttlang import verify
-        from loom.backends.ttlang.blockfloat import quantize_inputs
+        tensors like the example arguments (scalars as compiled; other scalar values
+        verify the kernel compiled for them). `reference` is a function of the inputs,
+        the expected tensor, or `"tile-ir"` (`"tile-ir:fp64"`: Loom's own reference, the
+        kernel's Tile IR evaluated in torch); by default the kernel file's `reference`,
+        else Helion's interpret mode of the same kernel (Loom's Tile IR reference where
+        that cannot run on the CPU). The result's `reference` says which one ran. A
+        numeric mismatch gives `passed=False`; a kernel the simulator rejects raises
+        VerificationError."""
+        from loom.flows.lowered import verify_lowered
+        from loom.flows.stages import StageLog
 
         spec = self._bound.spec
-        if spec.file is not None and inputs is None and reference is None:
-            from loom.flows.lowered import verify_lowered
-            from loom.flows.stages import StageLog
-
-            return verify_lowered(spec, self._result.lowered, StageLog())  # every output
-        if self._result.then is not None:
-            raise LoomError(
-                f"kernel {spec.name} runs as {len(self._result.lowered.launches())} launches "
-                "(its hl.barrier phases read tiles other blocks wrote); verify it from its "
-                "file's own inputs and reference: call verify() without arguments."
-            )
-        if inputs is None:
-            inputs = tuple(spec.make_inputs(self.shape))
-        else:
-            check_call_args(self._bound, tuple(inputs))
-        # block-float inputs as the hardware stores them; the reference sees the same values
-        inputs = quantize_inputs(self.program, tuple(inputs))
-        if reference is None:
-            reference = self._bound.spec.reference
-        expected = reference(*inputs) if callable(reference) else reference
-        with tempfile.TemporaryDirectory(prefix="loom_verify_") as folder:
-            source = str(Path(folder) / "kernel_ttlang.py")
-            result = verify(self.program, tuple(inputs), expected, source)
+        if inputs is not None:
+            full = call_args(self._bound, tuple(inputs))
+            ck = self._at(full)
+            if ck is not self:
+                return ck.verify(reference, full)
+            spec = with_inputs(spec, full)
+        if reference is not None:
+            spec = with_reference(spec, reference, self.shape)
+        result = verify_lowered(spec, self._result.lowered, StageLog(), self.arch)
         return dataclasses.replace(result, source_path="")  # the folder is gone
 
     def simulate(self, trace: bool = True) -> SimulationReport:

@@ -107,7 +107,7 @@ def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ign
     if not quiet:
         verdict = "PASS" if outcome.passed else "FAIL"
         if spec.file is not None:
-            print(f"reference   {spec.file.reference_name}")
+            print(f"reference   {outcome.reference}")
             for check in outcome.outputs:
                 print(
                     f"output      {check.name}: {'PASS' if check.passed else 'FAIL'} max abs "
@@ -129,7 +129,7 @@ def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ign
         "max_rel_error": outcome.max_rel_error,
         "tolerance": outcome.tolerance,
         "format_note": outcome.format_note,
-        "reference": spec.file.reference_name if spec.file is not None else "reference()",
+        "reference": outcome.reference,
         "outputs": [
             {
                 "name": c.name,

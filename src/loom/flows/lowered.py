@@ -4,8 +4,10 @@ and a hand-written one (`--schedule`) take the same path from here."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -23,6 +25,10 @@ from loom.sim import SimResult, boundary_grid, simulate_launches
 
 if TYPE_CHECKING:
     from loom.kernels.registry import KernelSpec
+
+MODULE_REFERENCE = "the kernel file's reference()"
+"""The reference of a kernel module with Loom's contract (SHAPE_KEYS, make_inputs(shape),
+reference), in words."""
 
 
 @dataclass
@@ -76,28 +82,34 @@ def verify_lowered(
     if spec.file is not None:
         from loom.kernels.checks import file_references  # imports torch: only here
 
-        inputs, references = file_references(spec.file, lowered.program)
-        return log.timed(
+        inputs, references, used = file_references(spec.file, lowered.program)
+        result = log.timed(
             "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
         )
+        return dataclasses.replace(result, reference=used)
     from loom.kernels.checks import index_vectors  # imports torch: only here
 
-    inputs = spec.make_inputs(lowered.schedule.shape)
-    indices = index_vectors(lowered.program)
-    names = [a.name for a in lowered.program.args if a.role == "input"]
-    params = list(inspect.signature(spec.kernel.fn).parameters)[: len(inputs)]
-    if indices:  # `tile.index` inputs: the program's inputs by name, in its order
-        named = {**dict(zip(params, inputs, strict=True)), **indices}
-        inputs = tuple(named[n] for n in names)
+    args = spec.make_inputs(lowered.schedule.shape)
+    params = list(inspect.signature(spec.kernel.fn).parameters)[: len(args)]
+    given = dict(zip(params, args, strict=True))
+    named = {**given, **index_vectors(lowered.program)}
+    tensors = [a for a in lowered.program.args if a.role == "input"]
+    if not all(a.name in named for a in tensors):  # host views: the arguments in order
+        named = dict(zip((a.name for a in tensors), args, strict=False))
+    # the program's inputs by name, in its order and shapes (a 1-D tensor gains a unit dim)
+    inputs = tuple(named[a.name].reshape(a.shape) for a in tensors)
     # Block-float inputs are quantized as the hardware stores them, and the reference is
     # computed from the same quantized values (see loom.backends.ttlang.blockfloat).
     inputs = quantize_inputs(lowered.lowered, inputs)
-    if indices:
-        quantized = dict(zip(names, inputs, strict=True))
-        reference = spec.reference(*(quantized[p] for p in params))
-    else:
-        reference = spec.reference(*inputs)
-    return log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
+    quantized = {a.name: x for a, x in zip(tensors, inputs, strict=True)}
+    reference = spec.reference(
+        *(quantized[p].reshape(v.shape) if p in quantized else v for p, v in given.items())
+    )
+    out = next(a for a in lowered.program.args if a.role == "output")
+    if reference.numel() == math.prod(out.shape):  # a 1-D output is stored with a unit dim
+        reference = reference.reshape(out.shape)
+    result = log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
+    return dataclasses.replace(result, reference=MODULE_REFERENCE)
 
 
 def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
@@ -112,8 +124,9 @@ def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
             "file: pass the file and --kernel."
         )
     programs = tuple(lw.program for lw in lowered.launches())
-    tensors, references = launch_references(spec.file, programs)
-    return verify_launches(tuple(lw.lowered for lw in lowered.launches()), tensors, references)
+    tensors, references, used = launch_references(spec.file, programs)
+    result = verify_launches(tuple(lw.lowered for lw in lowered.launches()), tensors, references)
+    return dataclasses.replace(result, reference=used)
 
 
 def simulate_lowered(lowered: Lowered, arch: Arch, log: StageLog, trace: bool = False) -> SimResult:

@@ -17,12 +17,13 @@ import torch
 
 from loom.errors import FrontendError
 from loom.ir.tile import TileProgram
-from loom.kernels.files import FileKernel, as_outputs
+from loom.kernels.files import FileKernel, NoCpuKernel, as_outputs
+from loom.kernels.tile_reference import TileIRReference, evaluate
 
 
-def file_references(
-    fk: FileKernel, program: TileProgram
-) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor]]:
+def program_inputs(fk: FileKernel, program: TileProgram) -> tuple[torch.Tensor, ...]:
+    """The program's input tensors in its order, from the kernel's arguments by name (and
+    the index vectors and host-derived tensors it reads), in the program's shapes."""
     ins = [a.name for a in program.args if a.role == "input"]
     tensors = _known_tensors(fk, (program,), ins)
     unknown = [n for n in ins if n not in tensors]
@@ -34,8 +35,19 @@ def file_references(
             "reshape on the host outside the kernel, or index the argument itself."
         )
     shapes = {a.name: a.shape for a in program.args}
-    inputs = tuple(tensors[n].reshape(shapes[n]) for n in ins)  # 1-D tensors gain a unit dim
-    outputs = as_outputs(fk.reference(*fk.args))
+    return tuple(tensors[n].reshape(shapes[n]) for n in ins)  # 1-D tensors gain a unit dim
+
+
+def file_references(
+    fk: FileKernel, program: TileProgram
+) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor], str]:
+    """The program's inputs, the reference's outputs by output name, and which
+    reference ran (in words)."""
+    inputs = program_inputs(fk, program)
+    ins = [a.name for a in program.args if a.role == "input"]
+    outputs, used = _run_reference(fk, (program,), dict(zip(ins, inputs, strict=True)))
+    if isinstance(outputs, dict):  # Loom's Tile IR reference: every output by name
+        return inputs, outputs, used
     outs = [a.name for a in program.args if a.role == "output"]
     names = list(fk.output_names)
     if len(names) != len(outputs) or not set(outs) <= set(names):
@@ -46,16 +58,33 @@ def file_references(
             f"{fk.name!r} writes {len(outs)} outputs ({', '.join(outs)}); return them all, in "
             "the kernel's order."
         )
-    return inputs, dict(zip(names, outputs, strict=False))
+    return inputs, dict(zip(names, outputs, strict=False)), used
+
+
+def _run_reference(
+    fk: FileKernel, launches: tuple[TileProgram, ...], inputs: dict[str, torch.Tensor]
+) -> tuple[tuple[torch.Tensor, ...] | dict[str, torch.Tensor], str]:
+    """The reference's outputs (in return order, or by name from the Tile IR reference)
+    and which reference ran: Loom's Tile IR reference when chosen, or when Helion's
+    interpret mode has no CPU kernel for one of the kernel's ops."""
+    reference = fk.reference
+    if isinstance(reference, TileIRReference):
+        return evaluate(launches, inputs, reference.precision), fk.reference_name
+    try:
+        return as_outputs(reference(*fk.args)), fk.reference_name
+    except NoCpuKernel as err:
+        fallback = TileIRReference()
+        return evaluate(launches, inputs), fallback.describe(fk.name, err.reason)
 
 
 def launch_references(
     fk: FileKernel, programs: tuple[TileProgram, ...]
-) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor]]:
-    """Inputs by name and references by output name for a kernel run as several launches
-    (`TileProgram.after`): a launch's input that an earlier launch stored is not a kernel
-    input (it flows between the launches in DRAM); only the returned tensors have
-    references, matched by the names in the kernel's `return` statement."""
+) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]:
+    """Inputs by name, references by output name and which reference ran, for a kernel
+    run as several launches (`TileProgram.after`): a launch's input that an earlier
+    launch stored is not a kernel input (it flows between the launches in DRAM); only
+    the returned tensors have references, matched by the names in the kernel's `return`
+    statement (Loom's Tile IR reference gives every tensor the launches store)."""
     stored: set[str] = set()
     needed: list[str] = []
     for program in programs:
@@ -72,7 +101,9 @@ def launch_references(
         )
     shapes = {a.name: a.shape for p in programs for a in p.args}
     inputs = {n: tensors[n].reshape(shapes[n]) for n in dict.fromkeys(needed)}
-    outputs = as_outputs(fk.reference(*fk.args))
+    outputs, used = _run_reference(fk, programs, inputs)
+    if isinstance(outputs, dict):  # Loom's Tile IR reference: every stored tensor by name
+        return inputs, outputs, used
     names = list(fk.output_names)
     if len(names) != len(outputs) or not set(names) <= stored:
         raise FrontendError(
@@ -82,7 +113,7 @@ def launch_references(
             f"tensors its loops store ({', '.join(sorted(stored))}) and as many as the "
             f"reference returns ({len(outputs)}); return the stored tensors by name."
         )
-    return inputs, dict(zip(names, outputs, strict=True))
+    return inputs, dict(zip(names, outputs, strict=True)), used
 
 
 def _known_tensors(

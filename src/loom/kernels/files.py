@@ -18,7 +18,7 @@ import importlib.util
 import inspect
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -28,6 +28,7 @@ import helion
 import torch
 
 from loom.errors import FrontendError, ShapeError, UsageError
+from loom.kernels.tile_reference import PRECISIONS, TileIRReference
 
 DTYPES = {
     "bf16": torch.bfloat16,
@@ -40,6 +41,8 @@ DTYPES = {
     "int32": torch.int32,
 }
 SEED = 0
+TILE_IR = "tile-ir"
+"""`--reference tile-ir[:fp64]`: Loom's own reference, the kernel's Tile IR in torch."""
 
 ArgValue = torch.Tensor | float | int | bool
 
@@ -52,9 +55,11 @@ class FileKernel:
     kernel: helion.Kernel
     params: tuple[str, ...]
     args: tuple[ArgValue, ...]
-    reference: Callable[..., object]
+    reference: Callable[..., object] | TileIRReference
     reference_name: str
-    """Which reference is used, in words (printed by `loom verify`)."""
+    """Which reference is used, in words (printed by `loom verify`; Helion's interpret
+    mode gives way to Loom's Tile IR reference where it cannot run on the CPU, and the
+    verdict names the one that ran)."""
     output_names: tuple[str, ...]
     """Names of the returned host tensors, in return order ("" where unknown)."""
 
@@ -163,15 +168,7 @@ def parse_args(
                 "number; fix the value."
             )
         given[name] = parsed
-    values: list[ArgValue] = []
-    missing: list[str] = []
-    for name, param in sig.parameters.items():
-        if name in given:
-            values.append(given[name])
-        elif param.default is not inspect.Parameter.empty:
-            values.append(param.default)
-        else:
-            missing.append(name)
+    params, values, missing = bind_defaults(kernel, given)
     if missing:
         raise ShapeError(
             f"kernel {kernel.fn.__name__} ({path}) needs "
@@ -179,7 +176,28 @@ def parse_args(
             + " (a tensor as SHAPE[:DTYPE], e.g. 1024x512:bf16; a scalar as a number), or a "
             "make_inputs() in the file that returns its arguments."
         )
-    return params, tuple(values)
+    return params, values
+
+
+def bind_defaults(
+    kernel: helion.Kernel, given: Mapping[str, object]
+) -> tuple[tuple[str, ...], tuple[Any, ...], tuple[str, ...]]:
+    """The kernel's arguments in signature order: those `given` by name, the others from
+    the signature's defaults (Loom compiles a scalar as a constant, so a default such as
+    `eps: float = 1e-5` is bound as its value, never left to Helion as a symbol); also
+    the required parameters that were not given. The one place both the CLI and
+    `loom.compile` bind arguments."""
+    params = inspect.signature(kernel.fn).parameters
+    values: list[object] = []
+    missing: list[str] = []
+    for name, param in params.items():
+        if name in given:
+            values.append(given[name])
+        elif param.default is not inspect.Parameter.empty:
+            values.append(param.default)
+        else:
+            missing.append(name)
+    return tuple(params), tuple(values), tuple(missing)
 
 
 def _inputs_from_file(
@@ -200,15 +218,13 @@ def _inputs_from_file(
             f"{path}: make_inputs() returns {len(values)} values but {kernel.fn.__name__} "
             f"takes {len(params)} ({', '.join(params)}); make them agree."
         )
-    defaults = [
-        p.default for p in list(inspect.signature(kernel.fn).parameters.values())[len(values) :]
-    ]
-    if any(d is inspect.Parameter.empty for d in defaults):
+    params, bound, missing = bind_defaults(kernel, dict(zip(params, values, strict=False)))
+    if missing:
         raise ShapeError(
             f"{path}: make_inputs() returns {len(values)} values but {kernel.fn.__name__} "
             f"needs {len(params)} ({', '.join(params)}); make them agree."
         )
-    return params, values + tuple(defaults)
+    return params, bound
 
 
 def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
@@ -225,12 +241,19 @@ def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
     return tuple(i.id if isinstance(i, ast.Name) else "" for i in items)
 
 
-def _import_reference(text: str) -> Callable[..., object]:
+def import_reference(text: str) -> Callable[..., object] | TileIRReference:
     module_name, sep, func = text.partition(":")
+    if module_name == TILE_IR:
+        if func and func not in PRECISIONS:
+            raise FrontendError(
+                f"--reference {text!r}: Loom's Tile IR reference computes in "
+                f"{' or '.join(PRECISIONS)}; write --reference {TILE_IR} or {TILE_IR}:fp64."
+            )
+        return TileIRReference(func or "fp32")
     if not sep or not module_name or not func:
         raise FrontendError(
-            f"--reference {text!r} is not MODULE:FUNC (or path/to/file.py:FUNC); write e.g. "
-            "--reference mypkg.refs:softmax."
+            f"--reference {text!r} is not MODULE:FUNC (or path/to/file.py:FUNC) nor "
+            f"{TILE_IR}[:fp64] (Loom's own reference); write e.g. --reference mypkg.refs:softmax."
         )
     try:
         if module_name.endswith(".py"):
@@ -260,8 +283,28 @@ def _import_file(path: Path) -> ModuleType:
     return module
 
 
+class NoCpuKernel(FrontendError):
+    """Helion's interpret mode reached an op that torch cannot run on the CPU (the
+    matmul idiom `torch.addmm(fp32_acc, bf16, bf16)` calls `aten::mm.dtype`); the
+    verification falls back to Loom's Tile IR reference."""
+
+    def __init__(self, message: str, reason: str) -> None:
+        super().__init__(message)
+        self.reason = reason
+
+
+def _no_cpu_kernel(err: Exception) -> bool:
+    """torch's own words for an op without a CPU kernel (for any or for this dtype)."""
+    return isinstance(err, NotImplementedError) or "not implemented for" in str(err)
+
+
+def interpret_name(kernel: helion.Kernel) -> str:
+    return f"Helion interpret mode (eager CPU torch run of {kernel.fn.__name__})"
+
+
 def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
-    """The same kernel run eagerly, op by op, on CPU torch (Helion's interpret mode)."""
+    """The same kernel run eagerly, op by op, on CPU torch (Helion's interpret mode);
+    raises NoCpuKernel where torch has no CPU kernel for one of its ops."""
     settings = {
         k: getattr(kernel.settings, k) for k in ("static_shapes",) if hasattr(kernel.settings, k)
     }
@@ -272,11 +315,15 @@ def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
         try:
             return eager(*promoted)
         except Exception as err:  # Helion's interpreter: report, don't crash
-            raise FrontendError(
+            cause = f"{type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+            message = (
                 f"Helion's interpret mode could not run {kernel.fn.__name__} as a reference "
-                f"({type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}); "
-                "give the file a `reference` function or pass --reference MODULE:FUNC."
-            ) from None
+                f"({cause}); give the file a `reference` function or pass --reference "
+                f"MODULE:FUNC (or --reference {TILE_IR}: Loom's own reference)."
+            )
+            if _no_cpu_kernel(err):  # torch's first sentence names the op
+                raise NoCpuKernel(message, cause.split(". ")[0][:200]) from None
+            raise FrontendError(message) from None
 
     return run
 
@@ -298,20 +345,33 @@ def load_file_kernel(
         params, args = _inputs_from_file(module, kernel, path)
     else:
         params, args = parse_args(kernel, (), path)
-    ref_fn: Callable[..., object] | None = None
+    ref_fn: Callable[..., object] | TileIRReference | None = None
     ref_name = ""
     if reference:  # an explicit option is never ignored silently
-        ref_fn, ref_name = _import_reference(reference), reference
+        ref_fn, ref_name = import_reference(reference), reference
+        if isinstance(ref_fn, TileIRReference):
+            ref_name = ref_fn.describe(kname)
     for attr in (f"reference_{kname}", "reference"):
         if ref_fn is None and callable(getattr(module, attr, None)):
             if attr == "reference" and len(kernels_of(module)) > 1:
                 continue  # ambiguous in a file of several kernels
             ref_fn, ref_name = getattr(module, attr), f"{Path(path).name}:{attr}"
-    if ref_fn is None:
-        ref_fn = interpret_reference(kernel)
-        ref_name = f"Helion interpret mode (eager CPU torch run of {kname})"
-    assert ref_fn is not None
-    return FileKernel(kname, kernel, params, args, ref_fn, ref_name, _output_names(kernel))
+    return plain_kernel(kernel, params, args, ref_fn, ref_name)
+
+
+def plain_kernel(
+    kernel: helion.Kernel,
+    params: tuple[str, ...],
+    args: tuple[ArgValue, ...],
+    reference: Callable[..., object] | TileIRReference | None = None,
+    reference_name: str = "",
+) -> FileKernel:
+    """A kernel taken as it is, with these arguments; without a reference, Helion's
+    interpret mode (Loom's Tile IR reference where that cannot run on the CPU)."""
+    if reference is None:
+        reference, reference_name = interpret_reference(kernel), interpret_name(kernel)
+    name = kernel.fn.__name__
+    return FileKernel(name, kernel, params, args, reference, reference_name, _output_names(kernel))
 
 
 def as_outputs(result: Any) -> tuple[torch.Tensor, ...]:

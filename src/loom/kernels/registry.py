@@ -120,8 +120,7 @@ def resolve_kernel(
     else:
         module = load_path(Path(name_or_path))
     kernels = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
-    missing = [a for a in ("SHAPE_KEYS", "make_inputs", "reference") if not hasattr(module, a)]
-    if len(kernels) != 1 or missing or kernel or args:
+    if len(kernels) != 1 or kernel or args or not follows_contract(module, name_or_path):
         if name_or_path in SHIPPED:
             raise FrontendError(
                 f"--kernel and --arg apply to Helion files, not to the shipped kernel "
@@ -129,6 +128,44 @@ def resolve_kernel(
             )
         return _file_spec(load_file_kernel(module, name_or_path, kernel, args, reference))
     return spec_of_module(module, kernels[0], name_or_path, guard=name_or_path not in SHIPPED)
+
+
+CONTRACT = ("SHAPE_KEYS", "make_inputs", "reference")
+"""Loom's older kernel-module contract (see the module docstring); any other Helion file
+is taken as it is (`--kernel`, `--arg`)."""
+
+
+def follows_contract(module: ModuleType, where: str) -> bool:
+    """Whether `module` follows Loom's SHAPE_KEYS contract: it defines all of it, or not
+    SHAPE_KEYS at all (a Helion file taken as it is); SHAPE_KEYS without the functions
+    is an error that names the ones missing."""
+    if not hasattr(module, "SHAPE_KEYS"):
+        return False
+    missing = [name for name in CONTRACT[1:] if not callable(getattr(module, name, None))]
+    if not missing:
+        return True
+    signatures = {"make_inputs": "make_inputs(shape)", "reference": "reference(*inputs)"}
+    needed = " and ".join(f"def {signatures[m]}" for m in missing)
+    raise FrontendError(
+        f"{_contract_line(module, where)}: the kernel file sets SHAPE_KEYS (Loom's "
+        f"kernel-file contract) but defines no {' and no '.join(m + '()' for m in missing)} "
+        f"function: add "
+        f"{needed} (the kernel's inputs for a shape dict; its outputs computed in torch), "
+        "or remove SHAPE_KEYS and take the file as it is: loom verify FILE --kernel NAME "
+        "--arg x=1024x512:bf16 (the reference is then the file's `reference`, Helion's "
+        "interpret mode, or Loom's Tile IR reference)."
+    )
+
+
+def _contract_line(module: ModuleType, where: str) -> str:
+    """`file:line` of the SHAPE_KEYS assignment (the file alone when it is not found)."""
+    path = getattr(module, "__file__", None) or where
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return str(path)
+    line = next((i for i, text in enumerate(lines, 1) if text.startswith("SHAPE_KEYS")), 0)
+    return f"{path}:{line}" if line else str(path)
 
 
 def spec_of_module(

@@ -85,6 +85,9 @@ class VerifyResult:
     """How block-float tensors were checked (emulation, tolerance); empty without them."""
     outputs: tuple[OutputCheck, ...] = ()
     """One check per output tensor (several when the kernel returns a tuple)."""
+    reference: str = ""
+    """Which reference the outputs were compared with, in words (set by the caller that
+    chose it)."""
 
 
 @dataclass(frozen=True)
