@@ -74,3 +74,18 @@ def test_sdpa_tuned_is_the_fastest_of_its_candidates_simulated_one_by_one() -> N
         each.append(state.simulate(program, buffered, schedule)[0].cycles)
     assert best.sim.cycles == min(each)
     assert best.schedule.notes[-1].startswith("fastest of 9 simulated")
+
+
+def test_table2_compares_loom_with_the_tuned_attention_baselines_when_present() -> None:
+    from loom.eval.rows import ResultRow
+    from loom.report.eval_tables import table2
+
+    def row(policy: str, cycles: float) -> ResultRow:
+        return ResultRow("flash_attention", "wormhole_n150", "B=1,H=8,S=2048,D=64", policy, 1,
+                         "ok", cycles=cycles)  # fmt: skip
+
+    plain = [row("loom", 100.0), row("ttnn-sdpa", 400.0)]
+    assert "ttnn-sdpa-tuned" not in table2(plain)
+    text = table2([*plain, row("ttnn-sdpa-models", 120.0), row("ttnn-sdpa-tuned", 110.0)])
+    assert "loom / ttnn-sdpa-tuned" in text and "1.100x (1)" in text
+    assert "ttnn-sdpa-models / ttnn-sdpa" in text and "3.333x (1)" in text
