@@ -36,6 +36,13 @@ tile) is taken when non-causal, unpadded, without fp32 dest accumulation (TTNN's
 default) and the QK subblock (``sdpa_subblock_utils.hpp`` @
 37d02a42928e4713c7d932ca9a85ebf7cd1607f1: the first of (2,4) (4,2) (1,8) (8,1) ... with
 h*w <= 8 dividing (Sq, Sk)) has h <= 2, Sk a multiple of 8/h, and Sq/h > 1.
+
+Loom's lowering sizes the same kernel's buffers from its own program (fp32 scores and
+accumulators where TTNN's intermediates are Float16_b), so the largest TTNN-legal pairs
+may not build here: 256 x 512 and up at D=64 on Wormhole, and the model code's 256 x 256
+for causal D=128 on Blackhole. The evaluation leaves such a candidate out of the tuned
+search and names it in the row's notes (`loom.eval.tuned`); `ttnn-sdpa-models` then
+records the lowering's refusal as its row.
 """
 
 from __future__ import annotations
