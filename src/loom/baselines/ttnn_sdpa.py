@@ -118,9 +118,10 @@ DECODE_MAX_K_CHUNK = 512
 View = tuple[tuple[str, int, str], ...]
 
 
-def sdpa_split(b: int, h: int, s: int, cores: int) -> tuple[int, int, int]:
-    """(batch, head, query-chunk) parallel factors of TTNN's SDPA."""
-    q_chunks = math.ceil(s / Q_CHUNK)
+def sdpa_split(b: int, h: int, s: int, cores: int, q_chunk: int = Q_CHUNK) -> tuple[int, int, int]:
+    """(batch, head, query-chunk) parallel factors of TTNN's SDPA (query chunks of
+    `q_chunk` positions)."""
+    q_chunks = math.ceil(s / q_chunk)
     bpf = min(b, cores)
     hpf = min(cores // bpf, h)
     qpf = min(cores // (bpf * hpf), q_chunks)
@@ -193,15 +194,22 @@ def sdpa_policy(
     grid: tuple[int, int],
     causal: bool,
     noc_x: tuple[int, ...] | None = None,
+    chunks: tuple[int, int] = (Q_CHUNK, K_CHUNK),
+    name: str = "ttnn-sdpa",
+    why: str = "",
 ) -> Policy:
     """`ttnn-sdpa` for the flash_attention kernels (grid axes: B*H rows, query tiles):
     `causal` for `flash_attention_causal` (no K/V chain); `noc_x` the physical x of each
-    grid column (TTNN's injector choice, notes only)."""
+    grid column (TTNN's injector choice, notes only). `chunks` are the program config's
+    (q_chunk_size, k_chunk_size) (TTNN's 32 x 32 when none is passed), `name` the
+    baseline's and `why` a note on where the chunks come from (the other attention
+    baselines run the same rule with the chunks of a program config)."""
     gx, gy = grid
     b, h = shape["B"], shape["H"]
-    split = sdpa_split(b, h, shape["S"], gx * gy)
-    q_chunks = math.ceil(shape["S"] / Q_CHUNK)
-    work = core_work(b, h, shape["S"], grid, Q_CHUNK, split)
+    q_chunk, k_chunk = chunks
+    split = sdpa_split(b, h, shape["S"], gx * gy, q_chunk)
+    q_chunks = math.ceil(shape["S"] / q_chunk)
+    work = core_work(b, h, shape["S"], grid, q_chunk, split)
     plan = chain_plan(work, h, gx, causal, noc_x)
     ttnn_units = max(sum(w.q_count for w in items) for items in work)
     streams = kv_streams(plan, work) if plan.chains else 0
@@ -215,18 +223,19 @@ def sdpa_policy(
         pipeline[Scope.grid().key] = {"b_load": 1}
     bpf, hpf, qpf = split
     notes = (
-        f"ttnn-sdpa: q_chunk {Q_CHUNK} k_chunk {K_CHUNK}; parallel batch {bpf} x heads {hpf} "
+        f"{name}: q_chunk {q_chunk} k_chunk {k_chunk}; parallel batch {bpf} x heads {hpf} "
         f"x q-chunks {qpf}; {ttnn_units} q-chunk(s) per core under TTNN, {units} in this "
         "mapping",
+        *((why,) if why else ()),
         _kv_note(plan, view, streams, units),
         f"rule: {SDPA_SOURCE}" + ("" if causal else f"; chains: {CHAIN_SOURCE}"),
         f"Q, K and V read by the reader kernel: {READER_SOURCES}"
         + (f"; mask by the writer: {MASK_SOURCE}" if causal else ""),
     )
-    blocks = {"tile_b": 1, "tile_m": Q_CHUNK, "tile_n": K_CHUNK}
+    blocks = {"tile_b": 1, "tile_m": q_chunk, "tile_n": k_chunk}
     multicast = ("k", "v") if plan.chains else ()
     engines = {**QKV_ON_READER, **(MASK_ON_WRITER if causal else {})}
-    return Policy("ttnn-sdpa", view, blocks, multicast, pipeline, notes, load_engines=engines)
+    return Policy(name, view, blocks, multicast, pipeline, notes, load_engines=engines)
 
 
 def decode_split(b: int, kv_heads: int, cores: int) -> tuple[int, int, int]:

@@ -21,8 +21,9 @@ class ResultRow:
     arch: str
     shape: str
     policy: str
-    """`loom`, `ttnn-matmul-oob`, `ttnn-matmul-tuned`, `ttnn-sdpa`, `ttnn-sdpa-decode`,
-    `tileloom`, or `loom-neighbour` (Figure 11's block-size perturbations)."""
+    """`loom`, `ttnn-matmul-oob`, `ttnn-matmul-tuned`, `ttnn-sdpa`, `ttnn-sdpa-models`,
+    `ttnn-sdpa-tuned`, `ttnn-sdpa-decode`, `tileloom`, or `loom-neighbour` (Figure 11's
+    block-size perturbations)."""
     rank: int
     """Position in the policy's own ranking (1 = its pick; loom and tileloom keep 5)."""
     status: str

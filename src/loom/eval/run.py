@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from loom.arch import Arch, load_arch
 from loom.baselines.build import Policy, build_schedule
+from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
 from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
@@ -23,6 +24,7 @@ from loom.dataflow import build_buffers
 from loom.errors import ScheduleError
 from loom.eval.cases import EvalCase
 from loom.eval.rows import ResultRow
+from loom.eval.tuned import Tuned, fastest
 from loom.flows.helion import CompileOptions, compile_kernel, run_frontend
 from loom.flows.lowered import lower_schedule
 from loom.flows.stages import StageLog
@@ -55,9 +57,25 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
     if case.kernel in ("flash_attention", "flash_attention_causal"):
         causal = case.kernel == "flash_attention_causal"
         noc_x = tuple(arch.worker_noc_x)
-        return [("ttnn-sdpa", lambda: sdpa_policy(shape, grid, causal, noc_x))]
+        return [
+            ("ttnn-sdpa", lambda: sdpa_policy(shape, grid, causal, noc_x)),
+            ("ttnn-sdpa-models", lambda: sdpa_models_policy(shape, grid, causal, noc_x)),
+        ]
     if case.kernel == "flash_decode":
         return [("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid))]
+    return []
+
+
+def _tuned_baselines(
+    case: EvalCase, arch: Arch
+) -> list[tuple[str, Callable[[], tuple[Policy, ...]]]]:
+    """The baselines that are the fastest of several legal configurations of TTNN's own
+    knobs: each offers its candidates, `loom.eval.tuned` keeps the fastest."""
+    shape, grid = case.shape_dict, (arch.grid_x, arch.grid_y)
+    if case.kernel in ("flash_attention", "flash_attention_causal"):
+        causal = case.kernel == "flash_attention_causal"
+        noc_x, l1 = tuple(arch.worker_noc_x), arch.l1_usable_bytes
+        return [("ttnn-sdpa-tuned", lambda: sdpa_tuned_candidates(shape, grid, causal, noc_x, l1))]
     return []
 
 
@@ -145,6 +163,19 @@ class _Case:
             sim = self._sims[key] = simulate(lowered, self.arch)
         return sim, time.perf_counter() - start
 
+    def tune(self, program, buffered, candidates: tuple[Policy, ...]) -> Tuned:  # type: ignore[no-untyped-def]
+        """The fastest of a tuned baseline's candidates, each built on its own buffering
+        (`buffered`, the kernel's, unless the policy needs another) and simulated."""
+        case = self.case
+
+        def run(policy: Policy) -> tuple[Schedule, SimResult, float]:
+            own = self.buffers_for(policy, program, buffered)
+            schedule = build_schedule(own, case.arch, case.shape_dict, self.fidelity, policy)
+            sim, secs = self.simulate(program, own, schedule)
+            return schedule, sim, secs
+
+        return fastest(candidates, run)
+
 
 def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
     case, options = state.case, state.options
@@ -216,6 +247,11 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     the benchmarks and tests that time or pin it)."""
     state = _Case(case, options or EvalOptions())
     program = run_frontend(state.spec, case.shape_dict, state.log)
+    tuned = dict(_tuned_baselines(case, state.arch))
+    if name in tuned:  # the fastest candidate's: simulates every candidate
+        buffered = build_buffers(program)
+        schedule = state.tune(program, buffered, tuned[name]()).schedule
+        return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
     policy = dict(_baselines(case, state.arch))[name]()
     if policy is None:
         raise ValueError(f"{name} has no schedule for {case.key}")
@@ -243,6 +279,12 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
             sim, secs = state.simulate(program, own, schedule)
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
+        except Exception as err:  # a sweep records a policy's failure and goes on
+            rows.append(_failed(case, name, 1, err))
+    for name, candidates in _tuned_baselines(case, state.arch):
+        try:
+            best = state.tune(program, buffered, candidates())
+            rows.append(_row(case, state.spec, name, 1, best.schedule, best.sim, best.seconds))
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))
     rows.extend(_tileloom_rows(state, program, buffered))

@@ -6,6 +6,8 @@ pick (rank 1); "loom-top5" the fastest of its top five in the simulator; "tilelo
 fastest of its five profiled candidates and "tileloom-top1" its model's pick. The TTNN
 reference is the out-of-box policy of each kernel (matmul without program config, SDPA and
 SDPA-decode defaults); the tuned matmul configs only exist for the published table shapes.
+The attention rows add Loom over `ttnn-sdpa-models` (the model code's chunks) and
+`ttnn-sdpa-tuned` (the fastest legal chunks) when the results have them.
 """
 
 from __future__ import annotations
@@ -81,6 +83,9 @@ def table2(rows: Iterable[ResultRow]) -> str:
         ]
         if kernel == "gemm":
             comparisons += [("loom", "ttnn-matmul-tuned"), ("ttnn-matmul-tuned", ttnn)]
+        for tuned in ("ttnn-sdpa-models", "ttnn-sdpa-tuned"):
+            if kernel != "flash_decode" and any(tuned in p for p in picked.values()):
+                comparisons += [("loom", tuned), (tuned, ttnn)]
         for a, b in comparisons:
             cells = "".join(f" {_cell(speedups(picked, kernel, arch, a, b)):>22}" for arch in archs)
             lines.append(f"{kernel:22} {a + ' / ' + b:30}{cells}")
