@@ -127,6 +127,7 @@ class Roofline:
     compulsory traffic of the tensors)."""
     peak_tflops: float
     dram_gbps: float
+    """The roof's DRAM bandwidth: the peak at the achievable efficiency (`dram.efficiency`)."""
     modeled_tflops: float
     simulated_tflops: float | None
 
