@@ -3,8 +3,9 @@
 For each (file, kernel) at the file's default inputs: compile, verify on tt-lang-sim
 against the file's reference (every output, each with its own tolerance), simulate.
 Prints the worst relative error over the outputs, the modeled and simulated cycles and
-the DRAM bandwidth each implies (bytes moved / cycles, launch included), as a fraction
-of the arch's DRAM peak.
+the DRAM bandwidth of each (the model's DRAM bytes over the modeled cycles, the
+simulator's over the simulated cycles, launch included), as a fraction of the arch's DRAM
+peak: the figures `loom simulate` prints.
 
     PYTHONPATH=src .venv/bin/python benchmarks/helion_examples.py [--arch wormhole_n150]
 """
@@ -29,8 +30,8 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=1)
     args = parser.parse_args()
     arch = load_arch(args.arch)
-    peak = arch.dram.peak_bytes_per_cycle
-    print(f"arch {arch.name}: DRAM peak {peak:.1f} B/cycle")
+    peak = arch.dram_peak_gbps
+    print(f"arch {arch.name}: DRAM peak {peak:.1f} GB/s")
     print(
         f"{'file':24} {'kernel':20} {'verify':6} {'worst rel err':>13} {'modeled':>9} "
         f"{'simulated':>9} {'model BW':>8} {'sim BW':>8}"
@@ -43,10 +44,11 @@ def main() -> None:
         sim = simulate_lowered(result.lowered, arch, result.log)
         moved = sim.bytes_moved.dram_read + sim.bytes_moved.dram_write
         modeled = result.lowered.modeled_cycles(arch)  # every launch, barriers included
+        modeled_gbps = arch.gbps(result.lowered.modeled_dram_bytes(), modeled)
         print(
             f"{file:24} {kernel:20} {'PASS' if outcome.passed else 'FAIL':6} "
             f"{outcome.max_rel_error:13.3e} {modeled:9,.0f} {sim.cycles:9,.0f} "
-            f"{moved / modeled / peak:8.1%} {moved / sim.cycles / peak:8.1%}"
+            f"{modeled_gbps / peak:8.1%} {arch.gbps(moved, sim.cycles) / peak:8.1%}"
         )
 
 

@@ -44,6 +44,12 @@ def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
 
 
 @pytest.fixture(scope="session")
+def small_shapes() -> dict[str, dict[str, int]]:
+    """The shapes `tile_programs` imports the shipped kernels at."""
+    return SMALL_SHAPES
+
+
+@pytest.fixture(scope="session")
 def kernel_specs():  # type: ignore[no-untyped-def]
     from loom.kernels.registry import resolve_kernel
 

@@ -262,18 +262,20 @@ class CompiledKernel:
 
         launches = tuple(lw.lowered for lw in self._result.lowered.launches())
         sim = simulate_launches(launches, self.arch, trace=trace)
-        spec, s = self._bound.spec, self.schedule
-        flops = spec.flops(s.shape) if spec.flops else 0
+        spec = self._bound.spec
+        lowered = self._result.lowered
         env = _assignment(self._result)
         report = SimulationReport(
             raw=sim,
-            modeled_cycles=round(self._result.lowered.modeled_cycles(self.arch)),
-            flops=flops,
+            modeled_cycles=round(lowered.modeled_cycles(self.arch)),
+            flops=lowered.flops(spec.flops),
             activities=activities(sim.trace_events, self.arch.clock_ghz),
             modeled_pipes=tuple(
                 PipeTime(node, term, cycles)
                 for node, term, cycles in term_breakdown(self._result.problem, env)
             ),
+            arch=self.arch,
+            modeled_dram_bytes=lowered.modeled_dram_bytes(),
         )
         self._last_sim = report
         return report

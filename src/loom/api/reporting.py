@@ -44,7 +44,7 @@ def report_data(
             lowered=result.lowered,
             arch=arch,
             source=kernel_source(lazy),
-            flops=lazy.flops(result.schedule.shape),
+            flops=result.lowered.flops(lazy.flops),
             problem=result.problem,
             ranking=result.ranking,
             sim=sim,

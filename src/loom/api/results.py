@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from loom.errors import LoomError
 
 if TYPE_CHECKING:
+    from loom.arch import Arch
     from loom.sim import BytesMoved, CoreBusy, EngineBusy, LinkUse, SimResult
 
 
@@ -100,12 +101,17 @@ class SimulationReport:
     modeled_cycles: int
     """The latency model's prediction for the same schedule."""
     flops: int = field(repr=False)
-    """The kernel's own floating-point work (0 when it declares no FLOP count)."""
+    """The kernel's own floating-point work: what its file states, else what its Tile IR
+    does (`loom.flows.lowered.kernel_flops`)."""
     activities: tuple[Activity, ...] = field(repr=False)
     """Simulated busy time per engine activity (reads, pipe sends and receives, computes,
     writes), from the trace; empty when simulated with `trace=False`."""
     modeled_pipes: tuple[PipeTime, ...] = field(repr=False)
     """The model's per-pipe terms of the same schedule, for comparison."""
+    arch: Arch = field(repr=False)
+    """The architecture simulated (its DRAM peak for the bandwidth figures)."""
+    modeled_dram_bytes: int = field(default=0, repr=False)
+    """The DRAM bytes the model moves for the same schedule (every launch)."""
 
     @property
     def cycles(self) -> float:
@@ -127,7 +133,7 @@ class SimulationReport:
     @property
     def tflops(self) -> float | None:
         """Useful TFLOPS: the kernel's own work over the simulated time (None when the
-        kernel declares no FLOP count)."""
+        kernel does no floating-point work)."""
         return self.flops / (self.raw.us * 1e6) if self.flops and self.raw.us else None
 
     @property
@@ -164,6 +170,31 @@ class SimulationReport:
         return self.raw.bytes_moved
 
     @property
+    def dram_bytes(self) -> float:
+        """Bytes the simulated cores read from and wrote to DRAM."""
+        return self.raw.bytes_moved.dram_read + self.raw.bytes_moved.dram_write
+
+    @property
+    def dram_gbps(self) -> float:
+        """Achieved DRAM bandwidth: `dram_bytes` over the simulated time (launch included)."""
+        return self.arch.gbps(self.dram_bytes, self.cycles)
+
+    @property
+    def modeled_dram_gbps(self) -> float:
+        """The model's DRAM bytes over the modeled time."""
+        return self.arch.gbps(self.modeled_dram_bytes, self.modeled_cycles)
+
+    @property
+    def dram_peak_gbps(self) -> float:
+        """The architecture's DRAM peak (every bank at its peak bandwidth)."""
+        return self.arch.dram_peak_gbps
+
+    @property
+    def dram_fraction_of_peak(self) -> float:
+        """Achieved (simulated) DRAM bandwidth over the architecture's DRAM peak."""
+        return self.dram_gbps / self.dram_peak_gbps
+
+    @property
     def seconds(self) -> float:
         return self.us * 1e-6
 
@@ -192,7 +223,9 @@ class SimulationReport:
     def as_dict(self) -> dict[str, object]:
         from loom.report import simulation_dict
 
-        return simulation_dict(self.raw, self.modeled_cycles, self.flops)
+        return simulation_dict(
+            self.raw, self.arch, self.modeled_cycles, self.flops, self.modeled_dram_bytes
+        )
 
     def __repr__(self) -> str:
         return (
@@ -203,4 +236,6 @@ class SimulationReport:
     def __str__(self) -> str:
         from loom.report import simulation_summary
 
-        return simulation_summary(self.raw, self.modeled_cycles, self.flops).rstrip("\n")
+        return simulation_summary(
+            self.raw, self.arch, self.modeled_cycles, self.flops, self.modeled_dram_bytes
+        ).rstrip("\n")

@@ -219,6 +219,15 @@ class Arch:
     def us_to_cycles(self, us: float) -> float:
         return us * self.clock_ghz * 1e3
 
+    @property
+    def dram_peak_gbps(self) -> float:
+        """DRAM peak of the chip: every bank at its peak bandwidth, in GB/s."""
+        return self.dram.peak_bytes_per_cycle * self.clock_ghz
+
+    def gbps(self, nbytes: float, cycles: float) -> float:
+        """`nbytes` moved in `cycles`, in GB/s (0 for no time)."""
+        return nbytes * self.clock_ghz / cycles if cycles > 0 else 0.0
+
     def peak_tflops(self, fidelity: str, cores: int | None = None) -> float:
         """Matmul peak of `cores` cores (default: the whole grid) at `fidelity`."""
         n = self.num_cores if cores is None else cores

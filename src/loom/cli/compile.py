@@ -152,13 +152,14 @@ def _simulate_result(args: argparse.Namespace, spec, arch, lowered, log):  # typ
 
     trace = bool(args.trace or getattr(args, "html", None))
     sim = simulate_lowered(lowered, arch, log, trace=trace)
-    flops = spec.flops(lowered.schedule.shape) if spec.flops else 0
+    flops = lowered.flops(spec.flops)
     modeled = round(lowered.modeled_cycles(arch))  # every launch, barriers included
+    modeled_bytes = lowered.modeled_dram_bytes()
     if not args.json:
-        print(simulation_summary(sim, modeled, flops), end="")
+        print(simulation_summary(sim, arch, modeled, flops, modeled_bytes), end="")
     if args.trace:
         write_file(args.trace, trace_json(sim.trace_events))
-    data = simulation_dict(sim, modeled, flops)
+    data = simulation_dict(sim, arch, modeled, flops, modeled_bytes)
     # wall-clock figures differ between identical runs: keep them apart from the results
     data["timings"] = {"events_per_second": data.pop("events_per_second", 0)}
     return data, sim

@@ -25,11 +25,12 @@ from typing import TYPE_CHECKING
 from loom.arch import Arch
 from loom.dataflow import build_buffers
 from loom.errors import InfeasibleError, ScheduleError
-from loom.flows.lowered import Lowered, lower_schedule
+from loom.flows.lowered import Lowered, kernel_flops, lower_schedule
 from loom.flows.refine import Refinement, refine
 from loom.flows.stages import StageLog
 from loom.ir.buffers import ACCUMULATE_POLICIES, BufferedProgram
 from loom.ir.candidate import CandidateSet
+from loom.ir.flops import count_flops
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
 from loom.ir.schedule import Schedule
@@ -114,6 +115,7 @@ class Traced:
     program: TileProgram
     """After the user's data formats were applied."""
     flops: int
+    """The kernel's floating-point work (`loom.flows.lowered.kernel_flops`)."""
     formats_label: str = ""
     """The Schedule's `formats` field for the `--dtype` the program was traced with."""
 
@@ -124,7 +126,7 @@ def trace_kernel(
     from loom.frontend.formats import parse_format_spec
 
     program = run_frontend(spec, shape, log, formats)
-    flops = spec.flops(shape) if spec.flops else 0
+    flops = kernel_flops(spec.flops, shape, (program,))
     label = parse_format_spec(formats).label()
     return Traced(spec.name, dict(shape), program, flops, label)
 
@@ -147,10 +149,13 @@ def compile_traced(
     then = None
     if program.after is not None:  # the later launches first: one program per call below
         after = program.after
-        later = dataclasses.replace(traced, name=after.name, program=after, flops=0)
+        # each launch's own work (a figure the file states covers them all)
+        later = dataclasses.replace(
+            traced, name=after.name, program=after, flops=count_flops(after).total
+        )
         then = compile_traced(later, options, StageLog(listener=log.listener))
         program = dataclasses.replace(program, after=None)
-        traced = dataclasses.replace(traced, program=program, flops=0)
+        traced = dataclasses.replace(traced, program=program, flops=count_flops(program).total)
     log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
     buffered = log.timed("dataflow", lambda: build_buffers(program, options.accumulate))
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))

@@ -8,6 +8,7 @@ import dataclasses
 import inspect
 import itertools
 import math
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,7 @@ from loom.backends.ttlang.blockfloat import quantize_inputs
 from loom.errors import ScheduleError
 from loom.flows.stages import StageLog
 from loom.ir.buffers import BufferedProgram
+from loom.ir.flops import count_flops
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.ir.tile import TileProgram
@@ -58,6 +60,29 @@ class Lowered:
             for a, b in itertools.pairwise(chain)
         )
         return sum(lw.schedule.modeled_cycles for lw in chain) + barriers
+
+    def modeled_dram_bytes(self) -> int:
+        """The DRAM bytes the model moves for this launch and those after it."""
+        return sum(lw.schedule.modeled_dram_bytes for lw in self.launches())
+
+    def flops(self, stated: Callable[[dict[str, int]], int] | None) -> int:
+        """The floating-point work of this launch and those after it (`kernel_flops`)."""
+        chain = self.launches()
+        return kernel_flops(stated, self.schedule.shape, (lw.program for lw in chain))
+
+
+def kernel_flops(
+    stated: Callable[[dict[str, int]], int] | None,
+    shape: dict[str, int],
+    programs: Iterable[TileProgram],
+) -> int:
+    """A kernel's floating-point work, the one figure behind every TFLOPS Loom prints:
+    what its file states (`flops(shape)`, the published convention: GEMM's 2·M·N·K, flash
+    attention's 4·B·H·S²·D for its two matmuls), else what its Tile IR does, counted over
+    `programs` and the launches after each (`loom.ir.flops`; a stated 0 counts too)."""
+    return (stated(shape) if stated is not None else 0) or sum(
+        count_flops(p).total for p in programs
+    )
 
 
 def lower_schedule(

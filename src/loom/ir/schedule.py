@@ -157,6 +157,10 @@ class Schedule:
     modeled_cycles: int = 0
     modeled_us: float = 0.0
     modeled_tflops: float = 0.0
+    modeled_dram_bytes: int = 0
+    """DRAM bytes the model moves for this schedule (reads, re-reads and writes)."""
+    modeled_dram_gbps: float = 0.0
+    """`modeled_dram_bytes` over the modeled time."""
     bottleneck: dict[str, str] = field(default_factory=dict)
     binding_constraints: tuple[str, ...] = ()
     top_k: tuple[TopEntry, ...] = ()

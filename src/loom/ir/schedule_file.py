@@ -93,6 +93,8 @@ class ScheduleFile(_Strict):
     modeled_cycles: Count = 0
     modeled_us: Number = 0.0
     modeled_tflops: Number = 0.0
+    modeled_dram_bytes: Count = 0
+    modeled_dram_gbps: Number = 0.0
     bottleneck: dict[str, str] = {}
     binding_constraints: tuple[str, ...] = ()
     top_k: tuple[TopEntryFile, ...] = ()
@@ -107,7 +109,7 @@ class ScheduleFile(_Strict):
     formats: Annotated[str, Field(max_length=400)] = ""
     accumulators: dict[Name, Literal["separate", "l1", "output"]] = {}
 
-    @field_validator("modeled_us", "modeled_tflops", "compile_seconds")
+    @field_validator("modeled_us", "modeled_tflops", "modeled_dram_gbps", "compile_seconds")
     @classmethod
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
@@ -167,6 +169,8 @@ class ScheduleFile(_Strict):
             modeled_cycles=self.modeled_cycles,
             modeled_us=self.modeled_us,
             modeled_tflops=self.modeled_tflops,
+            modeled_dram_bytes=self.modeled_dram_bytes,
+            modeled_dram_gbps=self.modeled_dram_gbps,
             bottleneck=dict(self.bottleneck),
             binding_constraints=self.binding_constraints,
             top_k=tuple(

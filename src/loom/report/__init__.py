@@ -5,6 +5,7 @@ page, a compact notebook view, or sentences)."""
 from __future__ import annotations
 
 from loom.flows.helion import CompileResult
+from loom.model.inputs import compulsory_bytes
 from loom.report.artifacts import (
     candidates_json,
     print_buffers,
@@ -82,7 +83,13 @@ def _launch_summary(result: CompileResult) -> str:
         len(statuses) - statuses.count("pruned"),
         statuses.count("pruned"),
     )
-    text = schedule_summary(result.schedule, result.arch, counts)
+    text = schedule_summary(
+        result.schedule,
+        result.arch,
+        counts,
+        result.problem.flops,
+        compulsory_bytes(result.program, result.arch),
+    )
     if result.refinement is not None:
         text += "\n".join(result.refinement.lines()) + "\n"
     return text

@@ -110,6 +110,7 @@ def roofline_chart(r: Roofline) -> str:
     ax.set_ylabel("TFLOPS")
     ax.legend(fontsize=7, loc="lower right")
     ax.set_title(
-        f"roofline: peak {r.peak_tflops:.0f} TFLOPS, DRAM {r.dram_gbps:.0f} GB/s", fontsize=8
+        f"roofline: peak {r.peak_tflops:.0f} TFLOPS, DRAM {r.dram_gbps:.0f} GB/s achievable",
+        fontsize=8,
     )
     return _svg(fig, "roofline")

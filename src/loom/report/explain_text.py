@@ -36,7 +36,11 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
         + ".",
         f"Modeled time: {d.modeled_cycles:,} cycles = {d.modeled_us:,.1f} us, "
         f"{d.modeled_tflops:.2f} TFLOPS ({100 * d.modeled_tflops / d.peak_tflops:.0f}% of the "
-        f"{d.peak_tflops:.1f} TFLOPS {d.math_fidelity} peak of these cores).",
+        f"{d.peak_tflops:.1f} TFLOPS {d.math_fidelity} peak of these cores), moving "
+        f"{d.modeled_dram_gbps:,.1f} GB/s of DRAM traffic "
+        f"({100 * d.modeled_dram_gbps / d.dram_peak_gbps:.0f}% of the "
+        f"{d.dram_peak_gbps:,.1f} GB/s DRAM peak).",
+        f"Intensity: {d.intensity}.",
     ]
     if d.launches:
         parts = " + ".join(f"{r.modeled_cycles:,} ({r.name})" for r in d.launches)
@@ -97,7 +101,9 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
         busy = f"; compute engines busy {100 * compute.mean:.0f}% on average" if compute else ""
         out.append(
             f"The simulator measured {d.sim.cycles:,.0f} cycles = {d.sim.us:,.1f} us, "
-            f"{d.sim.tflops:.2f} TFLOPS, simulated / modeled = "
+            f"{d.sim.tflops:.2f} TFLOPS, {d.sim.dram_gbps:,.1f} GB/s of DRAM traffic "
+            f"({100 * d.sim.dram_gbps / d.dram_peak_gbps:.0f}% of the DRAM peak), "
+            "simulated / modeled = "
             f"{d.sim.cycles / max(d.total_cycles, 1):.2f}{busy}."
         )
     for v in d.verify:

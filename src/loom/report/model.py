@@ -16,8 +16,10 @@ from loom.flows.lowered import Lowered
 from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
+from loom.model.inputs import compulsory_bytes
 from loom.report.heg_view import KNOB_TEXT, HegItem, heg_view
 from loom.report.mesh_view import MeshView, mesh_view
+from loom.report.summary import intensity_text
 from loom.sim import SimResult
 from loom.solve import Ranking
 
@@ -111,6 +113,8 @@ class SimView:
     engines: tuple[EngineRow, ...]
     dram_read_bytes: float
     dram_write_bytes: float
+    dram_gbps: float
+    """The simulator's DRAM bytes (read and written) over the simulated time."""
     timeline: Timeline | None
     trace_file: str
     """File name of the Perfetto trace written beside the report, or empty."""
@@ -123,6 +127,7 @@ class Roofline:
     compulsory traffic of the tensors)."""
     peak_tflops: float
     dram_gbps: float
+    """The roof's DRAM bandwidth: the peak at the achievable efficiency (`dram.efficiency`)."""
     modeled_tflops: float
     simulated_tflops: float | None
 
@@ -156,6 +161,12 @@ class ReportData:
     modeled_us: float
     modeled_tflops: float
     peak_tflops: float
+    modeled_dram_gbps: float
+    """The model's DRAM bytes over the modeled time, every launch."""
+    dram_peak_gbps: float
+    """The architecture's DRAM peak."""
+    intensity: str
+    """The kernel's arithmetic intensity against the ridge point, in words."""
     bottleneck: str
     binding: tuple[str, ...]
     l1: tuple[L1Row, ...]
@@ -300,7 +311,7 @@ def timeline(
     return Timeline(bin_us=width, rows=rows) if rows else None
 
 
-def sim_view(sim: SimResult, flops: int, trace_file: str) -> SimView:
+def sim_view(sim: SimResult, arch: Arch, flops: int, trace_file: str) -> SimView:
     return SimView(
         cycles=sim.cycles,
         us=sim.us,
@@ -309,6 +320,7 @@ def sim_view(sim: SimResult, flops: int, trace_file: str) -> SimView:
         engines=tuple(EngineRow(e.engine, e.min, e.mean, e.max) for e in sim.engine_busy),
         dram_read_bytes=sim.bytes_moved.dram_read,
         dram_write_bytes=sim.bytes_moved.dram_write,
+        dram_gbps=arch.gbps(sim.bytes_moved.dram_read + sim.bytes_moved.dram_write, sim.cycles),
         timeline=(
             timeline(sim.trace_events, sim.us * sim.kernel_cycles / sim.cycles)
             if sim.trace_events and sim.cycles
@@ -372,14 +384,13 @@ class ReportInputs:
 def build_report(inputs: ReportInputs) -> ReportData:
     lw, arch = inputs.lowered, inputs.arch
     s = lw.schedule
-    sim = sim_view(inputs.sim, inputs.flops, inputs.trace_file) if inputs.sim else None
+    sim = sim_view(inputs.sim, arch, inputs.flops, inputs.trace_file) if inputs.sim else None
     simulated = dict(inputs.simulated_top_k)
     if inputs.sim is not None:
         simulated.setdefault(s.candidate, inputs.sim.cycles)
-    compulsory = sum(
-        t.rows * t.cols * arch.tile.bytes(t.dtype if t.dtype in arch.tile.dtypes else "fp32")
-        for t in lw.lowered.tensors
-    )
+    compulsory = compulsory_bytes(lw.program, arch)
+    peak = arch.peak_tflops(s.math_fidelity, s.mapping.num_cores)
+    total_cycles = round(lw.modeled_cycles(arch))
     return ReportData(
         kernel=s.kernel,
         arch=s.arch,
@@ -401,7 +412,12 @@ def build_report(inputs: ReportInputs) -> ReportData:
         modeled_cycles=s.modeled_cycles,
         modeled_us=s.modeled_us,
         modeled_tflops=s.modeled_tflops,
-        peak_tflops=arch.peak_tflops(s.math_fidelity, s.mapping.num_cores),
+        peak_tflops=peak,
+        modeled_dram_gbps=arch.gbps(lw.modeled_dram_bytes(), total_cycles),
+        dram_peak_gbps=arch.dram_peak_gbps,
+        intensity=intensity_text(
+            inputs.flops, compulsory, arch, s.math_fidelity, s.mapping.num_cores
+        ),
         bottleneck=s.bottleneck.get("text", ""),
         binding=s.binding_constraints,
         l1=l1_rows(lw.lowered, arch),
@@ -428,7 +444,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
             inputs.verify, tuple(t.name for t in lw.lowered.tensors if t.role == "output")
         ),
         launches=launch_rows(lw),
-        total_cycles=round(lw.modeled_cycles(arch)),
+        total_cycles=total_cycles,
     )
 
 

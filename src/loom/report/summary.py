@@ -48,7 +48,34 @@ def draw_mesh(schedule: Schedule, arch: Arch) -> list[str]:
     return lines
 
 
-def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, int, int]) -> str:
+def bandwidth_text(gbps: float, arch: Arch) -> str:
+    """A DRAM bandwidth and its share of the architecture's DRAM peak."""
+    return f"{gbps:,.1f} GB/s = {100 * gbps / arch.dram_peak_gbps:.0f}%"
+
+
+def intensity_text(flops: int, compulsory_bytes: int, arch: Arch, fidelity: str, cores: int) -> str:
+    """The kernel's arithmetic intensity (flops per byte its tensors must cross DRAM with,
+    whatever the schedule) against the ridge point of the roofline of `cores` cores: below
+    it no schedule reaches the matmul peak, and bandwidth is the figure that says how well
+    the kernel runs."""
+    ridge = arch.peak_tflops(fidelity, cores) * 1e3 / arch.dram_peak_gbps
+    intensity = flops / compulsory_bytes if compulsory_bytes else 0.0
+    bound = "below" if intensity < ridge else "at or above"
+    return (
+        f"{intensity:,.2f} flops per compulsory DRAM byte, {bound} the ridge point of "
+        f"{cores} cores ({ridge:,.0f}): {'memory' if intensity < ridge else 'compute'}-bound"
+    )
+
+
+def schedule_summary(
+    s: Schedule,
+    arch: Arch,
+    candidate_count: tuple[int, int, int, int],
+    flops: int = 0,
+    compulsory_bytes: int = 0,
+) -> str:
+    """The compile's text; `flops` (the kernel's work, as in the model's TFLOPS) and
+    `compulsory_bytes` (`loom.model.inputs.compulsory_bytes`) give its intensity line."""
     total, kept, solved, pruned = candidate_count
     m = s.mapping
     shape = " ".join(f"{k}={v}" for k, v in s.shape.items())
@@ -93,6 +120,14 @@ def schedule_summary(s: Schedule, arch: Arch, candidate_count: tuple[int, int, i
         f"{s.modeled_tflops:.2f} TFLOPS "
         f"({100 * s.modeled_tflops / peak:.0f}% of the {peak:.1f} TFLOPS {s.math_fidelity} peak of "
         f"{m.num_cores} cores)",
+        f"bandwidth   {bandwidth_text(s.modeled_dram_gbps, arch)} of the "
+        f"{arch.dram_peak_gbps:,.1f} GB/s DRAM peak ({s.modeled_dram_bytes:,} bytes of DRAM "
+        "traffic)",
+    ]
+    if compulsory_bytes:
+        intensity = intensity_text(flops, compulsory_bytes, arch, s.math_fidelity, m.num_cores)
+        lines.append(f"intensity   {intensity}")
+    lines += [
         f"bottleneck  {s.bottleneck.get('text', '')}",
     ]
     lines += [f"binding     {b}" for b in s.binding_constraints] or ["binding     none"]
@@ -138,10 +173,18 @@ def candidates_table(cs: CandidateSet) -> str:
     return "\n".join(lines) + "\n"
 
 
-def simulation_dict(sim: SimResult, modeled: int, flops: int) -> dict[str, object]:
+def simulation_dict(
+    sim: SimResult, arch: Arch, modeled: int, flops: int, modeled_dram_bytes: int = 0
+) -> dict[str, object]:
     """The simulated figures as JSON-ready data. `tflops` counts the kernel's useful
-    floating-point work; `executed_tflops` counts every tile-matmul the cores ran,
-    padding included (e.g. a decode query row padded to a 32-row tile)."""
+    floating-point work (`flops`); `executed_tflops` counts every tile-matmul the cores
+    ran, padding included (e.g. a decode query row padded to a 32-row tile). `dram_gbps`
+    is the simulator's DRAM bytes (read and written) over the simulated time,
+    `modeled_dram_gbps` the model's bytes over the modeled time; both also as fractions
+    of the architecture's DRAM peak (`dram_peak_gbps`)."""
+    moved = sim.bytes_moved.dram_read + sim.bytes_moved.dram_write
+    gbps, peak = arch.gbps(moved, sim.cycles), arch.dram_peak_gbps
+    modeled_gbps = arch.gbps(modeled_dram_bytes, modeled)
     return {
         "kernel": sim.kernel,
         "arch": sim.arch,
@@ -149,22 +192,43 @@ def simulation_dict(sim: SimResult, modeled: int, flops: int) -> dict[str, objec
         "simulated_us": round(sim.us, 3),
         "modeled_cycles": modeled,
         "simulated_over_modeled": round(sim.cycles / modeled, 4) if modeled else None,
+        "flops": flops,
         "tflops": round(flops / (sim.us * 1e6), 3) if flops and sim.us else None,
         "executed_tflops": round(sim.tflops, 3),
         "utilization": round(sim.utilization, 4),
         "engine_busy": [dataclasses.asdict(e) for e in sim.engine_busy],
         "dram_bank_utilization": [round(u, 4) for u in sim.dram_bank_utilization],
         "bytes_moved": dataclasses.asdict(sim.bytes_moved),
+        "dram_bytes": round(moved),
+        "dram_gbps": round(gbps, 3),
+        "dram_fraction_of_peak": round(gbps / peak, 4),
+        "dram_peak_gbps": round(peak, 3),
+        "modeled_dram_bytes": modeled_dram_bytes,
+        "modeled_dram_gbps": round(modeled_gbps, 3),
+        "modeled_dram_fraction_of_peak": round(modeled_gbps / peak, 4),
         "events": sim.events,
         "events_per_second": round(sim.events_per_second),
     }
 
 
-def simulation_summary(sim: SimResult, modeled: int, flops: int) -> str:
+def simulation_summary(
+    sim: SimResult, arch: Arch, modeled: int, flops: int, modeled_dram_bytes: int = 0
+) -> str:
+    """The simulator's text, then the kernel's own rates: useful TFLOPS (`flops` over the
+    simulated time) and the DRAM bandwidth achieved, simulated (the simulator's DRAM
+    bytes) and modeled (`modeled_dram_bytes` over `modeled` cycles)."""
     text = sim.summary()
     lines = [text.rstrip("\n")]
     if flops and sim.us:
         lines.append(f"useful      {flops / (sim.us * 1e6):.2f} TFLOPS of the kernel's own work")
+    moved = sim.bytes_moved.dram_read + sim.bytes_moved.dram_write
+    line = (
+        f"bandwidth   {bandwidth_text(arch.gbps(moved, sim.cycles), arch)} of the "
+        f"{arch.dram_peak_gbps:,.1f} GB/s DRAM peak"
+    )
+    if modeled_dram_bytes and modeled:
+        line += f"; modeled {bandwidth_text(arch.gbps(modeled_dram_bytes, modeled), arch)}"
+    lines.append(line)
     if modeled:
         lines.append(
             f"simulated   {sim.cycles:,.0f} cycles vs modeled {modeled:,} cycles: "

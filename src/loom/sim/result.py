@@ -96,8 +96,8 @@ class SimResult:
             f"{self.kernel} on {self.arch} ({self.grid[0]}x{self.grid[1]} cores): "
             f"{self.cycles:,.0f} cycles = {self.us:,.2f} us "
             f"(kernel {self.kernel_cycles:,.0f} + launch {self.launch_cycles:,.0f})",
-            f"  {self.tflops:.2f} TFLOPS = {100 * self.utilization:.1f}% of "
-            f"{self.peak_tflops:.1f} peak",
+            f"  {self.tflops:.2f} TFLOPS of tile-matmuls executed = "
+            f"{100 * self.utilization:.1f}% of the {self.peak_tflops:.1f} TFLOPS matmul peak",
         ]
         for e in self.engine_busy:
             lines.append(

@@ -78,6 +78,8 @@ def materialize(
         modeled_cycles=solution.cycles,
         modeled_us=round(us, 3),
         modeled_tflops=round(tflops, 3),
+        modeled_dram_bytes=solution.dram_bytes,
+        modeled_dram_gbps=round(arch.gbps(solution.dram_bytes, solution.cycles), 3),
         bottleneck=bottleneck(problem, env).as_dict() if explain else {},
         binding_constraints=tuple(binding_constraints(problem, env)) if explain else (),
         top_k=tuple(
