@@ -158,6 +158,7 @@ class ControlOps(ImporterCore):
         body = Scope()
         self._convert_graph(info, body, inputs)
         scope.ops.append(If(cond, tuple(body.ops), node_line(node)))
+        return None
 
     def _constant_if(self, node: torch.fx.Node, scope: Scope, taken: bool) -> list[object]:
         """An `if` whose condition is decided at compile time (`if beta == 0.0:` on a
