@@ -405,3 +405,79 @@ def test_int32_ops_between_tiles_stay_int32_and_ops_with_constants_run_in_fp32(t
         ("int32", "fp32"),
         ("fp32", "int32"),
     ]
+
+
+SLICES = """
+import helion
+import helion.language as hl
+import torch
+
+
+@helion.kernel(static_shapes=True)
+def k(x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    out = torch.empty([x.size(0), x.size(1) + y.size(1)], dtype=x.dtype, device=x.device)
+    n1 = x.size(1)
+    for tile_m in hl.tile(x.size(0)):
+        out[tile_m, :n1] = x[tile_m, :]
+        out[tile_m, n1:] = y[tile_m, {cols}]
+    return out
+"""
+
+
+def test_static_partial_slices_are_constant_windows(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import Store
+    from loom.symbolic import Const
+
+    args = (torch.zeros(64, 128), torch.zeros(64, 96))
+    program = _file_program(tmp_path, SLICES.replace("{cols}", ":"), args)
+    stores = [op for op in walk(program.body) if isinstance(op, Store)]
+    assert [s.window[1] for s in stores] == [
+        type(stores[0].window[1])(Const(0), Const(128)),
+        type(stores[0].window[1])(Const(128), Const(96)),
+    ]
+
+
+def test_a_slice_off_the_tile_grid_is_refused_with_its_line(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.errors import FrontendError
+
+    args = (torch.zeros(64, 128), torch.zeros(64, 96))
+    with pytest.raises(FrontendError, match=r"f\.py:13: .*slice 8:None of y.*multiples of 32"):
+        _file_program(tmp_path, SLICES.replace("{cols}", "8:").replace("y.size(1)", "88"), args)
+
+
+BRANCHES = """
+import helion
+import helion.language as hl
+import torch
+
+
+@helion.kernel(static_shapes=True)
+def k(x: torch.Tensor, beta: float) -> torch.Tensor:
+    out = torch.empty_like(x)
+    rest = 1 - beta
+    for tile_m in hl.tile(x.size(0)):
+        v = x[tile_m, :]
+        if beta == 0.0:
+            v = torch.exp(v)
+        elif beta > 1.0:
+            v = torch.sigmoid(v)
+        else:
+            v = v * rest
+        out[tile_m, :] = v
+    return out
+"""
+
+
+@pytest.mark.parametrize(("beta", "op"), [(0.0, "exp"), (2.0, "sigmoid"), (0.25, "mul")])
+def test_a_branch_on_a_scalar_is_decided_at_compile_time(tmp_path, beta, op) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    program = _file_program(tmp_path, BRANCHES, (torch.zeros(64, 128), beta))
+    ops = [o for o in walk(program.body) if isinstance(o, Elementwise)]
+    assert [o.op for o in ops] == [op]
+    if op == "mul":
+        assert ops[0].args[1] == 1 - beta  # `1 - beta` folded on the host

@@ -105,11 +105,15 @@ def verify_lowered(
     if lowered.then is not None:
         return log.timed("verify", lambda: _verify_launches(spec, lowered))
     if spec.file is not None:
-        from loom.kernels.checks import file_references  # imports torch: only here
+        from loom.kernels.checks import file_references, host_epilogue  # imports torch
 
         inputs, references, used = file_references(spec.file, lowered.program)
+        epilogue = host_epilogue(spec.file)
         result = log.timed(
-            "verify", lambda: verify_outputs(lowered.lowered, inputs, references, arch=arch)
+            "verify",
+            lambda: verify_outputs(
+                lowered.lowered, inputs, references, arch=arch, epilogue=epilogue
+            ),
         )
         return dataclasses.replace(result, reference=used)
     from loom.kernels.checks import index_vectors  # imports torch: only here

@@ -1,9 +1,13 @@
 """Control flow: an inner `hl.tile` loop becomes a `ForLoop` (its carried values read from
-Helion's `_phi` nodes), and an `if` on tile ids (`tile.id == 0`) an `If`."""
+Helion's `_phi` nodes), an `if` on tile ids (`tile.id == 0`) an `If`, and an `if` on a
+comparison of numbers (constants and scalar arguments, which Loom compiles as
+constants) is decided at compile time: only the taken branch is converted."""
 
 from __future__ import annotations
 
 import operator
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import cast
 
 import torch
@@ -22,7 +26,26 @@ from loom.frontend.scope import (
     seq_arg,
 )
 from loom.ir.tile import Carried, ForLoop, If, Value
-from loom.symbolic import Cond, Expr, Sym, as_expr, cmp
+from loom.symbolic import BoolConst, Cond, Const, Expr, Sym, as_expr, cmp
+
+_SCALAR_COMPARE = {
+    operator.eq: "==",
+    operator.ne: "!=",
+    operator.lt: "<",
+    operator.le: "<=",
+    operator.gt: ">",
+    operator.ge: ">=",
+}
+"""Python comparisons between numbers (constants, scalar arguments) or tile ids."""
+
+
+@dataclass(frozen=True)
+class _NotTaken:
+    """An output of the branch of a constant `if` that is not taken: the `_phi` merging
+    it takes the other side."""
+
+
+_NOT_TAKEN = _NotTaken()
 
 
 class ControlOps(ImporterCore):
@@ -34,7 +57,8 @@ class ControlOps(ImporterCore):
             _tracing_ops._phi: self._phi,
             _tracing_ops._if: self._if,
             operator.getitem: self._getitem,
-            operator.eq: self._eq,
+            **{target: self._compare_scalars for target in _SCALAR_COMPARE},
+            _tracing_ops._not: self._not,
         }
 
     def _getitem(self, node: torch.fx.Node, scope: Scope) -> object:
@@ -44,7 +68,8 @@ class ControlOps(ImporterCore):
         return container[int_arg(node, 1)]
 
     def _phi(self, node: torch.fx.Node, scope: Scope) -> object:
-        return scope.values[node_arg(node, 1)]
+        merged = scope.values[node_arg(node, 1)]
+        return scope.values[node_arg(node, 0)] if merged is _NOT_TAKEN else merged
 
     def _for_loop(self, node: torch.fx.Node, scope: Scope) -> list[Value]:
         graph_id = int_arg(node, 0)
@@ -119,8 +144,12 @@ class ControlOps(ImporterCore):
             raise TypeError(f"loop bound {arg!r} is neither an FX node nor an integer")
         return as_expr(arg)
 
-    def _if(self, node: torch.fx.Node, scope: Scope) -> None:
+    def _if(self, node: torch.fx.Node, scope: Scope) -> list[object] | None:
         cond = scope.values[node_arg(node, 0)]
+        if isinstance(cond, BoolConst):
+            cond = cond.value
+        if isinstance(cond, bool):
+            return self._constant_if(node, scope, cond)
         info = self.device_ir.graphs[int_arg(node, 1)]
         assert isinstance(info, IfGraphInfo)
         if not isinstance(cond, Cond):
@@ -129,11 +158,70 @@ class ControlOps(ImporterCore):
         body = Scope()
         self._convert_graph(info, body, inputs)
         scope.ops.append(If(cond, tuple(body.ops), node_line(node)))
+        return None
 
-    def _eq(self, node: torch.fx.Node, scope: Scope) -> Cond:
+    def _constant_if(self, node: torch.fx.Node, scope: Scope, taken: bool) -> list[object]:
+        """An `if` whose condition is decided at compile time (`if beta == 0.0:` on a
+        scalar argument, which Loom compiles as a constant): the taken branch is
+        converted in place, the other dropped. Helion's `_if` returns one value per
+        variable either branch assigns, first as the if branch leaves it, then as the
+        else branch does (`IfGraphInfo.branches_outputs`: the index of each in its
+        branch's outputs, or a name where that branch leaves it unchanged); each `_phi`
+        merges the two, and takes the other side of one not taken."""
+        info = self.device_ir.graphs[int_arg(node, 1)]
+        pairs = getattr(info, "branches_outputs", None)
+        if not isinstance(info, IfGraphInfo) or not isinstance(pairs, list):
+            self._unsupported(node, "an `if` of this Helion version", "use a mask")
+        side = 0 if taken else 1
+        graph_id, args = node.args[1 + side], node.args[3 + side]
+        outputs: list[object] = [_NOT_TAKEN] * (2 * len(pairs))
+        if not isinstance(graph_id, int) or not isinstance(args, list | tuple):
+            return outputs
+        values = [scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in args]
+        result = self._convert_graph(self.device_ir.graphs[graph_id], scope, values)
+        assert isinstance(result, list)
+        for i, pair in enumerate(pairs):
+            if isinstance(pair[side], int):
+                outputs[side * len(pairs) + i] = result[pair[side]]
+        return outputs
+
+    def _compare_scalars(self, node: torch.fx.Node, scope: Scope) -> Cond | bool:
+        """`==`, `!=`, `<`, ... between numbers is decided now (a constant, folded);
+        between tile ids it is a condition on the core's index."""
+        op = _SCALAR_COMPARE[node.target]  # type: ignore[index]
         lhs, rhs = (
             scope.values.get(a, a) if isinstance(a, torch.fx.Node) else a for a in node.args
         )
+        if isinstance(lhs, Const):
+            lhs = lhs.value
+        if isinstance(rhs, Const):
+            rhs = rhs.value
+        if isinstance(lhs, int | float) and isinstance(rhs, int | float):
+            return bool(_FOLD[op](lhs, rhs))
         if not isinstance(lhs, Expr | int) or not isinstance(rhs, Expr | int):
-            self._unsupported(node, f"`==` between {lhs} and {rhs}", "compare tile ids")
-        return cmp("==", as_expr(lhs), as_expr(rhs))
+            self._unsupported(
+                node,
+                f"`{op}` between {lhs} and {rhs}",
+                "compare numbers (constants or scalar arguments, decided at compile time) "
+                "or tile ids (`tile.id == 0`); a comparison of tensor values is a mask "
+                "(`torch.where`)",
+            )
+        return cmp(op, as_expr(lhs), as_expr(rhs))
+
+    def _not(self, node: torch.fx.Node, scope: Scope) -> bool:
+        value = scope.values.get(node_arg(node, 0))
+        if isinstance(value, BoolConst):
+            value = value.value
+        if not isinstance(value, bool):
+            self._unsupported(node, f"`not` of {value}", "negate a constant condition only")
+        return not value
+
+
+_FOLD: dict[str, Callable[[float, float], bool]] = {
+    "==": operator.eq,
+    "!=": operator.ne,
+    "<": operator.lt,
+    "<=": operator.le,
+    ">": operator.gt,
+    ">=": operator.ge,
+}

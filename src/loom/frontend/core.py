@@ -32,6 +32,7 @@ from loom.frontend.scope import (
     node_line,
     with_extra_inputs,
 )
+from loom.ir.geometry import TILE
 from loom.ir.tile import Convert, Elementwise, Op, TensorArg, Value, Window
 from loom.symbolic import Const, Expr, Sym, ceildiv
 
@@ -347,14 +348,39 @@ class ImporterCore:
             self._unsupported(node, f"indexing {tensor} with {len(index)} of {len(shape)} dims")
         windows = []
         for dim, entry in zip(shape, index, strict=True):
-            if isinstance(entry, slice) and entry == slice(None):
-                windows.append(Window(Const(0), Const(dim)))
+            if isinstance(entry, slice):
+                windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
             bid = self._block_of(entry)
             if bid is None or bid not in self.block_begin:
                 self._unsupported(node, f"index {entry} of {tensor}")
             windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
         return tuple(windows)
+
+    def _static_slice(self, node: torch.fx.Node, tensor: str, dim: int, entry: slice) -> Window:
+        """`:` (the whole dim) or a static partial slice `x[tile, :128]`, `out[tile, 128:]`:
+        a window of constant offset and extent, on whole 32x32 tiles where the dim is
+        wider than one tile."""
+        start, stop, step = entry.start, entry.stop, entry.step
+        bounds = [b for b in (start, stop) if b is not None]
+        if step not in (None, 1) or not all(isinstance(b, int) for b in bounds):
+            self._unsupported(
+                node,
+                f"the slice {start}:{stop}{'' if step is None else f':{step}'} of {tensor}",
+                "slice with constant bounds and step 1 (`x[tile, :128]`, `x[tile, 128:]`); "
+                "bounds read from a tensor are data-dependent extents",
+            )
+        begin, end = slice(start, stop).indices(dim)[:2]
+        if end <= begin:
+            self._unsupported(node, f"the empty slice {start}:{stop} of {tensor}")
+        if dim > TILE and (begin % TILE or (end - begin) % TILE):
+            self._unsupported(
+                node,
+                f"the slice {start}:{stop} of {tensor} (elements {begin}..{end - 1})",
+                f"a partial slice must start and end on whole {TILE}x{TILE} tiles (multiples "
+                f"of {TILE}); pad the tensor or choose sizes that are multiples of {TILE}",
+            )
+        return Window(Const(begin), Const(end - begin))
 
     def _is_grid_block(self, bid: int) -> bool:
         return any(bid in ids for ids in self.device_ir.grid_block_ids)

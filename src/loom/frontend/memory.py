@@ -58,13 +58,34 @@ class MemoryOps(IndexOps):
         if isinstance(val, torch.SymFloat | torch.SymInt) and (
             isinstance(val, torch.SymFloat) or self.env.get_block_id(val) is None
         ):
-            origin = self.bound.host_function.expr_to_origin.get(_sympy_of(val))
-            name = getattr(origin.origin, "name", "") if origin is not None else ""
-            if name in self.scalars:
-                return self.scalars[name]
+            folded = self._scalar_expr(_sympy_of(val))
+            if folded is not None:
+                return folded
         if isinstance(val, float):
             return val
         return self._dim(val, node)
+
+    def _scalar_expr(self, expr: object) -> float | None:
+        """The value of a host expression over the kernel's scalar arguments (`beta`,
+        `1 - beta`: Loom compiles scalars as constants), or None when it has other
+        symbols."""
+        origins = self.bound.host_function.expr_to_origin
+        origin = origins.get(expr)
+        name = getattr(origin.origin, "name", "") if origin is not None else ""
+        if name in self.scalars:
+            return self.scalars[name]
+        free = getattr(expr, "free_symbols", None)
+        if not free:
+            return None
+        values = {}
+        for sym in free:
+            found = origins.get(sym)
+            name = getattr(found.origin, "name", "") if found is not None else ""
+            if name not in self.scalars:
+                return None
+            values[sym] = self.scalars[name]
+        folded = expr.subs(values)  # type: ignore[attr-defined]
+        return float(folded) if folded.is_number else None
 
     def _sym_size(self, node: torch.fx.Node, scope: Scope) -> Expr:
         return self._dim(node.meta["val"], node)

@@ -12,6 +12,7 @@ import ast
 import inspect
 import textwrap
 import types
+from collections.abc import Callable
 
 import torch
 
@@ -50,6 +51,8 @@ def file_references(
         return inputs, outputs, used
     outs = [a.name for a in program.args if a.role == "output"]
     names = list(fk.output_names)
+    if host_epilogue(fk) is not None and len(names) == len(outputs) and all(names):
+        return inputs, dict(zip(names, outputs, strict=True)), used
     if len(names) != len(outputs) or not set(outs) <= set(names):
         names = outs
     if len(outputs) != len(outs):
@@ -166,3 +169,63 @@ def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:
     except Exception:  # a prelude Loom cannot replay: the caller reports the tensor
         return {}
     return {n: namespace[n] for n in names if isinstance(namespace.get(n), torch.Tensor)}
+
+
+Epilogue = Callable[[dict[str, torch.Tensor]], dict[str, torch.Tensor]]
+
+
+def host_epilogue(fk: FileKernel) -> Epilogue | None:
+    """The host statements after the kernel's last device loop (`final_loss =
+    torch.sum(loss) / BT` before `return final_loss`), as a function of the tensors the
+    device code wrote, by name, that returns the kernel's returned values by the names
+    in its `return`; they run in eager torch, with the arguments and the host prelude in
+    scope, as the prelude does. None when the loop is followed by the `return` alone."""
+    fn = fk.kernel.fn
+    try:
+        tree = ast.parse(textwrap.dedent(inspect.getsource(fn)))
+    except (OSError, SyntaxError):
+        return None
+    body = tree.body[0].body if isinstance(tree.body[0], ast.FunctionDef) else []
+    loops = [i for i, stmt in enumerate(body) if isinstance(stmt, ast.For)]
+    if not loops or not isinstance(body[-1], ast.Return) or not all(fk.output_names):
+        return None
+    after = body[loops[-1] + 1 : -1]
+    if not after:
+        return None
+    prelude = [_statement(stmt) for stmt in body[: loops[0]]]
+    rest = compile(ast.Module(body=after, type_ignores=[]), "<host epilogue>", "exec")
+
+    def run(device: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        namespace = dict(fn.__globals__)
+        namespace["hl"] = types.SimpleNamespace(specialize=lambda v: v)
+        namespace.update(zip(fk.params, fk.args, strict=True))
+        for stmt in prelude:  # the user's own host code, on CPU tensors
+            try:
+                exec(stmt or "", namespace)
+            except Exception:  # device-side setup (hl.register_block_size): not needed
+                continue
+        for name, value in device.items():  # what the device code wrote
+            if isinstance(namespace.get(name), torch.Tensor):
+                value = value.reshape(namespace[name].shape)
+            namespace[name] = value
+        try:
+            exec(rest, namespace)
+        except Exception as err:
+            raise FrontendError(
+                f"the host statements after the device loop of kernel {fk.name!r} failed "
+                f"when replayed in eager torch on its outputs ({type(err).__name__}: {err}); "
+                "Loom runs them on the tensors the loop wrote: keep them to torch on "
+                "those tensors and the arguments, or move them out of the kernel."
+            ) from None
+        return {n: namespace[n] for n in fk.output_names}
+
+    return run
+
+
+def _statement(stmt: ast.stmt) -> types.CodeType | None:
+    """One host statement compiled on its own; None for one that cannot stand alone (an
+    early `return` inside an `if`)."""
+    try:
+        return compile(ast.Module(body=[stmt], type_ignores=[]), "<host prelude>", "exec")
+    except SyntaxError:
+        return None

@@ -234,6 +234,9 @@ def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
     except (OSError, SyntaxError):
         return ()
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
+    body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
+    if body and isinstance(body[-1], ast.Return) and body[-1].value is not None:
+        returns.append(body[-1])  # the final return, not an early one inside an `if`
     if not returns:
         return ()
     value = returns[-1].value

@@ -26,6 +26,7 @@ from loom.ir.tile import (
     Op,
     Store,
     unread_results,
+    walk,
 )
 from loom.lower.context import LowerContext
 from loom.lower.exprs import ExprBuilder
@@ -58,6 +59,12 @@ class ComputeBuilder:
         if left:
             raise ScheduleError(f"compute reads {sorted(left)} that no scope produces.")
         return tuple(s.stmt for s in top)
+
+    def loaded(self) -> frozenset[str]:
+        """Values read from DRAM by a Load (the reader produces them)."""
+        return frozenset(
+            op.result.name for op in walk(self.ctx.program.body) if isinstance(op, Load)
+        )
 
     def owned(self, ops: tuple[Op, ...], carried: tuple[Carried, ...] = ()) -> set[str]:
         """Keys whose blocks are consumed at this level."""
@@ -101,8 +108,10 @@ class ComputeBuilder:
                 return [Step(stmt, frozenset().union(*(s.reads for s in inner)))]
             case Store(value=v):
                 cb = self.ctx.role_cb(v.name, "store")
-                if self.ctx.write_cb(v.name) == cb:
+                if self.ctx.write_cb(v.name) == cb and v.name not in self.loaded():
                     return []  # the producing op already wrote into the store buffer
+                # a loaded tile stored as it is (`out[tile, :n] = x[tile, :]`): compute
+                # copies it from the load buffer into the store buffer
                 return [produce(cb, builder.value(v.name))]
             case Full(result=r) if self.ctx.write_cb(r.name) is None:
                 return []

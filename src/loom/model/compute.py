@@ -7,7 +7,19 @@ from __future__ import annotations
 from loom.ir.buffers import PLACEMENTS
 from loom.ir.geometry import TILE
 from loom.ir.problem import Term
-from loom.ir.tile import Convert, Elementwise, ExpandDims, ForLoop, Full, Matmul, Op, Reduce, Value
+from loom.ir.tile import (
+    Convert,
+    Elementwise,
+    ExpandDims,
+    ForLoop,
+    Full,
+    Load,
+    Matmul,
+    Op,
+    Reduce,
+    Value,
+    walk,
+)
 from loom.model import primitives as prim
 from loom.model.core import HegCore, placement_knob
 from loom.symbolic import Const, Expr, add, ceildiv, maximum, minimum
@@ -135,6 +147,23 @@ class Compute(HegCore):
             # [x != output] = 1 - max(x - 1, 0) for x in (separate, l1, output)
             cycles = cycles * (1 - maximum(placement_knob(acc) - 1, 0))
         return Term("pack", f"copy {state.name} into {out.name} (after the loop)", cycles)
+
+    def loaded_values(self) -> frozenset[str]:
+        """Values read from DRAM by a Load."""
+        return frozenset(op.result.name for op in walk(self.program.body) if isinstance(op, Load))
+
+    def stored_load_copy(self, value: Value) -> list[Term]:
+        """The copy of a loaded tile stored as it is (`out[tile, :n] = x[tile, :]`): the
+        compute engine copies it from its load block into the store block (unpack, pack
+        in the output's format, the operation's overhead and its last tile's pack); no
+        term for a computed value (its op packs into the store block)."""
+        if value.name not in self.loaded_values():
+            return []
+        compute = self.arch.compute
+        size = self.tile_bytes(value.dtype)
+        unpack, pack = compute.unpack_cycles(size), compute.pack_cycles(size)
+        cycles = self.tiles(value) * max(unpack, pack) + compute.op_overhead_cycles + pack
+        return [Term("pack", f"copy {value.name} into its store block", cycles)]
 
     def pack_cycles(self, value: Value) -> Expr:
         """Cycles to pack one tile of `value`. A matmul accumulator's step packs into

@@ -63,6 +63,7 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
                 loads.append(self.load_spec(op))
             elif isinstance(op, Store):
                 stores.append(self.store_spec(op, owners_only))
+                pending.extend(self.stored_load_copy(op.value))
             elif isinstance(op, ForLoop):
                 flush()
                 trip = self.mean_trip(op)

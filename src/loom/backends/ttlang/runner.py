@@ -37,7 +37,7 @@ import time
 import types
 import uuid
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -483,14 +483,28 @@ def verify_outputs(
     references: dict[str, torch.Tensor],
     source_path: str | None = None,
     arch: Arch | None = None,
+    epilogue: Callable[[dict[str, torch.Tensor]], dict[str, torch.Tensor]] | None = None,
 ) -> VerifyResult:
     """Like `verify`, comparing every output tensor with its own reference (by name), each
     with the tolerance of its dtype. A reference whose element count matches but whose
-    shape differs (a 1-D output Loom stores as a column) is compared flattened."""
+    shape differs (a 1-D output Loom stores as a column) is compared flattened. With an
+    `epilogue` (the kernel's host statements after its loop), the references are the
+    kernel's returned values by name, compared with the epilogue run on the outputs."""
     with _emitted(program, source_path) as path:
         (grids, real_bf16), wall = _run(program, path, inputs, arch)
     outs = [t for t in program.tensors if t.role == "output"]
     checks: list[OutputCheck] = []
+    if epilogue is not None:
+        device = {}
+        for t, grid in zip(outs, grids, strict=True):
+            out = _from_grid(grid, t)
+            device[t.name] = out.to(real_bf16) if t.dtype == "bf16" else out
+        returned = epilogue(device)
+        dtypes = {t.name: t.dtype for t in outs}
+        for name, expected in references.items():
+            value = returned[name].float().reshape(expected.shape)
+            checks.append(_check(name, value, expected, dtypes.get(name, "fp32")))
+        return outputs_verdict(checks, f"{program.kernel} on {program.arch}", wall, str(path))
     for t, grid in zip(outs, grids, strict=True):
         ref = references.get(t.name)
         if ref is None:
