@@ -226,12 +226,26 @@ def _inputs_like(
             if _same_signature(built, args):
                 return tuple(built)
         gen = torch.Generator().manual_seed(seed)
-        return tuple(
-            torch.randn(tuple(a.shape), generator=gen).to(a.dtype) if _is_tensor(a) else a
-            for a in args
-        )
+        return tuple(_random_like(a, gen) if _is_tensor(a) else a for a in args)
 
     return make
+
+
+def _random_like(arg: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+    """Seeded standard-normal values in `arg`'s shape and dtype; a dtype torch cannot even
+    convert to (the 4-bit floats) has no tile format either, so it is refused here."""
+    import torch
+
+    values = torch.randn(tuple(arg.shape), generator=gen)
+    try:
+        return values.to(arg.dtype)
+    except (NotImplementedError, RuntimeError):
+        from loom.frontend.core import dtype_hint
+
+        raise FrontendError(
+            f"an argument is a {str(arg.dtype).removeprefix('torch.')} tensor "
+            f"({_describe(arg)}), which has no tile format: {dtype_hint(arg.dtype)}."
+        ) from None
 
 
 def _same_signature(built: tuple[Any, ...], args: tuple[Any, ...]) -> bool:
@@ -279,7 +293,18 @@ def call_args(bound: Bound, args: tuple[Any, ...]) -> tuple[Any, ...]:
 def scalars(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """The scalar arguments, which Loom compiles as constants: a call whose scalars differ
     from the compile's needs a compile of its own."""
-    return tuple(a for a in args if not _is_tensor(a))
+    return tuple(_hashable(a) for a in args if not _is_tensor(a))
+
+
+def _hashable(value: Any) -> Any:
+    """A scalar argument as a key: lists and tuples (a `[dim]` argument) as tuples."""
+    if isinstance(value, list | tuple):
+        return tuple(_hashable(v) for v in value)
+    try:
+        hash(value)
+    except TypeError:
+        return repr(value)
+    return value
 
 
 def _describe(t: torch.Tensor) -> str:

@@ -59,6 +59,9 @@ def dtype_hint(dtype: torch.dtype) -> str:
             "format is the block float bfloat8_b"
         )
         return f"{why}; pass bf16 and store it as bfp8 with `--dtype bfp8`"
+    if str(dtype).startswith("torch.float4"):
+        why = "Tenstorrent's 4-bit format is the block float bfloat4_b, not an IEEE-style fp4"
+        return f"{why}; pass bf16 and store it as bfp4 with `--dtype bfp4`"
     if dtype == torch.int64:
         why = "there are no 64-bit integer tiles (int64 outputs receive argmax/argmin indices)"
     elif dtype == torch.float64:
