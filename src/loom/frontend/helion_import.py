@@ -132,6 +132,10 @@ _BINARY = {
     aten.minimum.default: "minimum",
 }
 _REDUCE = {aten.amax.default: "max", aten.sum.dim_IntList: "sum"}
+_HELION_INTERNAL = {"_associative_scan": "cumsum/cumprod/associative_scan (a scan)"}
+"""Helion's internal ops by the construct a user wrote (torch.cumsum traces to
+`_associative_scan`), so that a refusal names what is in the kernel."""
+
 _PASS_THROUGH = {_tracing_ops._new_var, _tracing_ops._mask_to}
 
 
@@ -579,7 +583,8 @@ class HelionImporter(SurfaceOps):
                 "grouped loops whose bounds are read from a tensor) are not supported, Loom "
                 "compiles static extents only",
             )
-        self._unsupported(node, name.split(".")[0] if "." in name else name)
+        name = name.split(".")[0] if "." in name else name
+        self._unsupported(node, _HELION_INTERNAL.get(name, name))
         return None
 
     def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> NoReturn:

@@ -101,8 +101,10 @@ class ComputeBuilder:
                 return [Step(stmt, frozenset().union(*(s.reads for s in inner)))]
             case Store(value=v):
                 cb = self.ctx.role_cb(v.name, "store")
-                if self.ctx.write_cb(v.name) == cb:
+                loaded = isinstance(self.ctx.defs.get(self.ctx.root(v.name)), Load)
+                if self.ctx.write_cb(v.name) == cb and not loaded:
                     return []  # the producing op already wrote into the store buffer
+                # a stored load (a copy) is moved from its load buffer by compute
                 return [produce(cb, builder.value(v.name))]
             case Full(result=r) if self.ctx.write_cb(r.name) is None:
                 return []
