@@ -780,12 +780,30 @@ class HelionImporter(SurfaceOps):
             self._unsupported(node, what, _dtype_hint(self.index_tensors[tensor]))
         if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
             value = self._cast(scope, value, "int32", _line(node))
+        value = self._broadcast_to(scope, value, tuple(w.size for w in window), _line(node))
         self._emit(scope, Store(tensor, window, value, _line(node)))
         read = self.phase_loads.get(tensor, [])
         if any(phase < self.phase and where != window for phase, where in read):
             raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
         top = scope is self.root_scope  # a store inside a loop cannot be forwarded
         self.phase_stores[tensor] = (self.phase, window if top else (), value)
+
+    def _broadcast_to(
+        self, scope: _Scope, value: Value, sizes: tuple[Expr, ...], line: int
+    ) -> Value:
+        """A value with an axis of extent 1 stored into a window wider there
+        (`out[tile_m, :] = v[:, None]`) is broadcast across it, as torch's setitem does:
+        added to a zero fill of the window's shape (elementwise ops broadcast a row or a
+        column). Stored as it is, the one-wide block would be written as the whole window."""
+        pairs = list(zip(value.shape, sizes, strict=False))
+        if value.rank != len(sizes) or not any(v == Const(1) != s for v, s in pairs):
+            return value
+        zeros = self._renamed(Value("", sizes, value.dtype), f"{value.name}_fill")
+        self._emit(scope, Full(zeros, 0.0, line))
+        wide = self._renamed(Value("", sizes, value.dtype), f"{value.name}_wide")
+        result = self._emit(scope, Elementwise(wide, "add", (value, zeros), line))
+        assert result is not None
+        return result
 
     def _full(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         fill = node.args[1]
