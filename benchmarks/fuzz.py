@@ -38,8 +38,9 @@ from fuzz.strategies import programs
 class Campaign:
     """Counts and files of one campaign; `run_round` is one hypothesis run."""
 
-    def __init__(self, out: Path, deadline: float) -> None:
-        self.out, self.deadline = out, deadline
+    def __init__(self, out: Path, deadline: float, max_shrinks: int) -> None:
+        self.out, self.deadline, self.max_shrinks = out, deadline, max_shrinks
+        self._round_shrinks = 0
         self.work = Path(tempfile.mkdtemp(prefix="loom-fuzz-"))
         (out / "failures").mkdir(parents=True, exist_ok=True)
         self.log = (out / "log.txt").open("a")
@@ -53,12 +54,13 @@ class Campaign:
         self._last: tuple[Program, Outcome] | None = None
 
     def check(self, program: Program) -> None:
-        if time.monotonic() > self.deadline:
-            return  # out of time: let the round finish without work
+        if time.monotonic() > self.deadline or self._round_shrinks >= self.max_shrinks:
+            return  # out of time, or shrunk enough: let hypothesis finish without work
         outcome = check_program(program, self.work)
         self.seconds += outcome.seconds
         if self._shrinking:
             self.shrink_runs += 1
+            self._round_shrinks += 1
         else:
             self.kinds[outcome.kind] += 1
             self.coverage.update(constructs(program))
@@ -73,7 +75,7 @@ class Campaign:
             raise AssertionError(f"{outcome.kind}: {outcome.detail}")
 
     def run_round(self, round_seed: int, examples: int) -> None:
-        self._shrinking, self._last = False, None
+        self._shrinking, self._last, self._round_shrinks = False, None, 0
 
         @seed(round_seed)
         @settings(
@@ -119,9 +121,12 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("/tmp/fuzz-out"))
     parser.add_argument("--seed", type=int, default=0, help="seed of the first round")
     parser.add_argument("--round", type=int, default=50, help="programs per round")
+    parser.add_argument(
+        "--max-shrinks", type=int, default=60, help="runs spent shrinking one failure"
+    )
     args = parser.parse_args()
     start = time.monotonic()
-    campaign = Campaign(args.out, start + 60 * args.minutes)
+    campaign = Campaign(args.out, start + 60 * args.minutes, args.max_shrinks)
     rounds = 0
     while time.monotonic() < campaign.deadline:
         campaign.run_round(args.seed + rounds, args.round)

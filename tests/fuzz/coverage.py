@@ -10,7 +10,6 @@ from collections.abc import Iterator
 
 from .grammar import (
     Binary,
-    Const,
     Expr,
     LeadingReduce,
     Leaf,
@@ -26,20 +25,8 @@ from .grammar import (
     Unary,
     Where,
     family_exprs,
+    subexprs,
 )
-
-
-def _nodes(e: Expr) -> Iterator[Expr | Const | Scalar]:
-    yield e
-    match e:
-        case Unary(arg=a) | Mask(arg=a):
-            yield from _nodes(a)
-        case Binary(lhs=lhs, rhs=rhs):
-            yield from _nodes(lhs)
-            yield from (_nodes(rhs) if not isinstance(rhs, Const | Scalar) else (rhs,))
-        case Where(lhs=a, rhs=b, then=c, other=d):
-            for x in (a, b, c, d):
-                yield from _nodes(x)
 
 
 def _family(program: Program) -> Iterator[str]:
@@ -91,7 +78,7 @@ def constructs(program: Program) -> set[str]:
         if spec.upcast:
             found.add(".float() of a load")
     for e in family_exprs(program.family):
-        for node in _nodes(e):
+        for node in subexprs(e):
             match node:
                 case Unary(op=op):
                     found.add(f"unary {op}")

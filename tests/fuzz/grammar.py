@@ -260,3 +260,16 @@ def reads(e: Expr, index: int) -> bool:
         case Where(lhs=a, rhs=b, then=c, other=d):
             return any(reads(x, index) for x in (a, b, c, d))
     raise TypeError(e)
+
+
+def subexprs(e: Expr) -> list[Expr]:
+    """`e` and every expression inside it, pre-order."""
+    match e:
+        case Unary(arg=a) | Mask(arg=a):
+            return [e, *subexprs(a)]
+        case Binary(lhs=lhs, rhs=rhs):
+            right = [] if isinstance(rhs, Const | Scalar) else subexprs(rhs)
+            return [e, *subexprs(lhs), *right]
+        case Where(lhs=a, rhs=b, then=c, other=d):
+            return [e, *(x for part in (a, b, c, d) for x in subexprs(part))]
+    return [e]

@@ -132,6 +132,8 @@ _BINARY = {
     aten.minimum.default: "minimum",
 }
 _REDUCE = {aten.amax.default: "max", aten.sum.dim_IntList: "sum"}
+_COMPARISONS = {aten.gt.Tensor, aten.lt.Tensor, aten.ge.Tensor, aten.le.Tensor}
+
 _HELION_INTERNAL = {"_associative_scan": "cumsum/cumprod/associative_scan (a scan)"}
 """Helion's internal ops by the construct a user wrote (torch.cumsum traces to
 `_associative_scan`), so that a refusal names what is in the kernel."""
@@ -653,6 +655,14 @@ class HelionImporter(SurfaceOps):
                 "tile offsets may only index tensors; data-dependent extents (jagged or "
                 "grouped loops whose bounds are read from a tensor) are not supported, Loom "
                 "compiles static extents only",
+            )
+        if arg is None and node.target in _COMPARISONS:
+            self._unsupported(
+                node,
+                "a comparison of a value with itself (`x > x`)",
+                "Helion 1.5.1 traces its second operand as None; its result is a constant "
+                "(`x > x` and `x < x` are False, `x >= x` and `x <= x` True for finite x): "
+                "write that constant, or compare two different values",
             )
         if not isinstance(value, Value):
             self._unsupported(node, f"operand {arg}")
