@@ -213,23 +213,20 @@ class Program:
     seed: int = 0
 
 
+_SPANS = {"tile": "mn", "acc": "mn", "row": "n", "col": "m"}
+
+
 def spans(e: Expr, leaves: tuple[LeafSpec, ...]) -> frozenset[str]:
-    """The window axes ("m" rows, "n" columns) an expression's value extends over; a
-    value missing one has extent 1 there (a broadcast row or column)."""
-    match e:
-        case Leaf(index=i):
-            return {"tile": frozenset("mn"), "acc": frozenset("mn"), "row": frozenset("n"),
-                    "col": frozenset("m")}[leaves[i].kind]  # fmt: skip
-        case Unary(arg=a):
-            return spans(a, leaves)
-        case Mask(axis=axis, arg=a):
-            return spans(a, leaves) | {axis}
-        case Binary(lhs=lhs, rhs=rhs):
-            right = frozenset() if isinstance(rhs, Const | Scalar) else spans(rhs, leaves)
-            return spans(lhs, leaves) | right
-        case Where(lhs=a, rhs=b, then=c, other=d):
-            return frozenset().union(*(spans(x, leaves) for x in (a, b, c, d)))
-    raise TypeError(e)
+    """The window axes ("m" rows, "n" columns) an expression's value extends over (its
+    leaves' and its masks', by broadcasting); a value missing one has extent 1 there (a
+    broadcast row or column)."""
+    axes: set[str] = set()
+    for node in subexprs(e):
+        if isinstance(node, Leaf):
+            axes.update(_SPANS[leaves[node.index].kind])
+        elif isinstance(node, Mask):
+            axes.add(node.axis)
+    return frozenset(axes)
 
 
 def family_exprs(family: Family) -> list[Expr]:
@@ -250,16 +247,7 @@ def family_exprs(family: Family) -> list[Expr]:
 
 def reads(e: Expr, index: int) -> bool:
     """Whether `e` reads leaf `index`."""
-    match e:
-        case Leaf(index=i):
-            return i == index
-        case Unary(arg=a) | Mask(arg=a):
-            return reads(a, index)
-        case Binary(lhs=lhs, rhs=rhs):
-            return reads(lhs, index) or (not isinstance(rhs, Const | Scalar) and reads(rhs, index))
-        case Where(lhs=a, rhs=b, then=c, other=d):
-            return any(reads(x, index) for x in (a, b, c, d))
-    raise TypeError(e)
+    return any(isinstance(node, Leaf) and node.index == index for node in subexprs(e))
 
 
 def subexprs(e: Expr) -> list[Expr]:

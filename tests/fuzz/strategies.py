@@ -182,8 +182,10 @@ def programs(draw: st.DrawFn, depth: int = 3) -> Program:
         family, Pointwise | SliceReduce | LoopReduce | LeadingReduce | Matmul | Refused
     )
     formats = draw(st.sampled_from(FORMATS))
-    if formats.startswith("x0=") and not any(reads(e, 0) for e in family_exprs(family)):
-        formats = "b=bfp8" if isinstance(family, Matmul) else ""  # name a tensor it reads
+    if isinstance(family, Matmul) and formats.startswith("x0="):
+        formats = "b=bfp8"  # leaf 0 of a matmul is its accumulator, not a tensor x0
+    elif formats.startswith("x0=") and not any(reads(e, 0) for e in family_exprs(family)):
+        formats = ""  # name a tensor the kernel reads
     return Program(
         dims=dims,
         leaves=leaves,

@@ -132,8 +132,17 @@ _BINARY = {
     aten.minimum.default: "minimum",
 }
 _REDUCE = {aten.amax.default: "max", aten.sum.dim_IntList: "sum"}
-_COMPARISONS = {aten.gt.Tensor, aten.lt.Tensor, aten.ge.Tensor, aten.le.Tensor}
-
+_SCALAR_FOLD: dict[object, Callable[..., float]] = {
+    operator.add: operator.add,
+    operator.sub: operator.sub,
+    operator.mul: operator.mul,
+    operator.truediv: operator.truediv,
+    operator.neg: operator.neg,
+    operator.pow: operator.pow,
+    operator.abs: abs,
+    abs: abs,
+}
+"""Python's arithmetic on plain numbers in the device code (scalar arguments included)."""
 _HELION_INTERNAL = {"_associative_scan": "cumsum/cumprod/associative_scan (a scan)"}
 """Helion's internal ops by the construct a user wrote (torch.cumsum traces to
 `_associative_scan`), so that a refusal names what is in the kernel."""
@@ -576,6 +585,9 @@ class HelionImporter(SurfaceOps):
             return self._elementwise(node, scope, _BINARY[target], node.args[:2])
         if target in _REDUCE:
             return self._reduce(node, scope, _REDUCE[target])
+        folded = self._fold_scalars(node, scope)
+        if folded is not None:
+            return folded
         name = getattr(target, "__name__", str(target))
         if target in (operator.add, operator.sub, operator.mul, operator.floordiv):
             self._unsupported(
@@ -588,6 +600,23 @@ class HelionImporter(SurfaceOps):
         name = name.split(".")[0] if "." in name else name
         self._unsupported(node, _HELION_INTERNAL.get(name, name))
         return None
+
+    def _fold_scalars(self, node: torch.fx.Node, scope: _Scope) -> float | None:
+        """Python arithmetic on numbers only (`eps + 1.0`, `abs(scale)` of a scalar
+        argument, which Loom compiles as a constant) is folded to its value."""
+        fn = _SCALAR_FOLD.get(node.target)
+        if fn is None or node.kwargs:
+            return None
+        args: list[float] = []
+        for arg in node.args:
+            value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else arg
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return None
+            args.append(value)
+        try:
+            return float(fn(*args))
+        except (ArithmeticError, ValueError, TypeError):
+            return None  # refused below, by name
 
     def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> NoReturn:
         instead = hint or (
@@ -656,14 +685,6 @@ class HelionImporter(SurfaceOps):
                 "grouped loops whose bounds are read from a tensor) are not supported, Loom "
                 "compiles static extents only",
             )
-        if arg is None and node.target in _COMPARISONS:
-            self._unsupported(
-                node,
-                "a comparison of a value with itself (`x > x`)",
-                "Helion 1.5.1 traces its second operand as None; its result is a constant "
-                "(`x > x` and `x < x` are False, `x >= x` and `x <= x` True for finite x): "
-                "write that constant, or compare two different values",
-            )
         if not isinstance(value, Value):
             self._unsupported(node, f"operand {arg}")
         return value
@@ -683,7 +704,7 @@ class HelionImporter(SurfaceOps):
 
     def _emit(self, scope: _Scope, op: Op) -> Value | None:
         if isinstance(op, Elementwise):
-            op = self._promoted(scope, op)
+            op = self._promoted(scope, self._outer_broadcast(scope, op))
         scope.ops.append(op)
         results = op.results()
         return results[0] if results else None
@@ -797,6 +818,18 @@ class HelionImporter(SurfaceOps):
             raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
         top = scope is self.root_scope  # a store inside a loop cannot be forwarded
         self.phase_stores[tensor] = (self.phase, window if top else (), value)
+
+    def _outer_broadcast(self, scope: _Scope, op: Elementwise) -> Elementwise:
+        """An op between a column (m, 1) and a row (1, n) (an outer broadcast, e.g. a
+        `tile_m.index[:, None]` mask on a row `v[None, :]`) makes an (m, n) value that
+        neither operand has; elementwise ops broadcast one operand onto the other's shape
+        only, so the first is broadcast to the result's shape first."""
+        values = [a for a in op.args if isinstance(a, Value)]
+        full = op.result.shape
+        if len(values) < 2 or any(v.rank != len(full) or v.shape == full for v in values):
+            return op
+        wide = self._broadcast_to(scope, values[0], full, op.line)
+        return replace(op, args=tuple(wide if a is values[0] else a for a in op.args))
 
     def _broadcast_to(
         self, scope: _Scope, value: Value, sizes: tuple[Expr, ...], line: int

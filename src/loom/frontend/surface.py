@@ -259,8 +259,12 @@ class SurfaceOps:
 
     def _compare(self, node: torch.fx.Node, scope: _Scope) -> Value | None:
         op, negate = _COMPARE[node.target]  # type: ignore[index]
-        a = self._operand(scope, node.args[0], node)
-        b = self._operand(scope, node.args[1], node)
+        args = list(node.args[:2])
+        if (args[0] is None) != (args[1] is None):
+            # Helion traces `x > x` as gt(x, None), as it does `x * x`: one tensor twice
+            args = [args[0] if args[0] is not None else args[1]] * 2
+        a = self._operand(scope, args[0], node)
+        b = self._operand(scope, args[1], node)
         line = self._line(node)
         result = self._new_value(node, node.name)
         result = Value(result.name, result.shape, "fp32")
@@ -382,7 +386,7 @@ class SurfaceOps:
         result = self._new_value(node)
         reduced = Value("", tuple(d for i, d in enumerate(x.shape) if i != axis), result.dtype)
         n = x.shape[axis]
-        if n == Const(1):
+        if n == Const(1) and axis >= x.rank - 2:  # a leading axis loops (trip count 1)
             return self._reduce_unit_axis(node, scope, kind, x, keepdim, result)
         if kind in ("mean", "var") and not isinstance(n, Const):
             self._unsupported(

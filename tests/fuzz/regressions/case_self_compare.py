@@ -1,7 +1,7 @@
 # Bug (found by benchmarks/fuzz.py): `torch.where(acc > acc, ...)` was refused as
 # `operand None` (Helion 1.5.1 traces the second operand of a value compared with itself as
-# None). Fixed in loom/frontend/helion_import.py: the refusal names the construct and says
-# what to write instead.
+# None, as it traces `x * x` as mul(x, None)). Fixed in loom/frontend/surface.py: a
+# comparison with a None operand compares the value with itself, as `_elementwise` does.
 """Fuzzed program fz_323f7005fd (tests/fuzz); verify with `loom verify THIS_FILE`."""
 
 import helion
