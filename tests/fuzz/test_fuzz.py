@@ -43,7 +43,7 @@ def _check(program: Program, workdir: Path) -> None:
     assert outcome.good, f"{outcome.kind}: {outcome.detail}\n\n{render(program)}"
 
 
-@settings(max_examples=8, **COMMON)  # type: ignore[arg-type]
+@settings(max_examples=5, **COMMON)  # type: ignore[arg-type]
 @given(program=programs(depth=2))
 def test_fuzzed_sample(program: Program, workdir: Path) -> None:
     _check(program, workdir)
