@@ -161,6 +161,13 @@ class LayoutInference:
             row = TileLayout(lay.batch, Const(1), lay.cols)
             self._set(result, ValueLayout(row, src.gathered))
             return
+        if axis == operand.rank - 2 and lay.vector:
+            raise FrontendError(
+                f"{self.program.source_file}:{op.line}: Loom cannot compile this {op.op} of a "
+                "column vector (a per-row value such as `v[tile_m][:, None]`) down its rows "
+                "to one element; reduce a full slice `x[:, tile_n]`, or broadcast the column "
+                "across the columns first."
+            )
         if axis != operand.rank - 1:
             raise FrontendError(
                 f"{self.program.source_file}:{op.line}: Loom reduces over the last two axes "

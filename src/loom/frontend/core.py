@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import NoReturn
 
@@ -33,7 +33,7 @@ from loom.frontend.scope import (
     with_extra_inputs,
 )
 from loom.ir.geometry import TILE
-from loom.ir.tile import Convert, Elementwise, Op, TensorArg, Value, Window
+from loom.ir.tile import Convert, Elementwise, Full, Op, TensorArg, Value, Window
 from loom.symbolic import Const, Expr, Sym, ceildiv
 
 aten = torch.ops.aten
@@ -89,6 +89,21 @@ UNSUPPORTED_HINTS = {
         "index with tiles or `:` only (data-dependent indices are not supported)",
     ),
 }
+
+_SCALAR_FOLD: dict[object, Callable[..., float]] = {
+    operator.add: operator.add,
+    operator.sub: operator.sub,
+    operator.mul: operator.mul,
+    operator.truediv: operator.truediv,
+    operator.neg: operator.neg,
+    operator.pow: operator.pow,
+    operator.abs: abs,
+    abs: abs,
+}
+"""Python's arithmetic on plain numbers in the device code (scalar arguments included)."""
+_HELION_INTERNAL = {"_associative_scan": "cumsum/cumprod/associative_scan (a scan)"}
+"""Helion's internal ops by the construct a user wrote (torch.cumsum traces to
+`_associative_scan`), so that a refusal names what is in the kernel."""
 
 
 class ImporterCore:
@@ -166,6 +181,9 @@ class ImporterCore:
         handler = self.handlers.get(target)
         if handler is not None:
             return handler(node, scope)
+        folded = self._fold_scalars(node, scope)
+        if folded is not None:
+            return folded
         name = getattr(target, "__name__", str(target))
         if target in (operator.add, operator.sub, operator.mul, operator.floordiv):
             self._unsupported(
@@ -175,8 +193,26 @@ class ImporterCore:
                 "grouped loops whose bounds are read from a tensor) are not supported, Loom "
                 "compiles static extents only",
             )
-        self._unsupported(node, name.split(".")[0] if "." in name else name)
+        name = name.split(".")[0] if "." in name else name
+        self._unsupported(node, _HELION_INTERNAL.get(name, name))
         return None
+
+    def _fold_scalars(self, node: torch.fx.Node, scope: Scope) -> float | None:
+        """Python arithmetic on numbers only (`eps + 1.0`, `abs(scale)` of a scalar
+        argument, which Loom compiles as a constant) is folded to its value."""
+        fn = _SCALAR_FOLD.get(node.target)
+        if fn is None or node.kwargs:
+            return None
+        args: list[float] = []
+        for arg in node.args:
+            value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else arg
+            if isinstance(value, bool) or not isinstance(value, int | float):
+                return None
+            args.append(value)
+        try:
+            return float(fn(*args))
+        except (ArithmeticError, ValueError, TypeError):
+            return None  # refused below, by name
 
     def _unsupported(self, node: torch.fx.Node, what: str, hint: str | None = None) -> NoReturn:
         instead = hint or (
@@ -271,10 +307,39 @@ class ImporterCore:
 
     def _emit(self, scope: Scope, op: Op) -> Value | None:
         if isinstance(op, Elementwise):
-            op = self._promoted(scope, op)
+            op = self._promoted(scope, self._outer_broadcast(scope, op))
         scope.ops.append(op)
         results = op.results()
         return results[0] if results else None
+
+    def _outer_broadcast(self, scope: Scope, op: Elementwise) -> Elementwise:
+        """An op between a column (m, 1) and a row (1, n) (an outer broadcast, e.g. a
+        `tile_m.index[:, None]` mask on a row `v[None, :]`) makes an (m, n) value that
+        neither operand has; elementwise ops broadcast one operand onto the other's shape
+        only, so the first is broadcast to the result's shape first."""
+        values = [a for a in op.args if isinstance(a, Value)]
+        full = op.result.shape
+        if len(values) < 2 or any(v.rank != len(full) or v.shape == full for v in values):
+            return op
+        wide = self._broadcast_to(scope, values[0], full, op.line)
+        return replace(op, args=tuple(wide if a is values[0] else a for a in op.args))
+
+    def _broadcast_to(
+        self, scope: Scope, value: Value, sizes: tuple[Expr, ...], line: int
+    ) -> Value:
+        """A value with an axis of extent 1 stored into a window wider there
+        (`out[tile_m, :] = v[:, None]`) is broadcast across it, as torch's setitem does:
+        added to a zero fill of the window's shape (elementwise ops broadcast a row or a
+        column). Stored as it is, the one-wide block would be written as the whole window."""
+        pairs = list(zip(value.shape, sizes, strict=False))
+        if value.rank != len(sizes) or not any(v == Const(1) != s for v, s in pairs):
+            return value
+        zeros = self._renamed(Value("", sizes, value.dtype), f"{value.name}_fill")
+        self._emit(scope, Full(zeros, 0.0, line))
+        wide = self._renamed(Value("", sizes, value.dtype), f"{value.name}_wide")
+        result = self._emit(scope, Elementwise(wide, "add", (value, zeros), line))
+        assert result is not None
+        return result
 
     def _promoted(self, scope: Scope, op: Elementwise) -> Op:
         """One format per elementwise op: an op of `_INT_OPS` between int32 tiles into an

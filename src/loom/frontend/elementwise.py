@@ -233,8 +233,12 @@ class ElementwiseOps(ImporterCore):
 
     def _compare(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         op, negate = _COMPARE[node.target]  # type: ignore[index]
-        a = self._operand(scope, node.args[0], node)
-        b = self._operand(scope, node.args[1], node)
+        args = list(node.args[:2])
+        if (args[0] is None) != (args[1] is None):
+            # Helion traces `x > x` as gt(x, None), as it does `x * x`: one tensor twice
+            args = [args[0] if args[0] is not None else args[1]] * 2
+        a = self._operand(scope, args[0], node)
+        b = self._operand(scope, args[1], node)
         line = node_line(node)
         result = self._new_value(node, node.name)
         result = Value(result.name, result.shape, "fp32")

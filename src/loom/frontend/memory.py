@@ -139,6 +139,7 @@ class MemoryOps(IndexOps):
             self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
         if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
             value = self._cast(scope, value, "int32", node_line(node))
+        value = self._broadcast_to(scope, value, tuple(w.size for w in window), node_line(node))
         self._emit(scope, Store(tensor, window, value, node_line(node)))
         read = self.phase_loads.get(tensor, [])
         if any(phase < self.phase and where != window for phase, where in read):

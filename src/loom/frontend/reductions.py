@@ -78,6 +78,8 @@ class ReductionOps(IndexOps):
         result = self._new_value(node)
         reduced = Value("", tuple(d for i, d in enumerate(x.shape) if i != axis), result.dtype)
         n = x.shape[axis]
+        if n == Const(1) and axis >= x.rank - 2:  # a leading axis loops (trip count 1)
+            return self._reduce_unit_axis(node, scope, kind, x, keepdim, result)
         if kind in ("mean", "var") and not isinstance(n, Const):
             self._unsupported(
                 node,
@@ -98,6 +100,24 @@ class ReductionOps(IndexOps):
         else:
             out = self._variance(node, scope, x, axis, reduced, line, result, keepdim)
         return out
+
+    def _reduce_unit_axis(
+        self, node: torch.fx.Node, scope: Scope, kind: str, x: Value, keepdim: bool, result: Value
+    ) -> Value | None:
+        """A reduction over an axis of extent 1 (`v[None, :].sum(0, keepdim=True)`) is the
+        value itself. Loom's tiles have no axis of extent 1 of their own (a row fills row 0
+        of its tiles, the rest is padding), so it is never reduced as a tile axis, which
+        would fold the padding in: with keepdim it is a copy, otherwise it is refused."""
+        if keepdim and kind in ("sum", "max", "min", "mean"):
+            return self._finish(scope, "mul", (x, 1.0), node_line(node), result)
+        self._unsupported(
+            node,
+            f"{kind} over an axis of extent 1 (a broadcast `[None, :]`/`[:, None]` or a "
+            "keepdim result)" + ("" if keepdim else " without keepdim=True"),
+            "over one element the reduction is the value itself: drop it, or reduce the full "
+            "slice before broadcasting",
+        )
+        return None
 
     def _argreduce(self, node: torch.fx.Node, scope: Scope) -> object:
         """`argmax`/`argmin` over n elements: the smallest index where the value equals

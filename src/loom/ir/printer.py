@@ -31,7 +31,9 @@ from loom.ir.tile import (
 )
 from loom.symbolic import Const, Expr, Sym
 
-_MLIR_DTYPE = {"bf16": "bf16", "fp16": "f16", "fp32": "f32", "bfp8": "i8", "int32": "i32"}
+_MLIR_DTYPE = {
+    "bf16": "bf16", "fp16": "f16", "fp32": "f32", "bfp8": "i8", "bfp4": "i4", "int32": "i32",
+}  # fmt: skip
 
 
 def _str_attr(text: object) -> str:

@@ -468,9 +468,17 @@ def _format_note(program: Program) -> str:
     )
 
 
-def _check(name: str, out: torch.Tensor, ref: torch.Tensor, dtype: str) -> OutputCheck:
+def _check(
+    name: str, out: torch.Tensor, ref: torch.Tensor, dtype: str, extra: float = 0.0
+) -> OutputCheck:
+    """One output against its reference with the tolerance of its format (plus `extra`):
+    a block-float output is compared after rounding both to the format, as `verify`
+    does."""
+    tol = TOLERANCE.get(dtype, TOLERANCE["fp32"]) + extra
+    if is_block_float(dtype):
+        out, ref = quantize(out.float(), dtype), quantize(ref.float(), dtype)
+        tol = block_tolerance(dtype) + extra
     out, ref = out.double(), ref.double()  # int32 values beyond 2^24 compared exactly
-    tol = TOLERANCE.get(dtype, TOLERANCE["fp32"])
     abs_err = float((out - ref).abs().max()) if ref.numel() else 0.0
     scale = max(float(ref.abs().max()) if ref.numel() else 0.0, 1e-30)
     rel = abs_err / scale
@@ -518,7 +526,8 @@ def verify_outputs(
         out = _from_grid(grid, t)
         if t.dtype == "bf16":
             out = out.to(real_bf16)
-        checks.append(_check(t.name, out.reshape(ref.shape), ref, t.dtype))
+        extra = accumulation_tolerance(program)
+        checks.append(_check(t.name, out.reshape(ref.shape), ref, t.dtype, extra))
     if not checks:
         raise VerificationError(
             f"no reference matches an output of kernel {program.kernel!r} "
