@@ -114,7 +114,8 @@ class _Window:
                 return self.leaf(i)
             case Unary(op=op, arg=arg):
                 inner = self.expr(arg)
-                if op in ("exp", "exp2") and not isinstance(arg, Leaf):
+                loaded = isinstance(arg, Leaf) and self.program.leaves[arg.index].kind != "acc"
+                if op in ("exp", "exp2") and not loaded:  # a load is randn; acc grows with K
                     inner = f"torch.clamp({inner}, -6.0, 6.0)"
                 return _UNARY[op].format(inner)
             case Binary(op=op, lhs=lhs, rhs=Const(value=v)):
