@@ -9,7 +9,7 @@ tests/fuzz/regressions/. OUT/summary.json holds the counts (outcomes, refusals b
 construct, constructs covered, seconds); OUT/log.txt one line per program.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/fuzz.py \\
-        --minutes 60 --out /tmp/fuzz-out [--seed 0] [--round 50]
+        --minutes 60 --out fuzz-out [--seed 0] [--round 50]
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ class Campaign:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
-    parser.add_argument("--out", type=Path, default=Path("/tmp/fuzz-out"))
+    parser.add_argument("--out", type=Path, default=Path("fuzz-out"))
     parser.add_argument("--seed", type=int, default=0, help="seed of the first round")
     parser.add_argument("--round", type=int, default=50, help="programs per round")
     parser.add_argument(

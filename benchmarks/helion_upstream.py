@@ -15,7 +15,7 @@ Files that cannot be imported (they import Triton, which Loom does not need) lis
 kernel they define as refused.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src .venv/bin/python benchmarks/helion_upstream.py \
-        /tmp/helion-examples [--only FILE ...]
+        path/to/helion/examples [--only FILE ...]
 """
 
 from __future__ import annotations
