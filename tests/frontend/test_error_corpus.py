@@ -60,6 +60,11 @@ CASES = {
         r"batch_sum_tiled\.py:11: Loom cannot compile the sum over axis 0 of a rank-3 value"
         r".*the axis is tiled \(tile_b\).*full slice",
     ),
+    "stored_race": (
+        ["--arg", "x=64x64:bf16", "--arg", "a=64x64:bf16"],
+        r"stored_race\.py:14: .*`a load of c, which the same hl\.tile loop stores before "
+        r"it`.*race the store.*hl\.barrier",
+    ),
     "jagged": (
         ["--arg", "values=64x64", "--arg", "offsets=5:fp32"],
         r"jagged\.py:12: .*data-dependent extents",

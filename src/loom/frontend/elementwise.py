@@ -118,6 +118,7 @@ class ElementwiseOps(ImporterCore):
             table[_GELU_ERF] = self._gelu
         table[aten.pow.Tensor_Scalar] = self._pow
         table[aten.square.default] = self._square
+        table[aten.log2.default] = self._log2
         table[aten.where.self] = self._where
         table[aten.rsub.Scalar] = self._rsub
         table[aten.clone.default] = self._identity
@@ -220,6 +221,16 @@ class ElementwiseOps(ImporterCore):
             "raise to an integer power 1..8, 0.5, -0.5 or -1 (or write exp(p * log(x)))",
         )
         return None
+
+    def _log2(self, node: torch.fx.Node, scope: Scope) -> Value | None:
+        """`log2(x)` is `log(x) / ln 2` (the SFPU has a natural log only)."""
+        x = self._operand(scope, node.args[0], node)
+        assert isinstance(x, Value)
+        line = node_line(node)
+        ln = self._ew(scope, "log", (x,), self._new_value(node), line, "log2_ln")
+        return self._emit(
+            scope, Elementwise(self._new_value(node), "mul", (ln, 1.0 / math.log(2.0)), line)
+        )
 
     def _square(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)

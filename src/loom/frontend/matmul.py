@@ -33,6 +33,11 @@ class MatmulOps(ImporterCore):
             aten.baddbmm.default: self._addmm,
             aten.mm.default: self._mm,
             aten.bmm.default: self._mm,
+            # `torch.bmm(a, b, torch.float32)`: the result's dtype is the node's own
+            aten.addmm.dtype: self._addmm,
+            aten.baddbmm.dtype: self._addmm,
+            aten.mm.dtype: self._mm,
+            aten.bmm.dtype: self._mm,
             aten.permute.default: self._permute,
             aten.transpose.int: self._transpose,
         }

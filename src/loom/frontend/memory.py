@@ -108,6 +108,8 @@ class MemoryOps(IndexOps):
             self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
         window = self._window(node, tensor, seq_arg(node, 1))
         forwarded = self._forwarded(node, scope, tensor, window)
+        if forwarded is None:
+            forwarded = self._stored_before(node, scope, tensor, window)
         if forwarded is not None:
             return forwarded
         top = scope is self.root_scope
@@ -128,6 +130,31 @@ class MemoryOps(IndexOps):
             raise GridBarrierNeeded(tensor)
         self.forwarded.add(tensor)
         return self._cast(scope, value, self.tensors[tensor].dtype, node_line(node))
+
+    def _stored_before(
+        self, node: torch.fx.Node, scope: Scope, tensor: str, window: tuple[Window, ...]
+    ) -> Value | None:
+        """A load of what this phase already stored: the loads and the stores run on
+        different data-movement threads, which do not wait for each other, so the load
+        would race the store. The same window stored earlier in the same loop body is the
+        stored value itself (`d[tile] = ...; out[tile] = x[tile] * d[tile]`); any other
+        read of a tensor this phase stores is refused."""
+        written = self.phase_stores.get(tensor)
+        if written is None or written[0] != self.phase:
+            return None
+        for op in reversed(scope.ops):
+            if isinstance(op, Store) and op.tensor == tensor:
+                if op.window == window:
+                    return self._cast(scope, op.value, self.tensors[tensor].dtype, op.line)
+                break
+        self._unsupported(
+            node,
+            f"a load of {tensor}, which the same hl.tile loop stores before it",
+            "a kernel's loads and stores run on separate data-movement threads that do not "
+            "wait for each other, so the load would race the store; keep the value in a "
+            "variable, load exactly the window the same loop body stored, or put the loop "
+            "that reads it after an hl.barrier() in a grid loop of its own",
+        )
 
     def _store(self, node: torch.fx.Node, scope: Scope) -> None:
         tensor = self._tensor_of(scope, node)

@@ -18,7 +18,7 @@ import torch
 
 from loom.errors import FrontendError
 from loom.ir.tile import TileProgram
-from loom.kernels.files import FileKernel, NoCpuKernel, as_outputs
+from loom.kernels.files import FileKernel, NoCpuKernel, as_outputs, returned_tensors
 from loom.kernels.tile_reference import TileIRReference, evaluate
 
 
@@ -54,7 +54,7 @@ def file_references(
     if host_epilogue(fk) is not None and len(names) == len(outputs) and all(names):
         return inputs, dict(zip(names, outputs, strict=True)), used
     if len(names) != len(outputs) or not set(outs) <= set(names):
-        names = outs
+        names = _returned_outputs(fk, outs, len(outputs))
     if len(outputs) != len(outs):
         raise FrontendError(
             f"the reference ({fk.reference_name}) returns {len(outputs)} tensors, but kernel "
@@ -62,6 +62,32 @@ def file_references(
             "the kernel's order."
         )
     return inputs, dict(zip(names, outputs, strict=False)), used
+
+
+def _returned_outputs(fk: FileKernel, outs: list[str], count: int) -> list[str]:
+    """The program's outputs in the kernel's return order, the order of the reference's
+    results: a returned tensor is an output itself, a view of one (`out.view(...)`), or
+    the host tensor an output views (`return grad_a` where the loop stores `grad_a_flat =
+    grad_a.view(-1)`; matched by shared storage in the replayed host prelude). With one
+    output, or returns Loom cannot trace to the outputs, the program's order."""
+    returned = list(returned_tensors(fk.kernel))
+    if len(returned) != count or len(outs) < 2:
+        return outs
+    tensors = host_prelude(fk, [*outs, *returned])
+    storage = {n: t.untyped_storage().data_ptr() for n, t in tensors.items() if t.numel()}
+    names = []
+    for name in returned:
+        owners = [o for o in outs if o == name or storage.get(o, -1) == storage.get(name)]
+        if len(owners) != 1:
+            raise FrontendError(
+                f"kernel {fk.name!r} returns {name or 'an expression'} (result "
+                f"{len(names) + 1} of {count}), which Loom cannot match to one of the tensors "
+                f"its loops store ({', '.join(outs)}), so it cannot tell which reference "
+                "result to compare with which output; return the stored tensors (or views "
+                "of them) by name."
+            )
+        names.append(owners[0])
+    return names
 
 
 def _run_reference(

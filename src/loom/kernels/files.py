@@ -227,21 +227,44 @@ def _inputs_from_file(
     return params, bound
 
 
-def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
-    """Variable names in the kernel's `return` statement ("" for other expressions)."""
+def _returned(kernel: helion.Kernel) -> list[ast.expr]:
+    """The expressions of the kernel's final `return`, in order."""
     try:
         tree = ast.parse(inspect.getsource(kernel.fn).lstrip())
     except (OSError, SyntaxError):
-        return ()
+        return []
     returns = [n for n in ast.walk(tree) if isinstance(n, ast.Return) and n.value is not None]
     body = tree.body[0].body if tree.body and isinstance(tree.body[0], ast.FunctionDef) else []
     if body and isinstance(body[-1], ast.Return) and body[-1].value is not None:
         returns.append(body[-1])  # the final return, not an early one inside an `if`
-    if not returns:
-        return ()
+    if not returns or returns[-1].value is None:
+        return []
     value = returns[-1].value
-    items = value.elts if isinstance(value, ast.Tuple) else [value]
-    return tuple(i.id if isinstance(i, ast.Name) else "" for i in items)
+    return list(value.elts) if isinstance(value, ast.Tuple) else [value]
+
+
+def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
+    """Variable names in the kernel's `return` statement ("" for other expressions)."""
+    return tuple(i.id if isinstance(i, ast.Name) else "" for i in _returned(kernel))
+
+
+_SAME_ELEMENTS = {"view", "reshape", "contiguous", "flatten", "squeeze", "unsqueeze", "view_as"}
+"""Tensor methods that keep the elements in their order (a returned `out.view(...)`)."""
+
+
+def returned_tensors(kernel: helion.Kernel) -> tuple[str, ...]:
+    """The host tensor each returned value is, or is a same-elements view of
+    (`out.view(q.size())` is `out`), in return order ("" for other expressions)."""
+    names = []
+    for item in _returned(kernel):
+        while (
+            isinstance(item, ast.Call)
+            and isinstance(item.func, ast.Attribute)
+            and item.func.attr in _SAME_ELEMENTS
+        ):
+            item = item.func.value
+        names.append(item.id if isinstance(item, ast.Name) else "")
+    return tuple(names)
 
 
 def import_reference(text: str) -> Callable[..., object] | TileIRReference:
