@@ -1,6 +1,7 @@
 """Matmuls (`@`, mm, bmm, addmm, baddbmm, hl.dot) into the Tile IR's `Matmul`, with a
-transposed right operand (`.transpose(-1, -2)`, a `permute` of the last two dims) folded
-into the op."""
+transposed operand (`.transpose(-1, -2)`, `.T`, a `permute` of the last two dims) folded
+into the op: on the right as the matrix engine reads it, on the left (`x.T @ g`) as a
+transpose of the left block's tiles."""
 
 from __future__ import annotations
 
@@ -49,7 +50,8 @@ class MatmulOps(ImporterCore):
         transposed = isinstance(rhs, _Transposed)
         rhs_value = rhs.value if isinstance(rhs, _Transposed) else self._value(scope, b, node)
         acc_value = self._value(scope, acc, node) if acc is not None else None
-        lhs_value = self._value(scope, a, node)
+        lhs = scope.values.get(a) if isinstance(a, torch.fx.Node) else None
+        lhs_value = lhs.value if isinstance(lhs, _Transposed) else self._value(scope, a, node)
         if "int32" in (lhs_value.dtype, rhs_value.dtype):
             self._unsupported(
                 node,
@@ -59,11 +61,12 @@ class MatmulOps(ImporterCore):
             )
         op = Matmul(
             self._new_value(node),
-            self._value(scope, a, node),
+            lhs_value,
             rhs_value,
             acc_value,
             transposed,
             node_line(node),
+            lhs_transposed=isinstance(lhs, _Transposed),
         )
         return self._emit(scope, op)
 

@@ -152,7 +152,10 @@ class TilePrinter:
                 )
             case Matmul(result=r, lhs=a, rhs=b, acc=acc, rhs_transposed=tr):
                 operands = [a, b] + ([acc] if acc is not None else [])
-                self.simple("loom.matmul", r, operands, f"rhs_transposed = {str(tr).lower()}")
+                attrs = f"rhs_transposed = {str(tr).lower()}"
+                if op.lhs_transposed:
+                    attrs = f"lhs_transposed = true, {attrs}"
+                self.simple("loom.matmul", r, operands, attrs)
             case Elementwise(result=r, op=kind, args=args):
                 values = [a for a in args if isinstance(a, Value)]
                 scalars = [f"{_float_attr(a)}" for a in args if not isinstance(a, Value)]

@@ -115,11 +115,13 @@ class BlockRef(CExpr):
 
 @dataclass(frozen=True)
 class MatmulExpr(CExpr):
-    """lhs @ rhs (or lhs @ rhs^T when `transpose_rhs`), tile-wise."""
+    """lhs @ rhs (or lhs @ rhs^T when `transpose_rhs`, lhs^T @ rhs when `transpose_lhs`),
+    tile-wise."""
 
     lhs: CExpr
     rhs: CExpr
     transpose_rhs: bool = False
+    transpose_lhs: bool = False
 
 
 @dataclass(frozen=True)

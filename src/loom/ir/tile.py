@@ -99,7 +99,8 @@ class Matmul(Op):
     """result = acc + lhs @ rhs over the last two dims (batched when rank 3).
 
     Covers `torch.addmm`, `torch.baddbmm`, `torch.bmm`, `torch.mm`, `@` and `hl.dot`.
-    `rhs_transposed` records a `k.transpose(-1, -2)` folded into the matmul.
+    `rhs_transposed` records a `k.transpose(-1, -2)` folded into the matmul, and
+    `lhs_transposed` an `x.T` on the left (`x[tile_m, tile_n].T @ g`, a weight gradient).
     """
 
     result: Value
@@ -108,6 +109,7 @@ class Matmul(Op):
     acc: Value | None = None
     rhs_transposed: bool = False
     line: int = 0
+    lhs_transposed: bool = False
 
     def operands(self) -> tuple[Value, ...]:
         return (self.lhs, self.rhs) + ((self.acc,) if self.acc is not None else ())

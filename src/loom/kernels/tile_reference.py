@@ -174,6 +174,7 @@ class _Launch:
                 self.set(r, torch.full(self.shape(r), fill, dtype=self.compute))
             case Matmul(result=r, lhs=a, rhs=b, acc=acc, rhs_transposed=transposed):
                 lhs, rhs = self.get(a).to(self.compute), self.get(b).to(self.compute)
+                lhs = lhs.transpose(-1, -2) if op.lhs_transposed else lhs
                 product = lhs @ (rhs.transpose(-1, -2) if transposed else rhs)
                 self.set(r, product if acc is None else self.get(acc) + product)
             case Elementwise(result=r, op=name, args=args):

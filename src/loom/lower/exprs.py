@@ -121,7 +121,7 @@ class ExprBuilder:
                     "lowers a batch tile size of 1 only."
                 )
         lhs, rhs = self.value(op.lhs.name), self.value(op.rhs.name)
-        expr: CExpr = MatmulExpr(lhs.expr, rhs.expr, op.rhs_transposed)
+        expr: CExpr = MatmulExpr(lhs.expr, rhs.expr, op.rhs_transposed, op.lhs_transposed)
         reads = lhs.reads | rhs.reads
         if op.acc is not None:
             acc = self.value(op.acc.name)

@@ -41,8 +41,9 @@ def format_cexpr(e: CExpr) -> str:
     match e:
         case BlockRef(buffer=b):
             return b
-        case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t):
-            return f"matmul({format_cexpr(a)}, {format_cexpr(b)}{'^T' if t else ''})"
+        case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t, transpose_lhs=tl):
+            lhs = f"{format_cexpr(a)}{'^T' if tl else ''}"
+            return f"matmul({lhs}, {format_cexpr(b)}{'^T' if t else ''})"
         case BinaryExpr(op=op, lhs=a, rhs=b):
             return f"{op}({format_cexpr(a)}, {format_cexpr(b)})"
         case UnaryExpr(op=op, operand=a):

@@ -60,19 +60,16 @@ class Compute(HegCore):
         arch, terms = self.arch, []
         where = f"line {getattr(op, 'line', 0)}"
         match op:
-            case Matmul(result=r, lhs=a, rhs=b):
-                la, lb = self.layout(a), self.layout(b)
-                n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+            case Matmul(result=r, lhs=a):
+                m, n, k = self.matmul_tiles(op)
                 terms.append(
                     prim.matmul_term(
-                        arch,
-                        self.fidelity,
-                        f"matmul {r.name} ({where})",
-                        la.tile_rows,
-                        n,
-                        la.tile_cols,
+                        arch, self.fidelity, f"matmul {r.name} ({where})", m, n, k
                     )
                 )
+                if op.lhs_transposed:  # `x.T @ g`: a copy pass transposing the lhs tiles
+                    what = f"transpose {a.name} ({where})"
+                    terms.append(prim.eltwise_term(arch, "copy", what, self.layout(a).tiles))
             case Elementwise(result=r, op=kind):
                 terms.append(
                     prim.eltwise_term(arch, kind, f"{kind} {r.name} ({where})", self.tiles(r))
@@ -93,6 +90,14 @@ class Compute(HegCore):
                 return terms
         return [self.overlapped(op, terms)]
 
+    def matmul_tiles(self, op: Matmul) -> tuple[Expr, Expr, Expr]:
+        """The (m, n, k) tile counts of a matmul, its transposed operands read as such."""
+        la, lb = self.layout(op.lhs), self.layout(op.rhs)
+        n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
+        if op.lhs_transposed:
+            return la.tile_cols, n, ceildiv(la.rows, TILE)
+        return la.tile_rows, n, la.tile_cols
+
     def overlapped(self, op: Op, math: list[Term]) -> Term:
         """One compute operation on the Tensix's three concurrent threads (unpack, math,
         pack): its fixed overhead plus the busiest of the three.
@@ -109,11 +114,12 @@ class Compute(HegCore):
         unpack: list[Expr] = []
         edges: Expr = Const(0)
         if isinstance(op, Matmul):
-            la, lb = self.layout(op.lhs), self.layout(op.rhs)
-            n = ceildiv(lb.rows, TILE) if op.rhs_transposed else lb.tile_cols
-            per = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
-            per += arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
-            unpack.append(la.tile_rows * n * la.tile_cols * per)
+            m, n, k = self.matmul_tiles(op)
+            lhs_unpack = arch.compute.unpack_cycles(self.tile_bytes(op.lhs.dtype))
+            per = lhs_unpack + arch.compute.unpack_cycles(self.tile_bytes(op.rhs.dtype))
+            unpack.append(m * n * k * per)
+            if op.lhs_transposed:
+                unpack.append(self.layout(op.lhs).tiles * lhs_unpack)
             drain = [self.pack_cycles(v) for v in op.results() if self.buffered_value(v)]
             edges = add(Const(per), *drain)
         else:

@@ -169,6 +169,9 @@ class CostModel:
 
     def _matmul(self, e: MatmulExpr, t: _Tally, dst: _Shape) -> _Shape:
         a, b = self._walk(e.lhs, t, dst), self._walk(e.rhs, t, dst)
+        if e.transpose_lhs:  # a pass of its own over the lhs tiles (in-tile transposes)
+            self._load(a, t)
+            a = _Shape(a.cols, a.rows, a.tile_bytes)
         n = b.rows if e.transpose_rhs else b.cols
         k_rhs = b.cols if e.transpose_rhs else b.rows
         if a.cols != k_rhs:

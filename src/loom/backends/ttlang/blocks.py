@@ -65,8 +65,9 @@ class BlockPrinter:
         match e:
             case BlockRef(buffer=b):
                 return self.shape_of[b]
-            case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t):
-                return (self.shape(a)[0], self.shape(b)[0] if t else self.shape(b)[1])
+            case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t, transpose_lhs=tl):
+                rows = self.shape(a)[1] if tl else self.shape(a)[0]
+                return (rows, self.shape(b)[0] if t else self.shape(b)[1])
             case BinaryExpr(lhs=a):
                 return self.shape(a)
             case UnaryExpr(operand=a):
@@ -85,9 +86,10 @@ class BlockPrinter:
         match e:
             case BlockRef(buffer=b):
                 return self.block(b)
-            case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t):
+            case MatmulExpr(lhs=a, rhs=b, transpose_rhs=t, transpose_lhs=tl):
                 rhs = f"ttl.block.transpose({self.text(b)})" if t else self._paren(b)
-                return f"{self._paren(a)} @ {rhs}"
+                lhs = f"ttl.block.transpose({self.text(a)})" if tl else self._paren(a)
+                return f"{lhs} @ {rhs}"
             case BinaryExpr(op=op, lhs=a, rhs=b) if op in INFIX:
                 return f"{self._paren(a)} {INFIX[op]} {self._paren(b)}"
             case BinaryExpr(op=op, lhs=a, rhs=b) if op in MATH_BINARY:
