@@ -63,9 +63,7 @@ class Compute(HegCore):
             case Matmul(result=r, lhs=a):
                 m, n, k = self.matmul_tiles(op)
                 terms.append(
-                    prim.matmul_term(
-                        arch, self.fidelity, f"matmul {r.name} ({where})", m, n, k
-                    )
+                    prim.matmul_term(arch, self.fidelity, f"matmul {r.name} ({where})", m, n, k)
                 )
                 if op.lhs_transposed:  # `x.T @ g`: a copy pass transposing the lhs tiles
                     what = f"transpose {a.name} ({where})"
