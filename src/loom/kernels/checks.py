@@ -75,7 +75,7 @@ def _returned_outputs(fk: FileKernel, outs: list[str], count: int) -> list[str]:
         return outs
     tensors = host_prelude(fk, [*outs, *returned])
     storage = {n: t.untyped_storage().data_ptr() for n, t in tensors.items() if t.numel()}
-    names = []
+    names: list[str] = []
     for name in returned:
         owners = [o for o in outs if o == name or storage.get(o, -1) == storage.get(name)]
         if len(owners) != 1:
