@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 from loom.arch import load_arch
@@ -67,3 +69,22 @@ def test_a_statement_freed_after_costing_does_not_lend_its_cost_to_the_next() ->
     assert packs[0::2] == [packs[0]] * 4
     assert packs[1::2] == [packs[1]] * 4
     assert packs[0] > packs[1]
+
+
+def test_a_transposed_left_operand_costs_a_copy_pass_over_its_tiles() -> None:
+    """`x.T @ g`: the same tile-matmuls as `a @ g` with `a` given upright, plus one pass
+    through Dst over the left block's 4 tiles (unpacked again, copied) to transpose it."""
+    arch = load_arch("wormhole_n150")
+    base = _program("fp32")
+    upright = Buffer("at", 1, 4, "bf16", 1, "load")  # the 4x1-tile `a`, stored transposed
+    program = dataclasses.replace(base, buffers=(*base.buffers, upright))
+    costs = CostModel(arch, from_arch(arch), program, packer_l1_acc=True)
+    plain = costs.cost(Compute("acc", MatmulExpr(BlockRef("a"), BlockRef("b"))))
+    flipped = costs.cost(
+        Compute("acc", MatmulExpr(BlockRef("at"), BlockRef("b"), transpose_lhs=True))
+    )
+    extra = 4 * arch.tile.bytes("bf16") / arch.compute.unpack_bytes_per_cycle
+    assert flipped.unpack_cycles - plain.unpack_cycles == pytest.approx(extra)
+    assert flipped.math_cycles - plain.math_cycles == 4 * arch.compute.eltwise("copy")
+    assert flipped.pack_cycles == plain.pack_cycles
+    assert flipped.matmul_tiles == plain.matmul_tiles
