@@ -405,8 +405,45 @@ def attention_table(
             "  steps: block steps of the busiest core, TTNN's / the replayed mapping's; "
             "matched = sim us x their ratio"
         )
+    if not brief:
+        counters(sdpa_records(path), sims, arch)
     out = {"as simulated": medians(rows, fit, raw), "work-matched": medians(rows, fit, matched)}
     for kind, meds in out.items():
         for name, value in meds.items():
             print(f"  {kind:12s} {name:14s} median |error| {value:5.1f}%")
     return out
+
+
+def counters(
+    records: list[dict[str, str]], sims: dict[tuple[object, ...], Replay], arch: Arch
+) -> None:
+    """The published per-step and per-tile counters beside the simulator's: cycles per
+    block step of the busiest core (the replay's time over its block steps), cycles per
+    tile-matmul and per exp tile (the architecture's table; exp was fitted from these
+    counters, so that row is an input)."""
+    print("  counters (published vs simulated):")
+    for i, rec in enumerate(records, start=2):
+        metric, value = rec["metric"], rec["value"]
+        if metric == "per_k_step_cycles":
+            row = parse_row(i, {**rec, "metric": "device_kernel_cycles"})
+            rep = sims.get(row.program_key) if isinstance(row, SdpaRow) else None
+            if isinstance(row, SdpaRow) and rep is not None:
+                sim = rep.kernel_us * 1000.0 * arch.clock_ghz / rep.wall_steps
+                print(
+                    f"    line {i:2d} cycles per k step {row.label:58s} {float(value):8.0f} "
+                    f"{sim:8.0f} {error_pct(sim, float(value)):6.1f}%"
+                )
+        elif metric == "FPU_COUNTER_per_tile_MAC":
+            fid, sim = rec["math_fidelity"], arch.matmul.cycles(rec["math_fidelity"])
+            what = f"FPU cycles per tile-matmul, {fid} k{rec['k_chunk']}"
+            print(
+                f"    line {i:2d} {what:76s} {float(value):8.2f} {sim:8.2f} "
+                f"{error_pct(sim, float(value)):6.1f}%"
+            )
+        elif metric == "exp_cycles_per_tile":
+            sim = arch.compute.eltwise("exp")
+            what = "SFPU cycles per exp tile"
+            print(
+                f"    line {i:2d} {what:76s} {float(value):8.0f} {sim:8.0f} "
+                "(input: fitted from this counter)"
+            )

@@ -16,10 +16,12 @@ from calibration_attention import (
     SDPA_FILE,
     SdpaRow,
     fit_half,
+    loom_wall_steps,
     parse_row,
     sdpa_records,
     timed_rows,
     ttnn_formats,
+    ttnn_wall_steps,
 )
 
 BASE = {
@@ -133,6 +135,32 @@ def test_the_split_alternates_configurations_in_file_order() -> None:
     fit = fit_half(rows)
     halves = ["fit" if r.config in fit else "held" for r in rows]
     assert halves == ["fit", "held", "fit", "fit", "held"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "steps"),
+    [
+        ({}, 68),  # 8 x 8: 512 chunks, 8 per core = 4 zigzag pairs of 17 steps
+        ({"grid": "(11,10)"}, 50),  # 5 per core: 16 + 2 + 15 + 3 + 14 at worst
+        ({"grid": "(11,10)", "seq_len": "8192"}, 165),  # 10 per core: 5 pairs of 33
+        ({"grid": "(11,10)", "q_chunk": "256", "k_chunk": "128"}, 100),  # 2 key chunks each
+        ({"grid": "(11,10)", "causal": "False", "q_chunk": "128", "k_chunk": "128"}, 320),
+    ],
+)
+def test_ttnn_spreads_flat_work_in_zigzag_order(changes: dict[str, str], steps: int) -> None:
+    """TTNN's busiest core, as the published per-step cycles imply (2950 us / 68 steps
+    and 2237 us / 50 steps are both about 59,000 cycles a step)."""
+    row = parse_row(2, rec(**changes))
+    assert isinstance(row, SdpaRow) and ttnn_wall_steps(row) == steps
+
+
+def test_loom_round_robin_counts_padding_chunks() -> None:
+    # S=1024, q=k=128: 8 chunks over 3 cores in 3 waves; the last core takes chunks 2, 5
+    # and the padding chunk 8, which visits 9 key chunks.
+    row = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", grid="(11,10)"))
+    assert isinstance(row, SdpaRow)
+    assert loom_wall_steps(row, {"tile_b": 1, "tile_m": 3}, 3) == 3 + 6 + 9
+    assert loom_wall_steps(row, {"tile_b": 2, "tile_m": 1}, 8) == 2 * 8
 
 
 def test_ttnn_formats_set_the_inputs_and_intermediates() -> None:
