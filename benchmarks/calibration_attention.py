@@ -28,6 +28,15 @@ change Loom's TTNN policy does not have). The fp32_dest_acc_en flag and the stre
 non-streaming kernel are printed with each row; the simulated programs do not differ by
 them (Loom has one attention kernel), so their effect shows as error.
 
+Two figures per row: the replay's kernel time as simulated, and work-matched: the
+simulated time per block step (query chunk x key chunk) of the replay's busiest core
+times the block steps of TTNN's busiest core (`ttnn_wall_steps`, `loom_wall_steps`).
+TTNN's current SDPA spreads the flat (batch, head, query chunk) work over the cores in
+contiguous runs, causal runs in zigzag order; a Loom mapping hands a core query chunks
+round-robin (padding chunks included), which cannot express that, so the busiest cores
+differ in work (up to 1.3x at 110 cores). Work matching removes that policy difference
+and keeps everything the simulator decides (per-step compute, K/V streaming, contention).
+
 The fixed fit/held-out split (`fit_half`): the distinct configurations in file order
 alternate fit, held out, fit, ... (rows of one configuration, measured in different
 sources, fall in the same half). No constant is fitted on it by this script; the halves
