@@ -28,6 +28,10 @@ L1-sharded operands, bf16 packer-accumulated partials), so that the comparison m
 simulator; `loom` runs loom.lower.lower on the shipped Helion GEMM, so that it measures
 Loom's lowering of TTNN's schedule plus the simulator. `program_for` is where they split.
 
+Part (c) (`calibration_attention.py`, `--parts attention`, not in the default parts: it
+simulates attention at 4096-8192 tokens) replays TTNN's SDPA prefill measurements on
+Blackhole p100a as TTNN's configuration of Loom's attention kernels.
+
 Every row prints measured, simulated and % error; each table ends with the median absolute
 % error. Rows whose measured value *is* an architecture input (so agreement is circular)
 are marked `input` and left out of the medians. The values this calibration fitted
@@ -38,6 +42,7 @@ tables: on the fit half), so that the other rows check them.
 
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py [--brief] [--lowering loom]
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --parts matmul --tables T1,T2
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --parts attention [--jobs N]
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-matmul-overhead [2,3,4]
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --tables T --fit-unpack 80,128
 """
@@ -62,6 +67,7 @@ sys.path.insert(0, str(ROOT / "tests" / "sim"))  # the fixture builder, see abov
 from sim_programs import GemmConfig, gemm_program  # noqa: E402
 
 from bench_util import CALIBRATION, forked_map  # noqa: E402
+from calibration_attention import attention_table  # noqa: E402
 from calibration_noc import (  # noqa: E402
     ARCHS,
     POOLED,
@@ -549,12 +555,19 @@ def run(brief: bool, parts: Iterable[str], lowering: str, tables: list[str]) -> 
                     f"    {table:18s} {half:13s} {e.trace[0]:5.1f} / {e.no_trace[0]:5.1f} / "
                     f"{e.device[0]:5.1f}"
                 )
+    if "attention" in parts:
+        att = attention_table(brief, JOBS)
+        for kind, meds in att.items():
+            print(
+                f"\n>>> TTNN SDPA prefill rows (target <= 10%), median |error| % of device "
+                f"time, {kind}: " + ", ".join(f"{half} {v:.1f}" for half, v in meds.items())
+            )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--brief", action="store_true", help="print only the medians")
-    ap.add_argument("--parts", default="noc,matmul", help="comma list of noc, matmul")
+    ap.add_argument("--parts", default="noc,matmul", help="comma list of noc, matmul, attention")
     ap.add_argument(
         "--lowering",
         choices=("fixture", "loom"),

@@ -28,8 +28,29 @@ def test_blackhole_grids_differ_from_the_base_only_in_the_grid(name: str, grid_x
     assert "base:" in builtin_path(name).read_text()
 
 
+def test_p100a_differs_from_the_p150_only_in_its_dram_banks() -> None:
+    """The p100a is the p150 with one GDDR6 controller fewer: 7 banks at the same rate
+    (448 GB/s), the same grid, clock, compute and NoC; only the bank list is its own."""
+    base, arch = load_arch("blackhole_p150"), load_arch("blackhole_p100a")
+    assert len(arch.dram.banks) == 7 and set(arch.dram.banks) < set(base.dram.banks)
+    assert arch.dram.peak_bytes_per_cycle * arch.clock_ghz == pytest.approx(448, rel=0.002)
+    assert dataclasses.replace(base.dram, banks=arch.dram.banks) == arch.dram
+    for f in dataclasses.fields(arch):
+        if f.name not in {"name", "description", "dram", "sources"}:
+            assert getattr(arch, f.name) == getattr(base, f.name), f.name
+    differing = {k for k, v in arch.sources if dict(base.sources)[k] != v}
+    assert differing == {"dram.banks"}
+    assert "base: blackhole_p150" in builtin_path("blackhole_p100a").read_text()
+
+
 def test_every_constant_has_a_source() -> None:
-    for name in ("wormhole_n150", "blackhole_p150", "blackhole_p150_13x10", "blackhole_12x10"):
+    for name in (
+        "wormhole_n150",
+        "blackhole_p150",
+        "blackhole_p150_13x10",
+        "blackhole_12x10",
+        "blackhole_p100a",
+    ):
         sources = dict(load_arch(name).sources)
         for key, text in sources.items():
             assert text.strip() and "PENDING" not in text, (name, key)

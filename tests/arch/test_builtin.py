@@ -20,8 +20,14 @@ from loom.arch import (
     unsourced_fields,
 )
 
-BUILTINS = ["blackhole_12x10", "blackhole_p150", "blackhole_p150_13x10", "wormhole_n150"]
-BLACKHOLES = ["blackhole_12x10", "blackhole_p150", "blackhole_p150_13x10"]
+BUILTINS = [
+    "blackhole_12x10",
+    "blackhole_p100a",
+    "blackhole_p150",
+    "blackhole_p150_13x10",
+    "wormhole_n150",
+]
+BLACKHOLES = ["blackhole_12x10", "blackhole_p100a", "blackhole_p150", "blackhole_p150_13x10"]
 
 
 def test_list_archs_is_sorted_and_complete() -> None:
@@ -65,6 +71,7 @@ def test_builtins_are_cached() -> None:
         ("blackhole_p150", (11, 10), 1.35, 152.1),
         ("blackhole_p150_13x10", (13, 10), 1.35, 179.7),
         ("blackhole_12x10", (12, 10), 1.35, 165.9),
+        ("blackhole_p100a", (11, 10), 1.35, 152.1),
     ],
 )
 def test_grid_clock_and_peak(name: str, grid: tuple[int, int], clock: float, hifi4: float) -> None:
@@ -75,7 +82,10 @@ def test_grid_clock_and_peak(name: str, grid: tuple[int, int], clock: float, hif
     assert arch.peak_tflops("LoFi") == pytest.approx(4 * arch.peak_tflops("HiFi4"))
 
 
-@pytest.mark.parametrize(("name", "peak_gbs"), [("wormhole_n150", 288), ("blackhole_p150", 512)])
+@pytest.mark.parametrize(
+    ("name", "peak_gbs"),
+    [("wormhole_n150", 288), ("blackhole_p150", 512), ("blackhole_p100a", 448)],
+)
 def test_dram_aggregate_matches_the_spec_sheet(name: str, peak_gbs: float) -> None:
     arch = load_arch(name)
     assert arch.dram.peak_bytes_per_cycle * arch.clock_ghz == pytest.approx(peak_gbs, rel=0.002)

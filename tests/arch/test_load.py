@@ -300,7 +300,7 @@ def test_missing_file_lists_the_builtins(tmp_path: Path) -> None:
     with pytest.raises(
         ArchError,
         match=r"not found; check the path, or use a built-in name: "
-        r"blackhole_12x10, blackhole_p150, blackhole_p150_13x10, wormhole_n150",
+        r"blackhole_12x10, blackhole_p100a, blackhole_p150, blackhole_p150_13x10, wormhole_n150",
     ):
         load_arch(str(path))
 

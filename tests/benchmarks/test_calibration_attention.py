@@ -1,0 +1,230 @@
+"""The SDPA calibration's row parser and its fixed fit/held-out split
+(`benchmarks/calibration_attention.py`), on records written as the published file writes
+them (the file itself lives beside the repository)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from calibration_attention import (
+    CALIBRATION,
+    SDPA_FILE,
+    SdpaRow,
+    fit_half,
+    generated_masks,
+    loom_wall_steps,
+    parse_row,
+    sdpa_records,
+    timed_rows,
+    ttnn_formats,
+    ttnn_wall_steps,
+)
+
+BASE = {
+    "device": "p100a",
+    "arch": "blackhole",
+    "clock_ghz": "1.35",
+    "grid": "(8,8)",
+    "num_cores": "64",
+    "op": "scaled_dot_product_attention (prefill)",
+    "kernel_path": "non-streaming (fp32_dest_acc_en selects it, see #55759)",
+    "causal": "True (inferred: tt_transformers prefill)",
+    "batch": "1",
+    "n_q_heads": "32",
+    "n_kv_heads": "8",
+    "seq_len": "4096",
+    "kv_len": "4096",
+    "head_dim_qk": "128",
+    "head_dim_v": "128",
+    "q_chunk": "256",
+    "k_chunk": "256",
+    "dtype_q": "bfloat8_b",
+    "dtype_kv": "bfloat8_b",
+    "math_fidelity": "HiFi4",
+    "fp32_dest_acc_en": "True",
+    "exp_approx_mode": "False",
+    "metric": "device_time",
+    "value": "2950",
+    "unit": "us",
+    "notes": "",
+    "source": "https://github.com/tenstorrent/tt-metal/issues/56694",
+}
+
+
+def rec(**changes: str) -> dict[str, str]:
+    return {**BASE, **changes}
+
+
+def test_a_device_time_row_is_read_with_its_configuration() -> None:
+    row = parse_row(2, rec())
+    assert isinstance(row, SdpaRow)
+    assert row.measured_us == 2950.0 and row.metric == "device_time"
+    assert row.grid == (8, 8) and row.causal and row.shape == (1, 32, 4096, 128)
+    assert row.chunks == (256, 256) and row.dtype == "bfp8" and row.fidelity == "HiFi4"
+    assert row.fp32_acc and row.kernel == "non-streaming" and row.source == "56694"
+
+
+def test_cycles_are_converted_at_the_rows_clock() -> None:
+    row = parse_row(2, rec(metric="device_kernel_cycles", value="259602", unit="cycles"))
+    assert isinstance(row, SdpaRow)
+    assert row.measured_us == pytest.approx(259602 / 1350.0)
+
+
+@pytest.mark.parametrize(
+    ("grid", "want"),
+    [
+        ("(11,10)", (11, 10)),
+        ("110 cores", (11, 10)),
+        ("64 cores", (8, 8)),
+        ("p100a (110 worker cores per the issue series; not restated in the table)", (11, 10)),
+        ("", (11, 10)),
+    ],
+)
+def test_grids_as_the_file_writes_them(grid: str, want: tuple[int, int]) -> None:
+    row = parse_row(2, rec(grid=grid))
+    assert isinstance(row, SdpaRow) and row.grid == want
+
+
+def test_the_kernel_path_follows_the_accumulation_flag_when_not_named() -> None:
+    on = parse_row(2, rec(kernel_path="", fp32_dest_acc_en="True"))
+    off = parse_row(2, rec(kernel_path="", fp32_dest_acc_en=""))
+    named = parse_row(2, rec(kernel_path="streaming (#57140)", fp32_dest_acc_en="True"))
+    assert isinstance(on, SdpaRow) and on.kernel == "non-streaming"
+    assert isinstance(off, SdpaRow) and off.kernel == "streaming" and not off.fp32_acc
+    assert isinstance(named, SdpaRow) and named.kernel == "streaming"
+
+
+@pytest.mark.parametrize(
+    ("changes", "why"),
+    [
+        ({"metric": "math_busy"}, "counter"),
+        ({"q_chunk": "", "k_chunk": ""}, "chunk sizes not published"),
+        ({"kernel_path": "streaming; after (causal K/V prefix forwarding chains)"}, "chains"),
+        ({"notes": "with K/V forwarding chains (#56937 and #57016): 1,836 -> 1,352 us"}, "chains"),
+        ({"q_chunk": "64/128/256/512"}, "chunk sizes not published"),
+    ],
+)
+def test_rows_left_out_say_why(changes: dict[str, str], why: str) -> None:
+    got = parse_row(2, rec(**changes))
+    assert isinstance(got, str) and why in got
+
+
+def test_a_restated_measurement_is_kept_once() -> None:
+    records = [rec(), rec(metric="device_cycles", value="3983028", unit="cycles")]
+    rows, skipped = timed_rows(records)
+    assert [r.metric for r in rows] == ["device_time"]
+    assert skipped == [(3, "restates the device_time row of its source")]
+    other = rec(metric="device_cycles", value="3983028", source="elsewhere/1")
+    rows, _ = timed_rows([rec(), other])
+    assert len(rows) == 2
+
+
+def test_the_split_alternates_configurations_in_file_order() -> None:
+    records = [
+        rec(),
+        rec(grid="(11,10)"),
+        rec(value="2994.4", source="pull/56898"),  # the 1st configuration again
+        rec(q_chunk="128", k_chunk="128"),
+        rec(q_chunk="64", k_chunk="64"),
+    ]
+    rows, _ = timed_rows(records)
+    fit = fit_half(rows)
+    halves = ["fit" if r.config in fit else "held" for r in rows]
+    assert halves == ["fit", "held", "fit", "fit", "held"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "steps"),
+    [
+        ({}, 68),  # 8 x 8: 512 chunks, 8 per core = 4 zigzag pairs of 17 steps
+        ({"grid": "(11,10)"}, 50),  # 5 per core: 16 + 2 + 15 + 3 + 14 at worst
+        ({"grid": "(11,10)", "seq_len": "8192"}, 165),  # 10 per core: 5 pairs of 33
+        ({"grid": "(11,10)", "q_chunk": "256", "k_chunk": "128"}, 100),  # 2 key chunks each
+        ({"grid": "(11,10)", "causal": "False", "q_chunk": "128", "k_chunk": "128"}, 320),
+    ],
+)
+def test_ttnn_spreads_flat_work_in_zigzag_order(changes: dict[str, str], steps: int) -> None:
+    """TTNN's busiest core, as the published per-step cycles imply (2950 us / 68 steps
+    and 2237 us / 50 steps are both about 59,000 cycles a step)."""
+    row = parse_row(2, rec(**changes))
+    assert isinstance(row, SdpaRow) and ttnn_wall_steps(row) == steps
+
+
+def test_loom_round_robin_counts_padding_chunks() -> None:
+    # S=1024, q=k=128: 8 chunks over 3 cores in 3 waves; the last core takes chunks 2, 5
+    # and the padding chunk 8, which visits 9 key chunks.
+    row = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", grid="(11,10)"))
+    assert isinstance(row, SdpaRow)
+    assert loom_wall_steps(row, {"tile_b": 1, "tile_m": 3}, 3) == 3 + 6 + 9
+    assert loom_wall_steps(row, {"tile_b": 2, "tile_m": 1}, 8) == 2 * 8
+
+
+def test_ttnn_formats_set_the_inputs_and_intermediates() -> None:
+    from loom.ir.program import Buffer, DramTensor, Program
+
+    def tensor(name: str, role: str) -> DramTensor:
+        return DramTensor(name, (1, 64, 64), "bf16", role, 2, 2)
+
+    program = Program(
+        "flash_attention",
+        "blackhole_p100a",
+        (1, 1),
+        (tensor("q", "input"), tensor("k", "input"), tensor("out", "output")),
+        (
+            Buffer("q_tile", 2, 2, "bf16", 2, "load"),
+            Buffer("k_tile", 2, 2, "bf16", 2, "load"),
+            Buffer("acc", 2, 2, "fp32", 2, "state"),
+            Buffer("qk_1", 2, 2, "fp32", 1, "compute"),
+            Buffer("out_out", 2, 2, "bf16", 1, "store"),
+        ),
+        (),
+        (),
+        (),
+        (),
+    )
+    got = ttnn_formats(program, "bfp8")
+    assert [t.dtype for t in got.tensors] == ["bfp8", "bfp8", "bf16"]
+    assert [b.dtype for b in got.buffers] == ["bfp8", "bfp8", "bf16", "bf16", "bf16"]
+
+
+@pytest.mark.skipif(not (CALIBRATION / SDPA_FILE).exists(), reason="published file absent")
+def test_the_published_file_gives_timed_rows_in_both_halves() -> None:
+    rows, skipped = timed_rows(sdpa_records())
+    fit = fit_half(rows)
+    assert len(rows) >= 20 and skipped
+    assert any(r.config in fit for r in rows) and any(r.config not in fit for r in rows)
+    assert all(r.measured_us > 0 for r in rows)
+
+
+def test_generated_masks_drop_only_the_mask_index_reads() -> None:
+    from loom.ir.program import Buffer, DramTensor, Loop, Program, ReadDram, Reserve
+    from loom.symbolic import Const, Sym
+
+    def read(buffer: str, tensor: str) -> Reserve:
+        return Reserve(buffer, (ReadDram(buffer, tensor, Const(0), Const(0), 1, 1),))
+
+    loop = Loop(Sym("i", 0, 3), Const(4), (read("k_tile", "k"), read("n_tile", "tile_n_index")))
+    program = Program(
+        "flash_attention_causal",
+        "blackhole_p100a",
+        (1, 1),
+        (
+            DramTensor("k", (1, 32, 32), "bf16", "input", 1, 1),
+            DramTensor("tile_n_index", (1, 32), "fp32", "input", 1, 1),
+        ),
+        (Buffer("k_tile", 1, 1, "bf16", 2, "load"), Buffer("n_tile", 1, 1, "fp32", 2, "load")),
+        (),
+        (loop,),
+        (),
+        (read("n_tile", "tile_m_col_index"),),
+    )
+    got = generated_masks(program)
+    (body,) = got.reader
+    assert isinstance(body, Loop)
+    assert body.body == (read("k_tile", "k"), Reserve("n_tile", ()))
+    assert got.writer == (Reserve("n_tile", ()),)
