@@ -405,6 +405,7 @@ class _Builder:
         op = _substitute(op, chunk.get)
         if isinstance(op, Load):
             return dataclasses.replace(op, result=new, window=self._chunk_window(op.window))
+        assert isinstance(op, Elementwise | Convert | ExpandDims | Full)
         return dataclasses.replace(op, result=new)
 
     def _chunk_store(self, store: Store, chunk: dict[str, Value]) -> Store:
