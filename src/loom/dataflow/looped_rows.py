@@ -65,13 +65,16 @@ class LoopedRows:
     """Statistics passes (loops with reductions)."""
     online: tuple[str, ...]
     """The sums of exp folded into their max's pass (online softmax form)."""
+    online_lines: tuple[int, ...] = ()
+    """Their source lines."""
 
     def describe(self, chunk: int | None = None) -> str:
         """One sentence for reports: which dim, in chunks of which symbol, how many passes."""
         size = f"{self.tile.name} = {chunk}" if chunk is not None else self.tile.name
         where = f" (line {self.line})" if self.line else ""
         final = " + 1 store pass" if _has_row_store(self.program) else ""
-        online = f", online max/sum ({', '.join(self.online)})" if self.online else ""
+        lines = ", ".join(f"line {n}" for n in self.online_lines)
+        online = f", the sum of exp ({lines}) online with its max" if self.online else ""
         return (
             f"looped: the full {self.extent} of {self.tensor}'s last dim{where} in chunks "
             f"of {size}, {self.passes} statistics pass(es){final}{online}"
@@ -106,6 +109,7 @@ def loop_rows(program: TileProgram) -> LoopedRows | None:
         n,
         rows.passes,
         tuple(rows.online),
+        tuple(getattr(rows.producer[name], "line", 0) for name in rows.online),
     )
 
 
@@ -202,6 +206,10 @@ class _Rows:
         """Every row-wide value comes from an op a chunk can recompute, loads and stores
         span the full row, and only reductions turn a row into a column."""
         full = Window(Const(0), self.n)
+        stored = [op.tensor for op in self.ops if isinstance(op, Store)]
+        loaded = {op.tensor for op in self.ops if isinstance(op, Load)}
+        if len(set(stored)) < len(stored) or loaded & set(stored):
+            return False  # the passes would reorder a store with another access to it
         for op in self.ops:
             results = op.results()
             if isinstance(op, Store):

@@ -34,7 +34,7 @@ from loom.ir.candidate import CandidateSet
 from loom.ir.flops import count_flops
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
-from loom.ir.schedule import Schedule
+from loom.ir.schedule import REALIZATION_NOTE, Schedule
 from loom.ir.tile import TileProgram
 from loom.lower import lower
 from loom.mapping import enumerate_candidates
@@ -195,10 +195,12 @@ def compile_traced(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
     schedule = dataclasses.replace(schedule, formats=traced.formats_label)
-    if looped is not None:
-        note = looped.describe(schedule.block_sizes.get(looped.tile.name))
+    if len(solved) > 1 or looped is not None:
+        note = _realization_note(solved, looped, schedule)
         schedule = dataclasses.replace(
-            schedule, realization="looped", notes=(*schedule.notes, f"realization {note}")
+            schedule,
+            realization="looped" if looped is not None else "",
+            notes=(*schedule.notes, f"{REALIZATION_NOTE}{note}"),
         )
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     if then is not None:
@@ -245,6 +247,29 @@ def _realizations(
     if options.realization == "looped":
         return [(looped.program, looped)]
     return [(program, None), (looped.program, looped)]
+
+
+def _realization_note(
+    solved: list[tuple[Solved, LoopedRows | None]],
+    picked: LoopedRows | None,
+    schedule: Schedule,
+) -> str:
+    """Which realization runs, its chunk size in source terms, and what the other one
+    was modeled at (or why none of its schedules is legal)."""
+    if picked is not None:
+        text = picked.describe(schedule.block_sizes.get(picked.tile.name))
+    else:
+        text = "persistent: the kernel as written (the whole row in L1)"
+    for (_, _, _, ranking), looped in solved:
+        if looped is picked:
+            continue
+        other = "the looped one" if looped is not None else "the persistent one"
+        if ranking.top:
+            text += f"; {other} was modeled at {ranking.top[0][0].cycles:,} cycles"
+        else:
+            reasons = sorted({s.reason for s in ranking.solutions if s.reason})
+            text += f"; {other} has no legal schedule ({reasons[0] if reasons else 'none'})"
+    return text
 
 
 def _best_cycles(solved: tuple[Solved, LoopedRows | None]) -> tuple[int, int]:

@@ -139,6 +139,10 @@ class TopEntry:
     modeled_cycles: int
 
 
+REALIZATION_NOTE = "realization "
+"""The prefix of the note naming a kernel's realization (`Schedule.realization_note`)."""
+
+
 @dataclass(frozen=True)
 class Schedule:
     kernel: str
@@ -182,6 +186,13 @@ class Schedule:
     """``looped`` when the kernel's full-extent reduction dim runs as inner loops over
     chunks (`loom.dataflow.looped_rows`; the chunk size is in `block_sizes`, the sentence
     in `notes`); empty for the program as written."""
+
+    @property
+    def realization_note(self) -> str:
+        """The sentence saying which realization of a full-extent row runs (empty for a
+        kernel that has only one)."""
+        notes = (n for n in self.notes if n.startswith(REALIZATION_NOTE))
+        return next(notes, "").removeprefix(REALIZATION_NOTE)
 
     def to_json(self) -> str:
         data = asdict(self)
