@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 from loom.ir.geometry import TILE
 from loom.ir.tile import (
+    REDUCE_COMBINE,
     Carried,
     Convert,
     Elementwise,
@@ -42,12 +43,11 @@ from loom.ir.tile import (
     TileProgram,
     Value,
     Window,
+    reduce_identity,
     walk,
 )
 from loom.symbolic import Const, Expr, Sym
 
-FILL = {"sum": 0.0, "max": float("-inf")}
-COMBINE = {"sum": "add", "max": "maximum"}
 _ROW_OPS = (Load, Elementwise, Convert, ExpandDims, Full)
 
 
@@ -346,8 +346,8 @@ class _Builder:
         part = self.value(r, f"{r.name}_part")
         body.append(Reduce(part, red.op, part_of, red.axis, red.line))
         init, arg, nxt = (self.value(r, f"{r.name}_{s}") for s in ("init", "acc", "next"))
-        body.append(Elementwise(nxt, COMBINE[red.op], (arg, part), red.line))
-        fill = -(2.0**31) if red.op == "max" and r.dtype == "int32" else FILL[red.op]
+        body.append(Elementwise(nxt, REDUCE_COMBINE[red.op], (arg, part), red.line))
+        fill = reduce_identity(red.op, r.dtype)
         return nxt, Carried(init, arg, nxt, r), Full(init, fill, red.line)
 
     def _online(
