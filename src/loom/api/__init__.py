@@ -31,6 +31,7 @@ def compile(  # the name users expect, as in torch.compile
     solver: str = "cpsat",
     time_limit_s: float = 10.0,
     accumulate: str = "strict",
+    realization: str = "auto",
 ) -> CompiledKernel:
     """Compile a Helion kernel for a Tenstorrent architecture; no tuning runs.
 
@@ -44,7 +45,9 @@ def compile(  # the name users expect, as in torch.compile
     parallel solves (0 = all cores), `solver` (`cpsat` or the exhaustive `enumerate`),
     `time_limit_s` per CP-SAT problem in deterministic seconds, `accumulate` the
     accumulation policy (`"strict"`, or `"output"`: a matmul accumulator may live in the
-    output's block in the output's format, a precision relaxation).
+    output's block in the output's format, a precision relaxation), `realization` how a
+    full-extent dim a reduction runs over (`x[tile_m, :]`) is realized (`"auto"`: whole
+    or in chunks, whichever the model finds faster; `"persistent"`; `"looped"`).
 
     Scalar arguments are bound as the CLI binds them (one left out takes its default)
     and compiled as constants: calling the result with another scalar value compiles
@@ -64,6 +67,7 @@ def compile(  # the name users expect, as in torch.compile
         solver=solver,
         time_limit_s=time_limit_s,
         accumulate=accumulate,
+        realization=realization,
     )
 
     def compiled(args: tuple[Any, ...]) -> CompiledKernel:

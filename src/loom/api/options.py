@@ -28,6 +28,7 @@ def compile_options(
     time_limit_s: float = 10.0,
     accumulate: str = "strict",
     refine: int = 0,
+    realization: str = "auto",
 ) -> Callable[[dict[str, int]], CompileOptions]:
     """The options of a compile, as a function of the kernel's named shape (known only
     once it is traced); `arch` is a built-in name, a YAML file or an `Arch`. Bad values
@@ -54,6 +55,7 @@ def compile_options(
             time_limit_s=time_limit_s,
             refine=refine,
             accumulate=accumulate,
+            realization=realization,
         )
 
     return options

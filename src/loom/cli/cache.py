@@ -43,6 +43,7 @@ def compile_from_args(args: argparse.Namespace) -> tuple[LazyKernel, CompileResu
         time_limit_s=args.time_limit,
         accumulate=args.accumulate,
         refine=args.refine,
+        realization=args.realization,
     )
     listener = progress(args)
     lazy = LazyKernel.of_file(args.kernel, selection(args), listener)

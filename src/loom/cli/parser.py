@@ -273,6 +273,14 @@ def _solver_args(parser: argparse.ArgumentParser) -> None:
         "fp32_dest_acc_en=False): less precise, less L1; the model picks per schedule",
     )
     parser.add_argument(
+        "--realization",
+        choices=["auto", "persistent", "looped"],
+        default="auto",
+        help="a full-extent dim a reduction runs over (x[tile_m, :]): auto (default) "
+        "compiles it whole and in chunks (looped) and keeps the faster; persistent or "
+        "looped compiles only that one",
+    )
+    parser.add_argument(
         "--dtype",
         default="",
         help="data formats: a default for every tensor argument (bf16, fp32, bfp8, bfp4 or "

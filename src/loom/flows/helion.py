@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from loom.arch import Arch
 from loom.dataflow import build_buffers
+from loom.dataflow.looped_rows import LoopedRows, loop_rows
 from loom.errors import InfeasibleError, ScheduleError
 from loom.flows.lowered import Lowered, kernel_flops, lower_schedule
 from loom.flows.refine import Refinement, refine
@@ -33,7 +34,7 @@ from loom.ir.candidate import CandidateSet
 from loom.ir.flops import count_flops
 from loom.ir.printer import print_tile_program
 from loom.ir.problem import Problem
-from loom.ir.schedule import Schedule
+from loom.ir.schedule import REALIZATION_NOTE, Schedule
 from loom.ir.tile import TileProgram
 from loom.lower import lower
 from loom.mapping import enumerate_candidates
@@ -86,6 +87,14 @@ class CompileOptions:
     accumulator live in its output's block, in the output's format (bf16 partial sums,
     as TTNN with fp32_dest_acc_en=False): a precision relaxation, chosen by the model
     where it pays."""
+    realization: str = "auto"
+    """How a full-extent dim a reduction runs over (`x[tile_m, :]`) is realized
+    (`REALIZATIONS`): ``auto`` compiles the persistent program and its looped
+    realization (`loom.dataflow.looped_rows`) and keeps the one the model finds faster;
+    ``persistent`` or ``looped`` compiles only that one."""
+
+
+REALIZATIONS = ("auto", "persistent", "looped")
 
 
 @dataclass
@@ -157,34 +166,12 @@ def compile_traced(
         program = dataclasses.replace(program, after=None)
         traced = dataclasses.replace(traced, program=program, flops=count_flops(program).total)
     log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
-    buffered = log.timed("dataflow", lambda: build_buffers(program, options.accumulate))
-    candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
-    flops = traced.flops
-    dram_bytes = _compulsory_bytes(program, arch)
-    depth = _loop_depth(program)
-    bounds = {
-        c.name: core_bound(c, arch, fidelity, flops, dram_bytes, depth)
-        for c in candidates.candidates
-    }
-    if options.refine < 0:
-        raise ScheduleError(f"--refine must be >= 0 (got {options.refine}); fix the option.")
-    if options.accumulate not in ACCUMULATE_POLICIES:
-        raise ScheduleError(
-            f"--accumulate must be one of {', '.join(ACCUMULATE_POLICIES)} "
-            f"(got {options.accumulate!r}); fix the option."
-        )
-    rank_options = RankOptions(
-        top_k=max(options.top_k, options.refine),
-        jobs=options.jobs or os.cpu_count() or 1,
-        solver=options.solver,
-        deterministic_seconds=options.time_limit_s,
-    )
-    problems = ProblemCache(buffered, arch, fidelity, flops)
-    ranking = log.timed(
-        "model+solve",
-        lambda: rank(candidates.candidates, bounds, problems.build, rank_options),
-        f"solving {len(candidates.candidates)} candidates",
-    )
+    _check_options(options)
+    solved = [
+        (_solve(p, traced.flops, fidelity, options, log), looped)
+        for p, looped in _realizations(program, options, log)
+    ]
+    (program, buffered, candidates, ranking), looped = min(solved, key=_best_cycles)
     if not ranking.top:
         raise InfeasibleError(_infeasible_message(program, arch, ranking))
     stats = CompileStats(
@@ -208,6 +195,13 @@ def compile_traced(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
     schedule = dataclasses.replace(schedule, formats=traced.formats_label)
+    if len(solved) > 1 or looped is not None:
+        note = _realization_note(solved, looped, schedule)
+        schedule = dataclasses.replace(
+            schedule,
+            realization="looped" if looped is not None else "",
+            notes=(*schedule.notes, f"{REALIZATION_NOTE}{note}"),
+        )
     lowered = lower_schedule(program, buffered, schedule, arch, log)
     if then is not None:
         lowered.then = then.lowered
@@ -228,6 +222,104 @@ def compile_traced(
         refinement,
         then,
     )
+
+
+Solved = tuple[TileProgram, BufferedProgram, CandidateSet, Ranking]
+
+
+def _realizations(
+    program: TileProgram, options: CompileOptions, log: StageLog
+) -> list[tuple[TileProgram, LoopedRows | None]]:
+    """The programs to compile: the persistent one as traced and, where it has a
+    full-extent reduction dim, its looped realization (as `options.realization` asks)."""
+    if options.realization == "persistent":
+        return [(program, None)]
+    looped = loop_rows(program)
+    if looped is None:
+        if options.realization == "looped":
+            raise ScheduleError(
+                f"kernel {program.name} has no full-extent dim a reduction runs over "
+                "(`x[tile_m, :]` reduced along dim 1) that Loom can loop, so --realization "
+                "looped does not apply; use auto or persistent."
+            )
+        return [(program, None)]
+    log.artifacts["00_looped.mlir"] = print_tile_program(looped.program)
+    if options.realization == "looped":
+        return [(looped.program, looped)]
+    return [(program, None), (looped.program, looped)]
+
+
+def _realization_note(
+    solved: list[tuple[Solved, LoopedRows | None]],
+    picked: LoopedRows | None,
+    schedule: Schedule,
+) -> str:
+    """Which realization runs, its chunk size in source terms, and what the other one
+    was modeled at (or why none of its schedules is legal)."""
+    if picked is not None:
+        text = picked.describe(schedule.block_sizes.get(picked.tile.name))
+    else:
+        text = "persistent: the kernel as written (the whole row in L1)"
+    for (_, _, _, ranking), looped in solved:
+        if looped is picked:
+            continue
+        other = "the looped one" if looped is not None else "the persistent one"
+        if ranking.top:
+            text += f"; {other} was modeled at {ranking.top[0][0].cycles:,} cycles"
+        else:
+            reasons = sorted({s.reason for s in ranking.solutions if s.reason})
+            text += f"; {other} has no legal schedule ({reasons[0] if reasons else 'none'})"
+    return text
+
+
+def _best_cycles(solved: tuple[Solved, LoopedRows | None]) -> tuple[int, int]:
+    """The modeled cycles of a realization's best schedule (none: last); ties keep the
+    persistent program, which comes first."""
+    top = solved[0][3].top
+    return (0, top[0][0].cycles) if top else (1, 0)
+
+
+def _check_options(options: CompileOptions) -> None:
+    if options.refine < 0:
+        raise ScheduleError(f"--refine must be >= 0 (got {options.refine}); fix the option.")
+    if options.accumulate not in ACCUMULATE_POLICIES:
+        raise ScheduleError(
+            f"--accumulate must be one of {', '.join(ACCUMULATE_POLICIES)} "
+            f"(got {options.accumulate!r}); fix the option."
+        )
+    if options.realization not in REALIZATIONS:
+        raise ScheduleError(
+            f"--realization must be one of {', '.join(REALIZATIONS)} "
+            f"(got {options.realization!r}); fix the option."
+        )
+
+
+def _solve(
+    program: TileProgram, flops: int, fidelity: str, options: CompileOptions, log: StageLog
+) -> Solved:
+    """Dataflow -> mapping -> model -> solve: one realization's ranked candidates."""
+    arch = options.arch
+    buffered = log.timed("dataflow", lambda: build_buffers(program, options.accumulate))
+    candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
+    dram_bytes = _compulsory_bytes(program, arch)
+    depth = _loop_depth(program)
+    bounds = {
+        c.name: core_bound(c, arch, fidelity, flops, dram_bytes, depth)
+        for c in candidates.candidates
+    }
+    rank_options = RankOptions(
+        top_k=max(options.top_k, options.refine),
+        jobs=options.jobs or os.cpu_count() or 1,
+        solver=options.solver,
+        deterministic_seconds=options.time_limit_s,
+    )
+    problems = ProblemCache(buffered, arch, fidelity, flops)
+    ranking = log.timed(
+        "model+solve",
+        lambda: rank(candidates.candidates, bounds, problems.build, rank_options),
+        f"solving {len(candidates.candidates)} candidates",
+    )
+    return program, buffered, candidates, ranking
 
 
 def _infeasible_message(program: TileProgram, arch: Arch, ranking: Ranking) -> str:
@@ -267,6 +359,15 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
             "phases read tiles other blocks wrote), each with its own schedule, and a "
             "schedule file holds one; compile the kernel instead of passing --schedule."
         )
+    if schedule.realization == "looped":
+        looped = loop_rows(program)
+        if looped is None:
+            raise ScheduleError(
+                f"the schedule is for the looped realization, but kernel {spec.name} has no "
+                "full-extent reduction dim Loom can loop; drop `realization` from the "
+                "schedule (or compile the kernel)."
+            )
+        program = looped.program
     # the schedule file records its accumulators' placements: one in the output's format
     # is the explicit choice of the output accumulation policy
     policy = "output" if "output" in schedule.accumulators.values() else "strict"

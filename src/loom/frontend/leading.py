@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from loom.ir.tile import (
+    REDUCE_COMBINE,
     Carried,
     Convert,
     Elementwise,
@@ -29,12 +30,10 @@ from loom.ir.tile import (
     Reduce,
     Value,
     Window,
+    reduce_identity,
     walk,
 )
 from loom.symbolic import Const, Sym
-
-FILL = {"sum": 0.0, "max": float("-inf")}
-COMBINE = {"sum": "add", "max": "maximum"}
 
 
 @dataclass(frozen=True)
@@ -88,10 +87,10 @@ def reduce_leading(
     init = rename(result, f"{result.name}_init")
     arg = rename(result, f"{result.name}_acc")
     nxt = rename(result, f"{result.name}_next")
-    body.append(Elementwise(nxt, COMBINE[op], (arg, part), line))
+    body.append(Elementwise(nxt, REDUCE_COMBINE[op], (arg, part), line))
     loop = ForLoop(tile, index, Const(0), n, tuple(body), (Carried(init, arg, nxt, result),), line)
     superseded = frozenset(p.results()[0].name for p in chain)
-    fill = -(2.0**31) if op == "max" and result.dtype == "int32" else FILL[op]
+    fill = reduce_identity(op, result.dtype)
     return LeadingLoop((Full(init, fill, line), loop), result, superseded)
 
 

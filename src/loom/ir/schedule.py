@@ -139,6 +139,10 @@ class TopEntry:
     modeled_cycles: int
 
 
+REALIZATION_NOTE = "realization "
+"""The prefix of the note naming a kernel's realization (`Schedule.realization_note`)."""
+
+
 @dataclass(frozen=True)
 class Schedule:
     kernel: str
@@ -178,11 +182,24 @@ class Schedule:
     accumulators: dict[str, str] = field(default_factory=dict)
     """Matmul accumulator (its state allocation) -> where it lives: one of
     `loom.ir.buffers.PLACEMENTS`; an accumulator not named here is ``separate``."""
+    realization: str = ""
+    """``looped`` when the kernel's full-extent reduction dim runs as inner loops over
+    chunks (`loom.dataflow.looped_rows`; the chunk size is in `block_sizes`, the sentence
+    in `notes`); empty for the program as written."""
+
+    @property
+    def realization_note(self) -> str:
+        """The sentence saying which realization of a full-extent row runs (empty for a
+        kernel that has only one)."""
+        notes = (n for n in self.notes if n.startswith(REALIZATION_NOTE))
+        return next(notes, "").removeprefix(REALIZATION_NOTE)
 
     def to_json(self) -> str:
         data = asdict(self)
         if not self.accumulators:
             del data["accumulators"]
+        if not self.realization:
+            del data["realization"]
         data["version"] = SCHEDULE_VERSION
         data["mapping"]["cores"] = [self.mapping.cores_y, self.mapping.cores_x]
         data["mapping"]["view"] = self.mapping.label()

@@ -108,6 +108,7 @@ class ScheduleFile(_Strict):
     notes: tuple[str, ...] = ()
     formats: Annotated[str, Field(max_length=400)] = ""
     accumulators: dict[Name, Literal["separate", "l1", "output"]] = {}
+    realization: Literal["", "looped"] = ""
 
     @field_validator("modeled_us", "modeled_tflops", "modeled_dram_gbps", "compile_seconds")
     @classmethod
@@ -186,6 +187,7 @@ class ScheduleFile(_Strict):
             notes=self.notes,
             formats=self.formats,
             accumulators=dict(self.accumulators),
+            realization=self.realization,
         )
 
 

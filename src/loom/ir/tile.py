@@ -178,6 +178,19 @@ class Reduce(Op):
         return (self.result,)
 
 
+REDUCE_COMBINE = {"sum": "add", "max": "maximum"}
+"""The elementwise op folding a reduction's partial result into a running one (a loop
+that reduces a dim chunk by chunk)."""
+
+
+def reduce_identity(op: str, dtype: str) -> float:
+    """The fill a running reduction starts from: 0 for a sum, the lowest value for a max
+    (int32's least, -inf otherwise)."""
+    if op == "sum":
+        return 0.0
+    return -(2.0**31) if dtype == "int32" else float("-inf")
+
+
 @dataclass(frozen=True)
 class ExpandDims(Op):
     """Insert a size-1 axis (`x[:, None]`) so a later elementwise op broadcasts."""

@@ -34,6 +34,7 @@ def explain_sentences(d: ReportData) -> tuple[str, ...]:
         f"Block sizes {_sizes(d.block_sizes)}; the grid runs in "
         + ", ".join(f"{w} wave(s) of {a}" for a, w in d.waves)
         + ".",
+        *([f"Realization: {d.realization}."] if d.realization else []),
         f"Modeled time: {d.modeled_cycles:,} cycles = {d.modeled_us:,.1f} us, "
         f"{d.modeled_tflops:.2f} TFLOPS ({100 * d.modeled_tflops / d.peak_tflops:.0f}% of the "
         f"{d.peak_tflops:.1f} TFLOPS {d.math_fidelity} peak of these cores), moving "

@@ -197,6 +197,8 @@ class ReportData:
     total_cycles: int
     """Modeled cycles of the whole kernel: every launch plus the grid barriers between
     them, what the simulator times; `modeled_cycles` when it is one launch."""
+    realization: str = ""
+    """Which realization of a full-extent row runs, in words (`Schedule.realization_note`)."""
 
     @property
     def barrier_cycles(self) -> int:
@@ -402,6 +404,7 @@ def build_report(inputs: ReportInputs) -> ReportData:
         cores=s.mapping.num_cores,
         view=s.mapping.label(),
         block_sizes=tuple(s.block_sizes.items()),
+        realization=s.realization_note,
         waves=tuple(s.waves.items()),
         pipeline=tuple(
             (node, KNOB_TEXT[(k["b_load"], k["b_store"])]) for node, k in s.pipeline.items()

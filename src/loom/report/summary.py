@@ -98,6 +98,8 @@ def schedule_summary(
         )
     lines += ["            " + row for row in draw_mesh(s, arch)]
     lines.append("tiles       " + ", ".join(f"{k} = {v}" for k, v in s.block_sizes.items()))
+    if s.realization_note:
+        lines.append(f"realization {s.realization_note}")
     for node, knobs in s.pipeline.items():
         lines.append(f"pipeline    {node}: {KNOB_TEXT[(knobs['b_load'], knobs['b_store'])]}")
     if s.candidate.endswith(STORES_LATE):
