@@ -32,13 +32,10 @@ from .grammar import (
     ArchChoice,
     LeadingReduce,
     LoopReduce,
-    Mask,
     Program,
     Refused,
     SliceReduce,
-    family_exprs,
     spans,
-    subexprs,
 )
 from .render import kernel_name, render
 
@@ -143,22 +140,6 @@ def expected_refusal(program: Program) -> str:
             keep and f.reduce.op in ("sum", "amax", "amin", "mean")
         ):
             return "reduce_unit_axis"
-    return ""
-
-
-def open_bug(program: Program) -> str:
-    """The name of a known, unfixed wrong answer `program` would hit ("" when none); the
-    generator leaves these out (docs/fuzzing.md, "Open"), and tests/fuzz/regressions
-    keeps one strict xfail replay of each, so they stay visible.
-
-    `mask_row_on_column`: `torch.where(tile_n.index < k, v[tile_m][:, None], 0.0)`, a
-    mask along the columns applied to a column vector (an (m, n) result neither has),
-    gives a wrong answer on tt-lang-sim (rel error 1.0), already before the fuzzer."""
-    for e in family_exprs(program.family):
-        for node in subexprs(e):
-            masked = isinstance(node, Mask) and node.axis == "n"
-            if masked and "n" not in spans(node.arg, program.leaves):  # type: ignore[union-attr]
-                return "mask_row_on_column"
     return ""
 
 
