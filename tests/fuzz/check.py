@@ -4,8 +4,9 @@
 --kernel NAME` does (`resolve_kernel`, `compile_kernel`, `verify_lowered`: tt-lang-sim
 against Helion's interpret mode, each output with its format's tolerance) on the
 program's architecture variant, and checks the model's promises against the lowered
-program: the L1 its buffers take is at most the schedule's modeled footprint, and its
-core grid is the mapping's. Every way this can end is one `Outcome.kind`:
+program: the L1 its buffers take is at most the schedule's modeled footprint, its
+dataflow buffers at most the core's, and its core grid is the mapping's. Every way this
+can end is one `Outcome.kind`:
 
   pass       compiled, verified, promises kept
   refused    a named refusal Loom is allowed to make: a `LoomError` naming the
@@ -113,6 +114,11 @@ def broken_promises(result: Any, arch: Any) -> list[str]:
             broken.append(f"{s.kernel}: lowered buffers take {l1} B of L1, modeled {s.l1_bytes}")
         if l1 > arch.l1_usable_bytes:
             broken.append(f"{s.kernel}: {l1} B of L1 exceeds {arch.l1_usable_bytes} usable")
+        if len(program.buffers) > arch.dataflow_buffers:
+            broken.append(
+                f"{s.kernel}: {len(program.buffers)} dataflow buffers, the core holds "
+                f"{arch.dataflow_buffers}"
+            )
         cores = (s.mapping.cores_y, s.mapping.cores_x)
         if program.grid != cores:
             broken.append(f"{s.kernel}: lowered on {program.grid} cores, mapping {cores}")
