@@ -122,7 +122,8 @@ class Reifier:
                 continue
             sites.append(use)
             if results and self._unreadable(results[0].name):
-                sites.extend(self._read_sites(results[0].name))
+                again = self._read_sites(results[0].name)
+                sites.extend(s for s in again if not isinstance(s.op, Store))
         return sites
 
     def _unreadable(self, name: str) -> bool:
