@@ -9,7 +9,7 @@ tests/fuzz/regressions/. OUT/summary.json holds the counts (outcomes, refusals b
 construct, constructs covered, seconds); OUT/log.txt one line per program.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/fuzz.py \\
-        --minutes 60 --out fuzz-out [--seed 0] [--round 50]
+        --minutes 60 --out fuzz-out [--programs 1000] [--seed 0] [--round 50]
 """
 
 from __future__ import annotations
@@ -118,6 +118,9 @@ class Campaign:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=10.0)
+    parser.add_argument(
+        "--programs", type=int, default=0, help="stop after this many programs (0: no limit)"
+    )
     parser.add_argument("--out", type=Path, default=Path("fuzz-out"))
     parser.add_argument("--seed", type=int, default=0, help="seed of the first round")
     parser.add_argument("--round", type=int, default=50, help="programs per round")
@@ -129,7 +132,10 @@ def main() -> None:
     campaign = Campaign(args.out, start + 60 * args.minutes, args.max_shrinks)
     rounds = 0
     while time.monotonic() < campaign.deadline:
-        campaign.run_round(args.seed + rounds, args.round)
+        left = args.programs - sum(campaign.kinds.values()) if args.programs else args.round
+        if left <= 0:
+            break
+        campaign.run_round(args.seed + rounds, min(args.round, left))
         rounds += 1
         summary = campaign.summary(time.monotonic() - start, rounds)
         (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")

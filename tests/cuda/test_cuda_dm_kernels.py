@@ -9,7 +9,10 @@ from typing import Any
 
 import pytest
 
+from loom.arch import load_arch
 from loom.backends.ttlang.runner import _simulator
+
+BUFFERS = load_arch("wormhole_n150").dataflow_buffers
 
 
 def _run(ttl: Any, ttnn: Any, variant: str) -> float:
@@ -57,7 +60,7 @@ def _run(ttl: Any, ttnn: Any, variant: str) -> float:
 
 
 def test_a_dm_kernel_copies_a_whole_tile() -> None:
-    with _simulator(1 << 20) as (ttl, ttnn):
+    with _simulator(1 << 20, BUFFERS) as (ttl, ttnn):
         assert _run(ttl, ttnn, "copy") == 3.0
 
 
@@ -71,5 +74,5 @@ def test_a_dm_kernel_copies_a_whole_tile() -> None:
     ],
 )
 def test_a_dm_kernel_cannot_form_a_scaled_tile(variant: str, why: str) -> None:
-    with _simulator(1 << 20) as (ttl, ttnn), pytest.raises(Exception, match=why):
+    with _simulator(1 << 20, BUFFERS) as (ttl, ttnn), pytest.raises(Exception, match=why):
         _run(ttl, ttnn, variant)

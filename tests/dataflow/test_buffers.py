@@ -68,3 +68,45 @@ def test_each_scope_owns_its_loop_and_buffers(buffered) -> None:  # type: ignore
     for vb in b.buffers:
         assert vb.scope is by_key[vb.scope.key]
         assert (vb.name in vb.scope.loads) == (vb.role == "load")
+
+
+def test_a_stored_value_read_back_keeps_its_operands_live(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`red` is stored and read again by `x - red`: compute cannot read a store buffer,
+    so the lowering rebuilds `red` inside the second output from the first mask's block.
+    That mask lives until then, so it cannot share a buffer with the second mask (the
+    two shared one, and the compute stream waited it while holding it)."""
+    import textwrap
+
+    import torch
+
+    from loom.dataflow import build_buffers
+    from loom.frontend import import_kernel
+    from loom.kernels.files import kernels_of
+    from loom.kernels.registry import load_path
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        m, n = x.size()
+        red_out = torch.empty([m], dtype=torch.float32, device=x.device)
+        centred = torch.empty_like(x)
+        for tile_m in hl.tile(m):
+            red = torch.sum(torch.where(tile_m.index[:, None] < 16, x[tile_m, :], 0.0), dim=-1)
+            red_out[tile_m] = red
+            again = torch.where(tile_m.index[:, None] < 16, x[tile_m, :], 0.0)
+            centred[tile_m, :] = again - red[:, None]
+        return red_out, centred
+    """
+    path = tmp_path / "f.py"
+    path.write_text(textwrap.dedent(source))
+    (kernel,) = kernels_of(load_path(path)).values()
+    b = build_buffers(import_kernel(kernel, (torch.zeros(64, 64),)))
+    masks = [vb for vb in b.buffers if vb.role == "compute" and vb.name.startswith("lt")]
+    first, second = sorted(masks, key=lambda vb: vb.birth)
+    assert first.death > second.birth  # read where the rebuilt `red` is read
+    assert b.allocation_of(first.name) != b.allocation_of(second.name)

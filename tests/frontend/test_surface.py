@@ -172,6 +172,34 @@ def test_column_reductions_make_rows_and_per_row_vectors_are_columns(tmp_path) -
     assert layout.rows == Const(1) and not layout.vector  # one tile row, values in row 0
 
 
+def test_a_row_mask_on_a_column_broadcasts_the_column_to_the_window(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """`where(tile_n.index < k, v[tile_m][:, None], 0)`: the 1-D mask (n) times the
+    column (m, 1) is an (m, n) value neither operand has (an outer broadcast), so the
+    column is widened to (m, n) before the product (it was multiplied as a column)."""
+    import torch
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(x: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+        out = torch.empty_like(x)
+        for tile_m, tile_n in hl.tile(x.size()):
+            out[tile_m, tile_n] = torch.where(tile_n.index < 16, v[tile_m][:, None], 0.0)
+        return out
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(64, 128), torch.zeros(64)))
+    ops = [op for op in walk(program.body) if isinstance(op, Elementwise)]
+    take = next(op for op in ops if op.result.name.startswith("where_a"))
+    shapes = sorted(a.rank for a in take.args if not isinstance(a, float))
+    assert shapes == [1, 2] and take.result.rank == 2
+    wide = next(a for a in take.args if not isinstance(a, float) and a.rank == 2)
+    assert wide.shape == take.result.shape  # the column, widened to the window
+
+
 def test_atomic_add_is_a_gather_and_an_owner_sum(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import torch
 

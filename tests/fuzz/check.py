@@ -4,8 +4,9 @@
 --kernel NAME` does (`resolve_kernel`, `compile_kernel`, `verify_lowered`: tt-lang-sim
 against Helion's interpret mode, each output with its format's tolerance) on the
 program's architecture variant, and checks the model's promises against the lowered
-program: the L1 its buffers take is at most the schedule's modeled footprint, and its
-core grid is the mapping's. Every way this can end is one `Outcome.kind`:
+program: the L1 its buffers take is at most the schedule's modeled footprint, its
+dataflow buffers at most the core's, and its core grid is the mapping's. Every way this
+can end is one `Outcome.kind`:
 
   pass       compiled, verified, promises kept
   refused    a named refusal Loom is allowed to make: a `LoomError` naming the
@@ -32,13 +33,10 @@ from .grammar import (
     ArchChoice,
     LeadingReduce,
     LoopReduce,
-    Mask,
     Program,
     Refused,
     SliceReduce,
-    family_exprs,
     spans,
-    subexprs,
 )
 from .render import kernel_name, render
 
@@ -116,6 +114,11 @@ def broken_promises(result: Any, arch: Any) -> list[str]:
             broken.append(f"{s.kernel}: lowered buffers take {l1} B of L1, modeled {s.l1_bytes}")
         if l1 > arch.l1_usable_bytes:
             broken.append(f"{s.kernel}: {l1} B of L1 exceeds {arch.l1_usable_bytes} usable")
+        if len(program.buffers) > arch.dataflow_buffers:
+            broken.append(
+                f"{s.kernel}: {len(program.buffers)} dataflow buffers, the core holds "
+                f"{arch.dataflow_buffers}"
+            )
         cores = (s.mapping.cores_y, s.mapping.cores_x)
         if program.grid != cores:
             broken.append(f"{s.kernel}: lowered on {program.grid} cores, mapping {cores}")
@@ -143,22 +146,6 @@ def expected_refusal(program: Program) -> str:
             keep and f.reduce.op in ("sum", "amax", "amin", "mean")
         ):
             return "reduce_unit_axis"
-    return ""
-
-
-def open_bug(program: Program) -> str:
-    """The name of a known, unfixed wrong answer `program` would hit ("" when none); the
-    generator leaves these out (docs/fuzzing.md, "Open"), and tests/fuzz/regressions
-    keeps one strict xfail replay of each, so they stay visible.
-
-    `mask_row_on_column`: `torch.where(tile_n.index < k, v[tile_m][:, None], 0.0)`, a
-    mask along the columns applied to a column vector (an (m, n) result neither has),
-    gives a wrong answer on tt-lang-sim (rel error 1.0), already before the fuzzer."""
-    for e in family_exprs(program.family):
-        for node in subexprs(e):
-            masked = isinstance(node, Mask) and node.axis == "n"
-            if masked and "n" not in spans(node.arg, program.leaves):  # type: ignore[union-attr]
-                return "mask_row_on_column"
     return ""
 
 

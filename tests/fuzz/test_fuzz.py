@@ -56,23 +56,10 @@ def test_fuzzed_many(program: Program, workdir: Path) -> None:
     _check(program, workdir)
 
 
-OPEN = {"case_open_mask_row_on_column"}
-"""Known wrong answers not fixed yet (docs/fuzzing.md, "Open"): strict xfails."""
-
-
-@pytest.mark.parametrize(
-    "path",
-    [
-        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason="open wrong answer"))
-        if p.stem in OPEN
-        else p
-        for p in REGRESSIONS
-    ],
-    ids=[p.stem for p in REGRESSIONS],
-)
+@pytest.mark.parametrize("path", REGRESSIONS, ids=[p.stem for p in REGRESSIONS])
 def test_regression(path: Path, workdir: Path) -> None:
     """Every program the fuzzer found a bug with, shrunk, now passes (or is refused by
-    name, as the docs say); an open one still fails."""
+    name, as the docs say)."""
     _check(load_program(path), workdir)
 
 

@@ -104,3 +104,12 @@ def test_check_program_rejects_a_copy_outside_its_reserve() -> None:
     bad = dataclasses.replace(p, reader=(load.body[0],))
     with pytest.raises(ScheduleError, match="outside its reserve"):
         check_program(bad)
+
+
+def test_a_core_holds_the_architecture_s_dataflow_buffers() -> None:
+    """GEMM lowers to 4 circular buffers; a core that holds 3 cannot take the schedule."""
+    case = CASES["gemm512-wh-unicast-1buf"]
+    tile = case.program()
+    arch = dataclasses.replace(load_arch(case.arch), dataflow_buffers=3)
+    with pytest.raises(ScheduleError, match="needs 4 dataflow buffers per core, more than the 3"):
+        lower(tile, build_buffers(tile), case.schedule(), arch)

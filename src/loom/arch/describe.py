@@ -79,7 +79,8 @@ def _core_lines(a: Arch) -> list[str]:
         f"  grid          {a.grid_x} x {a.grid_y} = {a.num_cores} cores "
         f"(NoC x {list(a.worker_noc_x)}, y {list(a.worker_noc_y)})",
         f"  clock         {a.clock_ghz} GHz",
-        f"  L1 per core   {a.l1_bytes:,} B ({a.l1_usable_bytes:,} B usable for buffers)",
+        f"  L1 per core   {a.l1_bytes:,} B ({a.l1_usable_bytes:,} B usable for buffers, "
+        f"at most {a.dataflow_buffers} dataflow buffers)",
         f"  tile          {a.tile.rows}x{a.tile.cols}: {_table(a.tile.bytes_per_dtype, ' B')}",
     ]
 

@@ -126,6 +126,7 @@ class ArchFile(_Section):
     clock_ghz: Annotated[float, Field(gt=0, le=10)]
     l1_bytes: Count
     l1_usable_bytes: Count
+    dataflow_buffers: Count
     tile: TileFile
     matmul: MatmulFile
     compute: ComputeFile

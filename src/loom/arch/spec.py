@@ -200,6 +200,9 @@ class Arch:
     l1_bytes: int
     l1_usable_bytes: int
     """Bytes of L1 per core, and the part available for buffers after firmware."""
+    dataflow_buffers: int
+    """Dataflow (circular) buffers one core can hold at once, whatever their size: a
+    kernel needing more does not build, so it is a legality limit of the model."""
     tile: Tile
     matmul: Matmul
     compute: Compute

@@ -110,15 +110,26 @@ class Reifier:
 
     def _read_sites(self, name: str) -> list[_Site]:
         """Where `name` is really read: an inlined consumer reads it where its own
-        result is consumed."""
+        result is consumed. So does a consumer whose result lives in a buffer the
+        compute engine cannot read back (a stored value also read by another op, e.g.
+        `red` stored and `x - red`): the lowering rebuilds that result inline wherever
+        compute reads it, from the same operand blocks."""
         sites: list[_Site] = []
         for use in self.a.uses.get(name, ()):
             results = use.op.results() if not isinstance(use.op, ForLoop) else ()
             if results and results[0].name not in self.owned:
                 sites.extend(self._read_sites(results[0].name))
-            else:
-                sites.append(use)
+                continue
+            sites.append(use)
+            if results and self._unreadable(results[0].name):
+                again = self._read_sites(results[0].name)
+                sites.extend(s for s in again if not isinstance(s.op, Store))
         return sites
+
+    def _unreadable(self, name: str) -> bool:
+        """Whether `name`'s buffer is one compute writes but never reads (a store's)."""
+        owner = next((b for b in self.buffers if b.name == self.owned.get(name)), None)
+        return owner is not None and owner.consumer != "compute"
 
     def _lifetime(self, vb: VirtualBuffer, site: _Site) -> VirtualBuffer:
         if vb.role == "gather_out":  # a copy made and sent at the gather itself

@@ -313,16 +313,25 @@ class ImporterCore:
         return results[0] if results else None
 
     def _outer_broadcast(self, scope: Scope, op: Elementwise) -> Elementwise:
-        """An op between a column (m, 1) and a row (1, n) (an outer broadcast, e.g. a
-        `tile_m.index[:, None]` mask on a row `v[None, :]`) makes an (m, n) value that
-        neither operand has; elementwise ops broadcast one operand onto the other's shape
-        only, so the first is broadcast to the result's shape first."""
+        """An op between a column (m, 1) and a row (1, n), or a 1-D row (n) (an outer
+        broadcast, e.g. a `tile_m.index[:, None]` mask on a row `v[None, :]`, or a
+        `tile_n.index` mask on a column `v[:, None]`) makes an (m, n) value that neither
+        operand has; elementwise ops broadcast one operand onto the other's shape only,
+        so the first operand of the result's rank is broadcast to its shape first. A
+        lower-rank operand counts with leading axes of 1, as numpy aligns shapes."""
         values = [a for a in op.args if isinstance(a, Value)]
         full = op.result.shape
-        if len(values) < 2 or any(v.rank != len(full) or v.shape == full for v in values):
+
+        def aligned(v: Value) -> tuple[Expr, ...]:
+            return (Const(1),) * (len(full) - v.rank) + v.shape
+
+        if len(values) < 2 or any(aligned(v) == full for v in values):
             return op
-        wide = self._broadcast_to(scope, values[0], full, op.line)
-        return replace(op, args=tuple(wide if a is values[0] else a for a in op.args))
+        first = next((v for v in values if v.rank == len(full)), None)
+        if first is None:
+            return op
+        wide = self._broadcast_to(scope, first, full, op.line)
+        return replace(op, args=tuple(wide if a is first else a for a in op.args))
 
     def _broadcast_to(
         self, scope: Scope, value: Value, sizes: tuple[Expr, ...], line: int

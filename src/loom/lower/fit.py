@@ -75,6 +75,16 @@ def _pairs(values: dict[str, int]) -> str:
     return ", ".join(f"{k}={v}" for k, v in sorted(values.items()))
 
 
+def check_buffers(buffers: int, schedule: Schedule, arch: Arch) -> None:
+    """Raise ScheduleError when the lowered program needs more dataflow buffers than a
+    core holds (the model's `dataflow_buffers` constraint promised it would not)."""
+    if buffers > arch.dataflow_buffers:
+        raise ScheduleError(
+            f"the schedule needs {buffers} dataflow buffers per core, more than the "
+            f"{arch.dataflow_buffers} a core of {arch.name} holds; {_FIX}."
+        )
+
+
 def check_l1(l1_bytes: int, schedule: Schedule, arch: Arch) -> None:
     """Raise ScheduleError when the lowered buffers exceed the usable L1 of a core."""
     if l1_bytes > arch.l1_usable_bytes:

@@ -19,7 +19,7 @@ from loom.lower.accumulate import place_accumulators
 from loom.lower.check import check_program
 from loom.lower.compute import ComputeBuilder
 from loom.lower.context import LowerContext, build_context
-from loom.lower.fit import check_block_sizes, check_l1, check_waves
+from loom.lower.fit import check_block_sizes, check_buffers, check_l1, check_waves
 from loom.lower.loops import with_waves, with_waves_stores_late
 from loom.lower.merge import Merge
 from loom.lower.movement import Movement
@@ -65,6 +65,7 @@ def lower(tile: TileProgram, buffers: BufferedProgram, schedule: Schedule, arch:
     _check_inputs(tile, buffers, schedule, arch)
     ctx = build_context(buffers, schedule, arch)
     check_l1(_l1_bytes(ctx, arch), schedule, arch)
+    check_buffers(len(ctx.cbs), schedule, arch)
     movement = Movement(ctx)
     compute = ComputeBuilder(ctx)
     merge = Merge(ctx, compute, movement)

@@ -15,7 +15,10 @@ Constraints (paper §2.6):
 * the L1 footprint — every allocation's tiles x tile bytes x depth, where a load
   (store) buffer gets a second block when its pipe's b_load (b_store) is on, and a matmul
   accumulator's state has 2, 1 or 0 blocks for its placement knob 0, 1, 2 (separate,
-  l1, output: `loom.ir.buffers.PLACEMENTS`) — fits the usable L1.
+  l1, output: `loom.ir.buffers.PLACEMENTS`) — fits the usable L1;
+* the dataflow buffers — one per allocation that keeps a block (an accumulator in its
+  output's block keeps none) — are at most the architecture's `dataflow_buffers` (a
+  core holds that many circular buffers, whatever their size).
 
 Univariate constraints also filter the domains up front; they stay in the list so the
 explanation can still name them.
@@ -35,7 +38,7 @@ from loom.ir.tile import ForLoop, Load, Store, accesses, walk
 from loom.model.core import OpTerms, knob, placement_knob
 from loom.model.domains import grid_domain, tile_domain
 from loom.model.heg import HegBuilder
-from loom.symbolic import Const, Expr, Sym, add, cmp, mod
+from loom.symbolic import Const, Expr, Sym, add, cmp, minimum, mod
 
 Legality = tuple[dict[str, tuple[int, ...]], list[Constraint], Expr, str]
 """Domains, constraints, L1 bytes and why a domain is empty (`ProblemBuilder.legality`)."""
@@ -104,10 +107,12 @@ class ProblemBuilder:
         why a domain is empty ('' if none is)."""
         domains = self.tile_domains | knobs
         l1 = self._l1_bytes(domains)
-        constraints = self._constraints(l1)
+        constraints = self._constraints(l1, self._buffer_count(domains))
         reason = ""
         for con in constraints:
             names = con.cond.free_names()
+            if not names and not con.cond.eval({}) and not reason:
+                reason = f"not satisfiable: {con.text}"
             if len(names) == 1:
                 (name,) = names
                 domains[name] = tuple(v for v in domains[name] if con.cond.eval({name: v}))
@@ -161,6 +166,18 @@ class ProblemBuilder:
             terms.append(alloc.tiles * tile_bytes * depth)
         return add(*terms)
 
+    def _buffer_count(self, domains: dict[str, tuple[int, ...]]) -> Expr:
+        """Dataflow buffers per core: every allocation but an accumulator whose
+        placement leaves it no block of its own (depth 0, as `_l1_bytes` counts it)."""
+        terms: list[Expr] = []
+        for alloc in self.b.allocations:
+            acc = self.b.accumulator(alloc.name)
+            if acc is not None and domains.get(acc.knob, (0,)) != (0,):
+                terms.append(minimum(Const(alloc.base_depth) - placement_knob(acc), 1))
+            else:
+                terms.append(Const(1))
+        return add(*terms)
+
     def _divides(self, op: ForLoop) -> list[Constraint]:
         """The loop's tile divides its extent. An extent that moves with a grid tile
         (`hl.tile(0, tile_m.end)`: (id + 1) tile_m, causal attention) is affine in the
@@ -180,7 +197,7 @@ class ProblemBuilder:
             for k, e in enumerate(spans)
         ]
 
-    def _constraints(self, l1: Expr) -> list[Constraint]:
+    def _constraints(self, l1: Expr, buffers: Expr) -> list[Constraint]:
         out: list[Constraint] = []
         for axis in self.program.grid:
             name, cores = axis.tile.name, self.c.spatial[axis.tile.name]
@@ -210,6 +227,16 @@ class ProblemBuilder:
                 "l1",
                 cmp("<=", l1, self.arch.l1_usable_bytes),
                 f"L1 footprint <= {self.arch.l1_usable_bytes} usable bytes per core",
+            )
+        )
+        limit = self.arch.dataflow_buffers
+        out.append(
+            Constraint(
+                "dataflow_buffers",
+                cmp("<=", buffers, limit),
+                f"dataflow buffers ({buffers}) <= the {limit} one core of {self.arch.name} "
+                "holds; a kernel with fewer distinct loads and shared intermediates needs "
+                "fewer",
             )
         )
         return out

@@ -61,7 +61,10 @@ def run_program(
     path.write_text(source)
     arch = load_arch(program.arch)
     log = io.StringIO()
-    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn), _native(native):
+    with (
+        _simulator(arch.l1_usable_bytes, arch.dataflow_buffers) as (sim_ttl, ttnn),
+        _native(native),
+    ):
         module = _load(path, sim_ttl)
         dtypes = {"bf16": ttnn.bfloat16, "fp16": ttnn.float16, "fp32": ttnn.float32}
         devs = []

@@ -126,8 +126,9 @@ _DIAGNOSTICS = types.SimpleNamespace(
 
 
 @contextlib.contextmanager
-def _simulator(l1_bytes: int) -> Iterator[tuple[Any, Any]]:
-    """The simulator's (ttl, ttnn), with its side effects undone on exit."""
+def _simulator(l1_bytes: int, buffers: int) -> Iterator[tuple[Any, Any]]:
+    """The simulator's (ttl, ttnn), with its side effects undone on exit; it holds a
+    core to the architecture's usable L1 and dataflow buffers."""
     import torch
 
     threads = torch.get_num_threads()
@@ -143,6 +144,7 @@ def _simulator(l1_bytes: int) -> Iterator[tuple[Any, Any]]:
         diagnostics.lazy_import_diagnostics = lambda: _DIAGNOSTICS
         reset_context()
         program.set_max_l1_bytes(l1_bytes)
+        program.set_max_dfbs(buffers)
         yield ttl, ttnn
     finally:
         diagnostics.lazy_import_diagnostics = lazy
@@ -282,7 +284,10 @@ def _run(
     arch = arch or load_arch(program.arch)
     log = io.StringIO()
     native = accumulation_steps(program) > 0
-    with _simulator(arch.l1_usable_bytes) as (sim_ttl, ttnn), _native(native):
+    with (
+        _simulator(arch.l1_usable_bytes, arch.dataflow_buffers) as (sim_ttl, ttnn),
+        _native(native),
+    ):
         module = _load(path, sim_ttl)
         tensors = _device_tensors(program, inputs, ttnn, module)
         kernel = getattr(module, module.KERNEL)

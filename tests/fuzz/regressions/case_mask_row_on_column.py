@@ -1,7 +1,9 @@
-# OPEN (found by benchmarks/fuzz.py, not fixed; a strict xfail in test_fuzz.py, left out
-# by the generator as `mask_row_on_column`): a mask along the columns on a column vector,
-# `torch.where(tile_n.index < 16, v[tile_m][:, None], 0.0)`, gives a wrong answer
-# (rel error 1.0), already on the commit before the fuzzer.
+# Bug (found by benchmarks/fuzz.py): a mask along the columns on a column vector,
+# `torch.where(tile_n.index < 16, v[tile_m][:, None], 0.0)`, gave a wrong answer (rel
+# error 1.0): the (n,) mask times the (m, 1) column is an (m, n) value neither operand
+# has, and the outer-broadcast rewrite skipped it because the mask is 1-D. Fixed in
+# loom/frontend/core.py (`_outer_broadcast`): a lower-rank operand counts with leading
+# axes of 1, and the column is broadcast to (m, n) first.
 """Fuzzed program fz_5020eb2cd9 (tests/fuzz); verify with `loom verify THIS_FILE`."""
 
 import helion
