@@ -457,9 +457,10 @@ class ImporterCore:
     def _element(
         self, node: torch.fx.Node, tensor: str, dim: int, entry: object, pos: int, rank: int
     ) -> Window:
-        """A constant index (`x[tile_m, 0]`, `x[63, tile_n]`) into one of the two dims of
-        a 2-D tensor: a window one element wide, which drops that dim from the value
-        (a column of one value per row, or a row), as a 1-D tensor's window does."""
+        """A constant index (`x[tile_m, 0]`, `x[0, tile_n]`) into one of the two dims of
+        a 2-D tensor, on a tile edge: a window one element wide, which drops that dim
+        from the value (a column of one value per row, or a row), as a 1-D tensor's
+        window does."""
         if isinstance(entry, bool) or not isinstance(entry, int) or rank != 2:
             where = "a 2-D tensor" if rank == 2 else f"a rank-{rank} tensor"
             self._unsupported(
@@ -471,7 +472,16 @@ class ImporterCore:
             )
         if not -dim <= entry < dim:
             self._unsupported(node, f"index {entry} of {tensor} (its dim {pos} has {dim})")
-        return Window(Const(entry % dim), Const(1))
+        index = entry % dim
+        if dim > TILE and index % TILE:
+            self._unsupported(
+                node,
+                f"index {entry} of {tensor} (inside a {TILE}x{TILE} tile, not on its edge)",
+                f"a constant index must be a multiple of {TILE} (the first row or column of "
+                f"a tile: `x[tile_m, 0]`), as Loom reads whole {TILE}x{TILE} tiles; slice "
+                "the element out on the host, or pass it as its own tensor",
+            )
+        return Window(Const(index), Const(1))
 
     def _static_slice(self, node: torch.fx.Node, tensor: str, dim: int, entry: slice) -> Window:
         """`:` (the whole dim) or a static partial slice `x[tile, :128]`, `out[tile, 128:]`:
