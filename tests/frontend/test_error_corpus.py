@@ -60,6 +60,16 @@ CASES = {
         r"batch_sum_tiled\.py:11: Loom cannot compile the sum over axis 0 of a rank-3 value"
         r".*the axis is tiled \(tile_b\).*full slice",
     ),
+    "index_inside_tile": (
+        ["--arg", "x=64x64"],
+        r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x \(inside a 32x32 "
+        r"tile, not on its edge\)`.*multiple of 32",
+    ),
+    "branch_value": (
+        ["--arg", "a=64x256:bf16", "--arg", "b=256x64:bf16"],
+        r"branch_value\.py:16: Loom cannot compile `a tensor value assigned under an `if` on "
+        r"tile offsets or ids`.*torch\.where",
+    ),
     "jagged": (
         ["--arg", "values=64x64", "--arg", "offsets=5:fp32"],
         r"jagged\.py:12: .*data-dependent extents",

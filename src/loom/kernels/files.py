@@ -304,16 +304,16 @@ def _no_cpu_kernel(err: Exception) -> bool:
 
 
 def _interpreter_limit(err: Exception) -> str:
-    """Where Helion's own interpreter, not the kernel, failed (the innermost frame of
-    the error lies in Helion's package: `hl.register_tunable` has no config to read in
-    interpret mode), the function that failed; else ''."""
+    """Why Helion's own interpreter, not the kernel, failed: `hl.register_tunable` reads
+    a config that interpret mode does not have (the error is raised in Helion's
+    `tunable_ops`); '' for any other error, which is the kernel's to report."""
     frames = traceback.extract_tb(err.__traceback__)
+    if not frames or Path(frames[-1].filename).name != "tunable_ops.py":
+        return ""
     package = Path(helion.__file__).resolve().parent
-    if frames and Path(frames[-1].filename).resolve().is_relative_to(package):
-        user = [f for f in frames if not Path(f.filename).resolve().is_relative_to(package)]
-        where = f" at {Path(user[-1].filename).name}:{user[-1].lineno}" if user else ""
-        return f"Helion's interpreter fails in {frames[-1].name}{where}"
-    return ""
+    user = [f for f in frames if not Path(f.filename).resolve().is_relative_to(package)]
+    where = f" at {Path(user[-1].filename).name}:{user[-1].lineno}" if user else ""
+    return f"Helion's interpreter cannot run hl.register_tunable (no config){where}"
 
 
 def interpret_name(kernel: helion.Kernel) -> str:
