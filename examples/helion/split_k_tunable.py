@@ -42,9 +42,7 @@ def make_inputs() -> tuple[torch.Tensor, torch.Tensor]:
     return a, b
 
 
-def reference(
-    a: torch.Tensor, b: torch.Tensor, first_split: object = None
-) -> torch.Tensor:
+def reference(a: torch.Tensor, b: torch.Tensor, first_split: object = None) -> torch.Tensor:
     return a.float() @ b.float()
 
 

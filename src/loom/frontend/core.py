@@ -462,13 +462,13 @@ class ImporterCore:
         from the value (a column of one value per row, or a row), as a 1-D tensor's
         window does."""
         if isinstance(entry, bool) or not isinstance(entry, int) or rank != 2:
-            where = "a 2-D tensor" if rank == 2 else f"a rank-{rank} tensor"
+            where = "" if rank == 2 else f" (this is a rank-{rank} tensor)"
             self._unsupported(
                 node,
                 f"index {entry} of {tensor}",
-                "index with tiles, `:`, static slices, or a constant into one dim of "
-                f"a 2-D tensor (this is {where}); tile offsets (`tile.begin`) and indices "
-                "read from tensors are data-dependent positions",
+                "index with tiles, `:`, static slices, or a constant into one dim of a 2-D "
+                f"tensor{where}; positions computed from tile offsets (`tile.begin`, "
+                "`tile.index - n`) or read from a tensor (a gather) are not supported",
             )
         if not -dim <= entry < dim:
             self._unsupported(node, f"index {entry} of {tensor} (its dim {pos} has {dim})")
