@@ -2,7 +2,7 @@
 count the number of valid columns (`(tile_n.index < n).to(torch.int32).sum()`, the sum
 of every element of a vector), the data shifted by each row's first element
 (`x[tile_m, 0]`, a constant index) and the scale read from row 0 of a (2, n) parameter
-tensor (`p[0, tile_n]`)."""
+tensor (`p[0, tile_n]`), the bias as a row read with a new axis (`b[None, tile_n]`)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def welford_shifted(
         rstd = torch.rsqrt(m2 / count + eps)
         for tile_n in hl.tile(n):
             y = x[tile_m, tile_n].to(torch.float32) - shift[:, None] - mean[:, None]
-            y = y * rstd[:, None] * p[0, tile_n][None, :] + b[tile_n][None, :]
+            y = y * rstd[:, None] * p[0, tile_n][None, :] + b[None, tile_n]
             out[tile_m, tile_n] = y.to(x.dtype)
     return out
 

@@ -91,6 +91,9 @@ UNSUPPORTED_HINTS = {
     ),
 }
 
+_TILE_POSITIONS = (tile_ops.tile_id, tile_ops.tile_begin, tile_ops.tile_end)
+"""`tile.id`, `tile.begin`, `tile.end`: numbers, not tiles (an index by one is one element)."""
+
 _SCALAR_FOLD: dict[object, Callable[..., float]] = {
     operator.add: operator.add,
     operator.sub: operator.sub,
@@ -447,12 +450,31 @@ class ImporterCore:
             if isinstance(entry, slice):
                 windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
+            if self._position_of_wide_tile(entry):
+                self._unsupported(
+                    node,
+                    f"indexing {tensor} with {entry.target.__name__.replace('_', '.')} "
+                    "(one element per block)",
+                    "index with the tile itself (`x[tile_m, :]`); a block's own row of a "
+                    "tensor that has one row per block is a data-dependent layout",
+                )
             bid = self._block_of(entry)
             if bid is None or bid not in self.block_begin:
                 windows.append(self._element(node, tensor, dim, entry, len(windows), len(shape)))
                 continue
             windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
         return tuple(windows)
+
+    def _position_of_wide_tile(self, entry: object) -> bool:
+        """`tile.id`, `tile.begin` or `tile.end` of a tile wider than one element: a
+        number per block, not the tile (of a one-wide tile, `block_size=1`, `tile.begin`
+        and `tile.id` index its one element, as the tile does)."""
+        if not isinstance(entry, torch.fx.Node) or entry.target not in _TILE_POSITIONS:
+            return False
+        bid = self._block_of(entry.args[0])
+        size = self.block_exprs.get(bid) if bid is not None else None
+        one = size == Const(1) or (isinstance(size, Sym) and size.upper == 1)
+        return not one or entry.target is tile_ops.tile_end
 
     def _element(
         self, node: torch.fx.Node, tensor: str, dim: int, entry: object, pos: int, rank: int
