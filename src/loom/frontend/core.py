@@ -450,11 +450,11 @@ class ImporterCore:
             if isinstance(entry, slice):
                 windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
-            if self._position_of_wide_tile(entry):
+            if isinstance(entry, torch.fx.Node) and self._position_of_wide_tile(entry):
+                what = getattr(entry.target, "__name__", "tile_position").replace("_", ".")
                 self._unsupported(
                     node,
-                    f"indexing {tensor} with {entry.target.__name__.replace('_', '.')} "
-                    "(one element per block)",
+                    f"indexing {tensor} with {what} (one element per block)",
                     "index with the tile itself (`x[tile_m, :]`); a block's own row of a "
                     "tensor that has one row per block is a data-dependent layout",
                 )
@@ -465,11 +465,11 @@ class ImporterCore:
             windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
         return tuple(windows)
 
-    def _position_of_wide_tile(self, entry: object) -> bool:
+    def _position_of_wide_tile(self, entry: torch.fx.Node) -> bool:
         """`tile.id`, `tile.begin` or `tile.end` of a tile wider than one element: a
         number per block, not the tile (of a one-wide tile, `block_size=1`, `tile.begin`
         and `tile.id` index its one element, as the tile does)."""
-        if not isinstance(entry, torch.fx.Node) or entry.target not in _TILE_POSITIONS:
+        if entry.target not in _TILE_POSITIONS:
             return False
         bid = self._block_of(entry.args[0])
         size = self.block_exprs.get(bid) if bid is not None else None

@@ -5,6 +5,7 @@ block stored forwarded from the stored value, and new axes (`x[:, None]`, `unsqu
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import torch
 from helion.language import _tracing_ops, memory_ops, view_ops
@@ -69,7 +70,7 @@ class MemoryOps(IndexOps):
                     "(partials reduced on the host) depends on the block size Loom's solver "
                     "picks: reduce in the kernel instead (a looped reduction)",
                 )
-        return int(dim)  # type: ignore[call-overload]
+        return int(cast("int", dim))
 
     def _symnode(self, node: torch.fx.Node, scope: Scope) -> Expr | float:
         val = node.meta["val"]
