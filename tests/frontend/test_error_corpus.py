@@ -65,6 +65,16 @@ CASES = {
         r"stored_race\.py:14: .*`a load of c, which the same hl\.tile loop stores before "
         r"it`.*race the store.*hl\.barrier",
     ),
+    "index_inside_tile": (
+        ["--arg", "x=64x64"],
+        r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x \(inside a 32x32 "
+        r"tile, not on its edge\)`.*multiple of 32",
+    ),
+    "branch_value": (
+        ["--arg", "a=64x256:bf16", "--arg", "b=256x64:bf16"],
+        r"branch_value\.py:16: Loom cannot compile `a tensor value assigned under an `if` on "
+        r"tile offsets or ids`.*torch\.where",
+    ),
     "jagged": (
         ["--arg", "values=64x64", "--arg", "offsets=5:fp32"],
         r"jagged\.py:12: .*data-dependent extents",

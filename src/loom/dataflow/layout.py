@@ -13,7 +13,8 @@ is that of one partial, and they are marked `gathered`.
 A reduction over the second-last axis (a column reduction, `x[:, tile_n].sum(0)`) makes a
 *row*: one tile row with the values in row 0 of each tile, which broadcasts down the rows
 of a matrix like a 1-D vector does. A 1-D tensor stored as a column `(n, 1)` (one used as
-`s[:, None]`), or a window one element wide of a 2-D tensor, loads as a row vector.
+`s[:, None]`), a window one element wide of a 2-D tensor, or one column of it
+(`x[tile_m, 0]`), loads as a row vector.
 """
 
 from __future__ import annotations
@@ -61,6 +62,12 @@ def _index_column(op: Load | Matmul) -> TileLayout | None:
     if isinstance(op, Load) and op.tensor.endswith("_col_index"):
         return TileLayout(Const(1), op.result.shape[0], Const(1), True)
     return None
+
+
+def _one_column(op: Load) -> bool:
+    """A 1-D value read from one column of a 2-D tensor (`x[tile_m, 0]`): one value per
+    row, in column 0 of its tiles."""
+    return len(op.window) == 2 and op.window[1].size == Const(1) != op.window[0].size
 
 
 class LayoutInference:
@@ -130,7 +137,7 @@ class LayoutInference:
         index_column = _index_column(op)
         if index_column is not None:
             lay = index_column
-        elif r.rank == 1 and op.tensor in self.columns:
+        elif r.rank == 1 and (op.tensor in self.columns or _one_column(op)):
             lay = TileLayout(Const(1), r.shape[0], Const(1), True)
         elif r.rank >= 2 and r.shape[-1] == Const(1):  # a (.., n, 1) column: values in column 0
             lay = TileLayout(lay.batch, lay.rows, lay.cols, True)

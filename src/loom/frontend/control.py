@@ -48,6 +48,17 @@ class _NotTaken:
 _NOT_TAKEN = _NotTaken()
 
 
+@dataclass(frozen=True)
+class _BranchOutput:
+    """A value an `if` on tile offsets (`if outer_k.begin == 0:`) leaves in a variable:
+    the `_phi` merging it with the value before the `if` accepts it only where the
+    branch left it unchanged (`acc = epilogue(acc)` with the identity epilogue); a value
+    that differs between the blocks taking the branch and the others is refused there."""
+
+    value: object
+    line: int
+
+
 class ControlOps(ImporterCore):
     """Inner loops and conditions."""
 
@@ -68,8 +79,19 @@ class ControlOps(ImporterCore):
         return container[int_arg(node, 1)]
 
     def _phi(self, node: torch.fx.Node, scope: Scope) -> object:
+        before = scope.values[node_arg(node, 0)]
         merged = scope.values[node_arg(node, 1)]
-        return scope.values[node_arg(node, 0)] if merged is _NOT_TAKEN else merged
+        if isinstance(merged, _BranchOutput) or isinstance(before, _BranchOutput):
+            if isinstance(merged, _BranchOutput) and merged.value is before:
+                return before
+            self._unsupported(
+                node,
+                "a tensor value assigned under an `if` on tile offsets or ids",
+                "the blocks that take the branch and the others must end with the same "
+                "values; compute the value in both cases with a mask (`torch.where`), or "
+                "store it inside the branch",
+            )
+        return before if merged is _NOT_TAKEN else merged
 
     def _for_loop(self, node: torch.fx.Node, scope: Scope) -> list[Value]:
         graph_id = int_arg(node, 0)
@@ -144,7 +166,7 @@ class ControlOps(ImporterCore):
             raise TypeError(f"loop bound {arg!r} is neither an FX node nor an integer")
         return as_expr(arg)
 
-    def _if(self, node: torch.fx.Node, scope: Scope) -> list[object] | None:
+    def _if(self, node: torch.fx.Node, scope: Scope) -> list[object]:
         cond = scope.values[node_arg(node, 0)]
         if isinstance(cond, BoolConst):
             cond = cond.value
@@ -156,9 +178,33 @@ class ControlOps(ImporterCore):
             self._unsupported(node, "an `if` on a tensor value")
         inputs = [scope.values[as_node(a)] for a in seq_arg(node, 3)]
         body = Scope()
-        self._convert_graph(info, body, inputs)
-        scope.ops.append(If(cond, tuple(body.ops), node_line(node)))
-        return None
+        outputs = self._convert_graph(info, body, inputs)
+        if body.ops:
+            scope.ops.append(If(cond, tuple(body.ops), node_line(node)))
+        return self._branch_outputs(info, inputs, outputs, node_line(node))
+
+    def _branch_outputs(
+        self, info: IfGraphInfo, inputs: list[object], outputs: object, line: int
+    ) -> list[object]:
+        """The values of an `if` on tile offsets, as Helion's `_if` lists them (one per
+        variable a branch assigns, first as the if branch leaves it, then as the else
+        branch does): a variable the else branch leaves unchanged holds its value before
+        the `if`, which is the if branch's input of that name; the if branch's values
+        are checked against it at their `_phi`, and the else branch is never converted."""
+        pairs = getattr(info, "branches_outputs", None) or []
+        names = list(getattr(info, "if_arg_names", None) or [])
+        results = outputs if isinstance(outputs, list) else []
+        before = dict(zip(names, inputs, strict=False))
+        taken: list[object] = []
+        other: list[object] = []
+        for if_side, else_side in pairs:
+            if isinstance(if_side, int) and if_side < len(results):
+                taken.append(_BranchOutput(results[if_side], line))
+            else:
+                taken.append(before.get(str(if_side), _BranchOutput(None, line)))
+            unchanged = isinstance(else_side, str) and else_side in before
+            other.append(before[str(else_side)] if unchanged else _BranchOutput(None, line))
+        return taken + other
 
     def _constant_if(self, node: torch.fx.Node, scope: Scope, taken: bool) -> list[object]:
         """An `if` whose condition is decided at compile time (`if beta == 0.0:` on a

@@ -27,13 +27,14 @@ from loom.frontend.scope import (
     Handler,
     LocalIndex,
     Operand,
+    RowTotal,
     Scope,
     node_arg,
     node_line,
     with_extra_inputs,
 )
 from loom.ir.geometry import TILE
-from loom.ir.tile import Convert, Elementwise, Full, Op, TensorArg, Value, Window
+from loom.ir.tile import Convert, Elementwise, Full, Op, Reduce, TensorArg, Value, Window
 from loom.symbolic import Const, Expr, Sym, ceildiv
 
 aten = torch.ops.aten
@@ -89,6 +90,9 @@ UNSUPPORTED_HINTS = {
         "index with tiles or `:` only (data-dependent indices are not supported)",
     ),
 }
+
+_TILE_POSITIONS = (tile_ops.tile_id, tile_ops.tile_begin, tile_ops.tile_end)
+"""`tile.id`, `tile.begin`, `tile.end`: numbers, not tiles (an index by one is one element)."""
 
 _SCALAR_FOLD: dict[object, Callable[..., float]] = {
     operator.add: operator.add,
@@ -280,6 +284,14 @@ class ImporterCore:
         value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
         if isinstance(value, LocalIndex):
             self._local_index_error(node, value)
+        if isinstance(value, RowTotal):
+            self._unsupported(
+                node,
+                "the sum of all elements of a vector used other than in arithmetic with "
+                "a per-row vector",
+                "use it in `+ - * /` with a 1-D value of the tile (`mean = s / total`), or "
+                "reduce over one dim (`x.sum(-1)`)",
+            )
         if isinstance(value, Expr) and not isinstance(value, Const):
             self._unsupported(
                 node,
@@ -401,6 +413,25 @@ class ImporterCore:
         self._emit(scope, Elementwise(result, op, tuple(args), line))
         return result
 
+    def _total_as(self, scope: Scope, total: RowTotal, like: Value) -> Value:
+        """`total` in the shape of a 1-D value `like` (one per row): the vector broadcast
+        down that many rows and reduced along them, every element the total."""
+        if like.rank != 1:
+            raise FrontendError(
+                f"{self.source_file}:{total.line}: Loom cannot compile the sum of all "
+                f"elements of a vector used with a rank-{like.rank} value in kernel "
+                f"{self.name!r}; use it in arithmetic with a 1-D value of the tile "
+                "(`mean = s / total`), or reduce over one dim (`x.sum(-1)`)."
+            )
+        row = self._cast(scope, total.row, "fp32", total.line)
+        wide = Value("", (like.shape[0], row.shape[0]), "fp32")
+        zeros = self._temp(wide, f"{row.name}_rows")
+        self._emit(scope, Full(zeros, 0.0, total.line))
+        spread = self._ew(scope, "add", (zeros, row), wide, total.line, f"{row.name}_spread")
+        result = self._temp(Value("", like.shape, "fp32"), f"{row.name}_total")
+        self._emit(scope, Reduce(result, "sum", spread, 1, total.line))
+        return result
+
     def _local_index_error(self, node: torch.fx.Node, value: LocalIndex) -> NoReturn:
         self._unsupported(
             node,
@@ -428,11 +459,60 @@ class ImporterCore:
             if isinstance(entry, slice):
                 windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
+            if isinstance(entry, torch.fx.Node) and self._position_of_wide_tile(entry):
+                what = getattr(entry.target, "__name__", "tile_position").replace("_", ".")
+                self._unsupported(
+                    node,
+                    f"indexing {tensor} with {what} (one element per block)",
+                    "index with the tile itself (`x[tile_m, :]`); a block's own row of a "
+                    "tensor that has one row per block is a data-dependent layout",
+                )
             bid = self._block_of(entry)
             if bid is None or bid not in self.block_begin:
-                self._unsupported(node, f"index {entry} of {tensor}")
+                windows.append(self._element(node, tensor, dim, entry, len(windows), len(shape)))
+                continue
             windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
         return tuple(windows)
+
+    def _position_of_wide_tile(self, entry: torch.fx.Node) -> bool:
+        """`tile.id`, `tile.begin` or `tile.end` of a tile wider than one element: a
+        number per block, not the tile (of a one-wide tile, `block_size=1`, `tile.begin`
+        and `tile.id` index its one element, as the tile does)."""
+        if entry.target not in _TILE_POSITIONS:
+            return False
+        bid = self._block_of(entry.args[0])
+        size = self.block_exprs.get(bid) if bid is not None else None
+        one = size == Const(1) or (isinstance(size, Sym) and size.upper == 1)
+        return not one or entry.target is tile_ops.tile_end
+
+    def _element(
+        self, node: torch.fx.Node, tensor: str, dim: int, entry: object, pos: int, rank: int
+    ) -> Window:
+        """A constant index (`x[tile_m, 0]`, `x[0, tile_n]`) into one of the two dims of
+        a 2-D tensor, on a tile edge: a window one element wide, which drops that dim
+        from the value (a column of one value per row, or a row), as a 1-D tensor's
+        window does."""
+        if isinstance(entry, bool) or not isinstance(entry, int) or rank != 2:
+            where = "" if rank == 2 else f" (this is a rank-{rank} tensor)"
+            self._unsupported(
+                node,
+                f"index {entry} of {tensor}",
+                "index with tiles, `:`, static slices, or a constant into one dim of a 2-D "
+                f"tensor{where}; positions computed from tile offsets (`tile.begin`, "
+                "`tile.index - n`) or read from a tensor (a gather) are not supported",
+            )
+        if not -dim <= entry < dim:
+            self._unsupported(node, f"index {entry} of {tensor} (its dim {pos} has {dim})")
+        index = entry % dim
+        if dim > TILE and index % TILE:
+            self._unsupported(
+                node,
+                f"index {entry} of {tensor} (inside a {TILE}x{TILE} tile, not on its edge)",
+                f"a constant index must be a multiple of {TILE} (the first row or column of "
+                f"a tile: `x[tile_m, 0]`), as Loom reads whole {TILE}x{TILE} tiles; slice "
+                "the element out on the host, or pass it as its own tensor",
+            )
+        return Window(Const(index), Const(1))
 
     def _static_slice(self, node: torch.fx.Node, tensor: str, dim: int, entry: slice) -> Window:
         """`:` (the whole dim) or a static partial slice `x[tile, :128]`, `out[tile, 128:]`:

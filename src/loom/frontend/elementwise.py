@@ -18,7 +18,7 @@ import torch
 from helion.language import creation_ops
 
 from loom.frontend.core import DTYPES, INDEX_DTYPES, ImporterCore, dtype_hint
-from loom.frontend.scope import Handler, LocalIndex, Operand, Scope, node_line
+from loom.frontend.scope import Handler, LocalIndex, Operand, RowTotal, Scope, node_line
 from loom.ir.tile import Convert, Elementwise, Full, Value
 from loom.symbolic import Const, Expr
 
@@ -150,10 +150,17 @@ class ElementwiseOps(ImporterCore):
         if len(args) == 2 and (args[0] is None) != (args[1] is None):
             # Helion traces `x * x` as mul(x, None): the same tensor used twice
             args = [args[0] if args[0] is not None else args[1]] * 2
-        operands = [self._operand(scope, arg, node) for arg in args]
-        return self._emit(
-            scope, Elementwise(self._new_value(node), op, tuple(operands), node_line(node))
-        )
+        result = self._new_value(node)
+        operands = [self._operand_as(scope, arg, node, result) for arg in args]
+        return self._emit(scope, Elementwise(result, op, tuple(operands), node_line(node)))
+
+    def _operand_as(self, scope: Scope, arg: object, node: torch.fx.Node, result: Value) -> Operand:
+        """An operand of an elementwise op; the total of a vector (`v.sum()`) in the
+        shape of the op's result."""
+        value = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
+        if isinstance(value, RowTotal):
+            return self._total_as(scope, value, result)
+        return self._operand(scope, arg, node)
 
     def _plus_begin(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         """`x.argmax(-1) + tile_n.begin` over the tile of a looped dim: the index in the

@@ -5,6 +5,7 @@ block stored forwarded from the stored value, and new axes (`x[:, None]`, `unsqu
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import cast
 
 import torch
 from helion.language import _tracing_ops, memory_ops, view_ops
@@ -49,9 +50,27 @@ class MemoryOps(IndexOps):
             elif val.dtype not in DTYPES:
                 what = f"tensor {name} of dtype {val.dtype}"
                 self._unsupported(node, what, dtype_hint(val.dtype))
-            shape = tuple(int(d) for d in val.shape)
+            shape = tuple(self._host_extent(node, name, d) for d in val.shape)
             self.tensors[name] = TensorArg(name, shape, DTYPES.get(val.dtype, "fp32"), "input")
         return name
+
+    def _host_extent(self, node: torch.fx.Node, name: str, dim: object) -> int:
+        """A dim of a host tensor; one computed from a block size (`x.new_empty([cdiv(m,
+        m_block), n])`, one row per block) is refused: Loom's solver picks the block
+        size after the tensors are laid out."""
+        free = getattr(getattr(dim, "node", None), "expr", None)
+        origins = self.bound.host_function.expr_to_origin
+        for sym in getattr(free, "free_symbols", ()):
+            found = origins.get(sym)
+            if type(getattr(found, "origin", None)).__name__ == "BlockSizeOrigin":
+                self._unsupported(
+                    node,
+                    f"tensor {name} with a dim computed from a block size ({dim})",
+                    "size tensors from the input shapes; a tensor with one row per block "
+                    "(partials reduced on the host) depends on the block size Loom's solver "
+                    "picks: reduce in the kernel instead (a looped reduction)",
+                )
+        return int(cast("int", dim))
 
     def _symnode(self, node: torch.fx.Node, scope: Scope) -> Expr | float:
         val = node.meta["val"]
@@ -106,7 +125,10 @@ class MemoryOps(IndexOps):
         if tensor in self.index_tensors:
             what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
             self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
-        window = self._window(node, tensor, seq_arg(node, 1))
+        index = list(seq_arg(node, 1))
+        if None in index and len(index) > len(self.tensors[tensor].shape):
+            return self._load_new_axes(node, scope, tensor, index)
+        window = self._window(node, tensor, index)
         forwarded = self._forwarded(node, scope, tensor, window)
         if forwarded is None:
             forwarded = self._stored_before(node, scope, tensor, window)
@@ -116,6 +138,26 @@ class MemoryOps(IndexOps):
         self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, node_line(node)))
+
+    def _load_new_axes(
+        self, node: torch.fx.Node, scope: Scope, tensor: str, index: list[object]
+    ) -> Value | None:
+        """`w[None, :]`: the load of the other entries, then the new axis inserted (as
+        `w[:][None, :]` would)."""
+        if index.count(None) != 1:
+            self._unsupported(node, f"indexing {tensor} with several new axes (None)")
+        axis = index.index(None)
+        window = self._window(node, tensor, [e for e in index if e is not None])
+        top = scope is self.root_scope
+        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
+        shape = self._new_value(node).shape
+        loaded = self._renamed(
+            Value("", shape[:axis] + shape[axis + 1 :], self._dtype(node.meta["val"], node)),
+            f"{tensor}_tile",
+        )
+        self._emit(scope, Load(loaded, tensor, window, node_line(node)))
+        result = self._renamed(Value("", shape, loaded.dtype), node.name)
+        return self._emit(scope, ExpandDims(result, loaded, axis, node_line(node)))
 
     def _forwarded(
         self, node: torch.fx.Node, scope: Scope, tensor: str, window: tuple[Window, ...]

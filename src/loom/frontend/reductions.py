@@ -13,7 +13,7 @@ import torch
 from loom.errors import FrontendError
 from loom.frontend.indices import IndexOps
 from loom.frontend.leading import LeadingAxisError, reduce_leading
-from loom.frontend.scope import Handler, LocalIndex, Operand, Scope, node_line
+from loom.frontend.scope import Handler, LocalIndex, Operand, RowTotal, Scope, node_line
 from loom.ir.tile import Elementwise, ExpandDims, Reduce, Value
 from loom.symbolic import Const, Sym
 
@@ -39,7 +39,19 @@ class ReductionOps(IndexOps):
         table[aten.argmax.default] = self._argreduce
         table[aten.argmin.default] = self._argreduce
         table[aten.var_mean.correction] = self._var_mean
+        table[aten.sum.default] = self._total
         return table
+
+    def _total(self, node: torch.fx.Node, scope: Scope) -> RowTotal:
+        """`v.sum()` of a 1-D value: every element, a 0-d tensor (see `RowTotal`)."""
+        x = self._operand(scope, node.args[0], node)
+        if not isinstance(x, Value) or x.rank != 1 or node.kwargs.get("dtype") is not None:
+            self._unsupported(
+                node,
+                "sum over every dim of a tile",
+                "reduce over one dim at a time (`x.sum(-1)`), or sum a 1-D value",
+            )
+        return RowTotal(x, node_line(node))
 
     def _reduction(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         kind = REDUCTIONS[node.target]  # type: ignore[index]

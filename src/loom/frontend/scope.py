@@ -40,6 +40,17 @@ class LocalIndex:
     what: str
 
 
+@dataclass(frozen=True)
+class RowTotal:
+    """The sum of every element of a 1-D value (`valid.to(torch.int32).sum()`, a 0-d
+    tensor): a tile holds no 0-d value, so each elementwise op that uses it takes it in
+    the shape of its result, as a row reduction of the vector broadcast down that many
+    rows (see `loom.frontend.reductions`)."""
+
+    row: Value
+    line: int
+
+
 class GridBarrierNeeded(Exception):
     """The phases cannot run in order on each core: a later phase reads tiles other
     blocks wrote, overwrites tiles other blocks read, or runs on another grid. The

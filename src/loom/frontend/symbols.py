@@ -70,8 +70,13 @@ class SymbolOps(ImporterCore):
             upper = info.size if isinstance(info.size, int) else None
             if upper is None:
                 upper = self._enclosing_extent(bid)
-            if isinstance(info.block_size_source, FixedBlockSizeSource):
-                fixed = int(info.block_size_source.value)
+            fixed_size = getattr(info.block_size_source, "value", None)
+            if isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
+                fixed_size, int
+            ):
+                # a block size computed from a tunable (`next_power_of_2(cdiv(k,
+                # split_k))`) is the split Loom's solver chooses: a free tile below
+                fixed = int(fixed_size)
                 sym = Sym(name, fixed, fixed, 1, "tile")
             else:
                 align = TILE_ALIGN if tiled.get(bid, True) else 1

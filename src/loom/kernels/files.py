@@ -18,6 +18,7 @@ import importlib.util
 import inspect
 import math
 import re
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -311,8 +312,9 @@ def _import_file(path: Path) -> ModuleType:
 
 class NoCpuKernel(FrontendError):
     """Helion's interpret mode reached an op that torch cannot run on the CPU (the
-    matmul idiom `torch.addmm(fp32_acc, bf16, bf16)` calls `aten::mm.dtype`); the
-    verification falls back to Loom's Tile IR reference."""
+    matmul idiom `torch.addmm(fp32_acc, bf16, bf16)` calls `aten::mm.dtype`) or a
+    construct its interpreter cannot run (`hl.register_tunable` asks for a config it
+    does not have); the verification falls back to Loom's Tile IR reference."""
 
     def __init__(self, message: str, reason: str) -> None:
         super().__init__(message)
@@ -322,6 +324,19 @@ class NoCpuKernel(FrontendError):
 def _no_cpu_kernel(err: Exception) -> bool:
     """torch's own words for an op without a CPU kernel (for any or for this dtype)."""
     return isinstance(err, NotImplementedError) or "not implemented for" in str(err)
+
+
+def _interpreter_limit(err: Exception) -> str:
+    """Why Helion's own interpreter, not the kernel, failed: `hl.register_tunable` reads
+    a config that interpret mode does not have (the error is raised in Helion's
+    `tunable_ops`); '' for any other error, which is the kernel's to report."""
+    frames = traceback.extract_tb(err.__traceback__)
+    if not frames or Path(frames[-1].filename).name != "tunable_ops.py":
+        return ""
+    package = Path(helion.__file__).resolve().parent
+    user = [f for f in frames if not Path(f.filename).resolve().is_relative_to(package)]
+    where = f" at {Path(user[-1].filename).name}:{user[-1].lineno}" if user else ""
+    return f"Helion's interpreter cannot run hl.register_tunable (no config){where}"
 
 
 def interpret_name(kernel: helion.Kernel) -> str:
@@ -349,6 +364,9 @@ def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
             )
             if _no_cpu_kernel(err):  # torch's first sentence names the op
                 raise NoCpuKernel(message, cause.split(". ")[0][:200]) from None
+            limit = _interpreter_limit(err)
+            if limit:
+                raise NoCpuKernel(message, limit) from None
             raise FrontendError(message) from None
 
     return run
