@@ -14,6 +14,11 @@ for the chip):
   shape (expressed as a Loom schedule: the 2-D multicast candidate with TTNN's grid,
   per-core blocks and K block), if it is legal.
 
+Kernels: the shipped GEMM, flash attention and flash decode, and the families of
+`selection_families.py` (norms, softmax, the MLP's activations, the residual add,
+matmuls with an epilogue: one Helion file each under `families/`), at LLM shapes; a case
+that does not compile prints 'no schedule' and its reason and is counted apart.
+
 Per case it prints the set's size, the pick's simulated / modeled cycles, the Spearman
 rank correlation of modeled vs simulated cycles over the set, the pick's rank by
 simulated time, its regret (how much slower than the set's fastest), the regret of
