@@ -169,6 +169,11 @@ def run_case(
     sims, extrapolation = simulate_set(result, arch, entries, options, args)
     t3 = time.perf_counter()
     estimated = extrapolation.estimated if extrapolation else frozenset()
+    kept = [i for i, s in enumerate(sims) if math.isfinite(s)]
+    if len(kept) < len(sims):  # schedules that do not lower: left out, counted
+        note += f"; {len(sims) - len(kept)} schedules of the set do not lower"
+        estimated = frozenset(kept.index(i) for i in estimated if i in kept)
+        entries, sims = [entries[i] for i in kept], [sims[i] for i in kept]
     modeled = [float(e.modeled) for e in entries]
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[0]
