@@ -1,22 +1,17 @@
-"""SwiGLU activation of an MLP: silu(gate) * up, [tokens, MLP width]."""
+"""SwiGLU activation of an MLP, [tokens, MLP width]: the kernel and reference of
+examples/helion/swiglu.py at the judge's shapes."""
 
 from __future__ import annotations
 
-import helion
-import helion.language as hl
 import torch
-import torch.nn.functional as F
+
+from loom.kernels.examples import EXAMPLES_DIR
+from loom.kernels.registry import load_path
 
 SHAPE_KEYS = ("M", "N")
-
-
-@helion.kernel(static_shapes=True)
-def swiglu(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    out = torch.empty_like(gate)
-    for tile_m, tile_n in hl.tile(gate.size()):
-        g = gate[tile_m, tile_n].float()
-        out[tile_m, tile_n] = (F.silu(g) * up[tile_m, tile_n].float()).to(out.dtype)
-    return out
+_EXAMPLE = load_path(EXAMPLES_DIR / "swiglu.py")
+swiglu = _EXAMPLE.swiglu
+reference = _EXAMPLE.reference
 
 
 def make_inputs(shape: dict[str, int], seed: int = 0) -> tuple[torch.Tensor, ...]:
@@ -24,7 +19,3 @@ def make_inputs(shape: dict[str, int], seed: int = 0) -> tuple[torch.Tensor, ...
     return tuple(
         torch.randn(shape["M"], shape["N"], generator=gen).to(torch.bfloat16) for _ in "gu"
     )
-
-
-def reference(gate: torch.Tensor, up: torch.Tensor) -> torch.Tensor:
-    return (F.silu(gate.float()) * up.float()).to(gate.dtype)
