@@ -14,6 +14,11 @@ for the chip):
   shape (expressed as a Loom schedule: the 2-D multicast candidate with TTNN's grid,
   per-core blocks and K block), if it is legal.
 
+Kernels: the shipped GEMM, flash attention and flash decode, and the families of
+`selection_families.py` (norms, softmax, the MLP's activations, the residual add,
+matmuls with an epilogue: one Helion file each under `families/`), at LLM shapes; a case
+that does not compile prints 'no schedule' and its reason and is counted apart.
+
 Per case it prints the set's size, the pick's simulated / modeled cycles, the Spearman
 rank correlation of modeled vs simulated cycles over the set, the pick's rank by
 simulated time, its regret (how much slower than the set's fastest), the regret of
@@ -61,6 +66,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import statistics
 import sys
@@ -72,11 +78,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from bench_util import forked_imap, shape_text
 from loom.arch import load_arch
+from loom.errors import LoomError
 from loom.flows.helion import CompileOptions, compile_kernel
 from loom.ir.buffers import ACC_KNOB, PLACEMENTS
-from loom.kernels.registry import resolve_kernel
 from loom.model.inputs import ProblemCache
 from loom.report.eval_tables import geomean
+from selection_families import FAMILIES, family_cases, kernel_spec
+from selection_families import QUICK as FAMILY_QUICK
 from selection_set import ARCHS, QUICK, Entry, all_cases, build_set, ttnn_entry, ttnn_shapes
 from selection_sim import simulate_entry, simulate_set, warm_simulator
 
@@ -147,18 +155,25 @@ def run_case(
     kernel: str, arch_name: str, shape: dict[str, int], args: argparse.Namespace
 ) -> CaseOutcome:
     arch = load_arch(arch_name)
-    spec = resolve_kernel(kernel)
     t0 = time.perf_counter()
     options = CompileOptions(
         arch=arch, shape=shape, jobs=args.jobs, top_k=args.optima, accumulate=args.accumulate
     )
-    result = compile_kernel(spec, options)
+    try:
+        result = compile_kernel(kernel_spec(kernel), options)
+    except LoomError as err:  # a shape the compiler cannot schedule yet: reported, not fatal
+        return unscheduled(kernel, arch_name, shape, err)
     t1 = time.perf_counter()
     entries, note = build_set(result, arch, args, shape, arch_name)
     t2 = time.perf_counter()
     sims, extrapolation = simulate_set(result, arch, entries, options, args)
     t3 = time.perf_counter()
     estimated = extrapolation.estimated if extrapolation else frozenset()
+    kept = [i for i, s in enumerate(sims) if math.isfinite(s)]
+    if len(kept) < len(sims):  # schedules that do not lower: left out, counted
+        note += f"; {len(sims) - len(kept)} schedules of the set do not lower"
+        estimated = frozenset(kept.index(i) for i in estimated if i in kept)
+        entries, sims = [entries[i] for i in kept], [sims[i] for i in kept]
     modeled = [float(e.modeled) for e in entries]
     best = min(range(len(sims)), key=lambda i: sims[i])
     pick_sim = sims[0]
@@ -204,12 +219,24 @@ def run_case(
     return CaseOutcome(res, line, set_record(entries, sims, estimated))
 
 
+def unscheduled(kernel: str, arch_name: str, shape: dict[str, int], err: LoomError) -> CaseOutcome:
+    """A case whose kernel does not compile at its shape: 'no schedule' and the reason;
+    the summary counts it apart (`CaseResult.size` 0)."""
+    text = shape_text(shape)
+    reason = " ".join(str(err).split())[:240]
+    res = CaseResult(kernel, arch_name, text, 0, 0.0, 0.0, 0, 0.0, "", 0.0, 0.0)
+    line = f"{kernel:<15} {arch_name:<20} {text:<24} no schedule: {reason}"
+    return CaseOutcome(res, line, [])
+
+
 def _cost(kernel: str, shape: dict[str, int]) -> int:
     """A rough rank of a case's judging time, for ordering the work only: a GEMM's
     M·N·K (its large sets are shrunk, but still cost the most); flash attention and decode,
     whose sets are simulated in full, as a GEMM of 2^38 (measured between the 2^36 and 2^39
     GEMMs)."""
-    return shape["M"] * shape["N"] * shape["K"] if kernel == "gemm" else 2**38
+    if kernel == "gemm":
+        return shape["M"] * shape["N"] * shape["K"]
+    return 2**38 if kernel.startswith("flash") else math.prod(shape.values()) * 2**10
 
 
 def judge(
@@ -237,7 +264,7 @@ def judge(
         done[i] = outcome
         while shown in done:  # every case done up to the first one still running
             print(done[shown].line, flush=True)
-            if args.out:
+            if args.out and done[shown].record:
                 record_case(args.out, case_key(*cases[shown]), done[shown].record)
             shown += 1
     return [done[i].result for i in range(len(cases))]
@@ -286,7 +313,7 @@ def rescore_case(
     The set itself is the recorded one: re-record when the set's construction changes."""
     arch = load_arch(arch_name)
     options = CompileOptions(arch=arch, shape=shape, accumulate=accumulate)
-    result = compile_kernel(resolve_kernel(kernel), options)
+    result = compile_kernel(kernel_spec(kernel), options)
     by_name = {c.name: c for c in result.candidates.candidates}
     cache = ProblemCache(result.buffered, arch, result.schedule.math_fidelity, result.problem.flops)
     entries: list[Entry] = []
@@ -348,7 +375,7 @@ def _blocks(entry: Entry) -> str:
 def rescore(args: argparse.Namespace, kernels: list[str], archs: list[str]) -> None:
     data = json.loads(Path(args.rescore).read_text())
     results = []
-    for kernel, arch, shape in all_cases(args.ttnn_shapes):
+    for kernel, arch, shape in [*all_cases(args.ttnn_shapes), *family_cases(ARCHS)]:
         key = case_key(kernel, arch, shape)
         if kernel in kernels and arch in archs and key in data:
             results.append(rescore_case(kernel, arch, shape, data[key], args.accumulate))
@@ -361,7 +388,12 @@ def summarize(results: list[CaseResult]) -> None:
         groups.setdefault(f"{r.kernel} on {r.arch}", []).append(r)
         groups.setdefault(f"{r.kernel} (all archs)", []).append(r)
     print("\n>>> summary")
-    for name, rs in sorted(groups.items()):
+    for name, judged in sorted(groups.items()):
+        rs = [r for r in judged if r.size]
+        unscheduled = f"  no schedule {len(judged) - len(rs)}" if len(rs) < len(judged) else ""
+        if not rs:
+            print(f"{name:<36} cases {len(rs):>3}{unscheduled}")
+            continue
         ratios = [r.ratio for r in rs]
         regrets = [r.regret for r in rs]
         print(
@@ -371,7 +403,7 @@ def summarize(results: list[CaseResult]) -> None:
             f"range {min(ratios):.2f}-{max(ratios):.2f}  spearman median "
             f"{statistics.median(r.rho for r in rs):.2f}  set size min {min(r.size for r in rs)}  "
             f"refined regret worst {100 * max(r.refined_regret for r in rs):.1f}%  "
-            f"pruned min {100 * min(r.pruned for r in rs):.1f}%"
+            f"pruned min {100 * min(r.pruned for r in rs):.1f}%{unscheduled}"
         )
 
 
@@ -387,7 +419,7 @@ def run_ttnn(arch_name: str, shape: dict[str, int], args: argparse.Namespace) ->
     result = None
     for policy in ("strict", "output"):
         options = CompileOptions(arch=arch, shape=shape, jobs=args.jobs, top_k=1, accumulate=policy)
-        result = compile_kernel(resolve_kernel("gemm"), options)
+        result = compile_kernel(kernel_spec("gemm"), options)
         (pick_sol, pick_problem), *_ = result.ranking.top
         pick = Entry("pick", pick_problem, pick_sol.assignment, pick_sol.cycles)
         picks[policy] = (simulate_entry(result, arch, pick), pick, _placement(pick))
@@ -515,7 +547,11 @@ def main() -> None:
         default=0.03,
         help="extrapolated schedules this close to the fastest are simulated in full",
     )
-    ap.add_argument("--kernels", default="gemm,flash_attention,flash_decode")
+    ap.add_argument(
+        "--kernels",
+        default="gemm,flash_attention,flash_decode," + ",".join(FAMILIES),
+        help="kernels or families (selection_families.FAMILIES) to judge",
+    )
     ap.add_argument("--archs", default=",".join(ARCHS))
     ap.add_argument(
         "--ttnn",
@@ -572,7 +608,11 @@ def main() -> None:
         return
     cases = [
         (kernel, arch, shape)
-        for kernel, arch, shape in (QUICK if args.quick else all_cases(args.ttnn_shapes))
+        for kernel, arch, shape in (
+            [*QUICK, *FAMILY_QUICK]
+            if args.quick
+            else [*all_cases(args.ttnn_shapes), *family_cases(ARCHS)]
+        )
         if kernel in kernels and arch in archs and (kernel != "gemm" or _wanted(shape, args.shapes))
     ]
     start = time.perf_counter()

@@ -5,11 +5,13 @@ simulated, on forked workers; a large GEMM schedule from smaller simulations of 
 from __future__ import annotations
 
 import argparse
+import math
 import random
 from dataclasses import replace
 
 from bench_util import forked_map
 from loom.arch import Arch, load_arch
+from loom.errors import LoomError
 from loom.flows.helion import CompileOptions, CompileResult, compile_kernel
 from loom.flows.lowered import lower_schedule
 from loom.ir.solution import Solution
@@ -21,6 +23,15 @@ from shrink import Extrapolation, Reduction, Shallow, plan
 
 
 def simulate_entry(result: CompileResult, arch: Arch, entry: Entry) -> float:
+    """Simulated cycles of one schedule of the set; inf where it does not lower (the
+    judge leaves it out of the set and counts it: `selection.run_case`)."""
+    try:
+        return _simulated(result, arch, entry)
+    except LoomError:
+        return math.inf
+
+
+def _simulated(result: CompileResult, arch: Arch, entry: Entry) -> float:
     sol = Solution(entry.problem.candidate.name, "feasible", entry.env, entry.modeled)
     stats = CompileStats(
         kernel=result.schedule.kernel,

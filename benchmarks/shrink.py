@@ -29,9 +29,9 @@ from loom.flows.stages import StageLog
 from loom.ir.candidate import Candidate
 from loom.ir.geometry import TILE
 from loom.ir.problem import Problem
-from loom.kernels.registry import resolve_kernel
 from loom.mapping import enumerate_candidates
 from loom.model.inputs import ProblemCache
+from selection_families import kernel_spec
 
 MIN_STEPS = 256
 """K steps per core below which a GEMM schedule simulates in about a second: simulated in
@@ -184,7 +184,7 @@ class Shallow:
 
     @staticmethod
     def compile(full: CompileResult, options: CompileOptions, shape: dict[str, int]) -> Shallow:
-        spec = resolve_kernel(full.schedule.kernel)
+        spec = kernel_spec(full.schedule.kernel)
         traced = trace_kernel(spec, shape, StageLog(), options.formats)
         buffered = build_buffers(traced.program, options.accumulate)
         candidates = enumerate_candidates(buffered, options.arch)

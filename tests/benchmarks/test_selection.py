@@ -6,6 +6,7 @@ number of workers)."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import re
@@ -70,3 +71,26 @@ def test_cases_run_side_by_side_print_and_record_in_case_order(
         outputs.append(out.read_text())
     assert outputs[0] == outputs[1]
     assert list(json.loads(outputs[0])) == sorted(selection.case_key(*c) for c in cases)
+
+
+def test_every_family_resolves_and_a_shape_that_does_not_compile_is_no_schedule(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Each family's file follows Loom's SHAPE_KEYS contract and names its shapes' keys;
+    `--quick` judges one case of each; a case that does not compile prints 'no schedule'
+    with the compiler's reason and the summary counts it apart."""
+    from loom.errors import InfeasibleError
+    from selection_families import FAMILIES, QUICK, family_cases, kernel_spec
+
+    assert {k for k, _, _ in QUICK} == set(FAMILIES)
+    for name, shapes in FAMILIES.items():
+        spec = kernel_spec(name)
+        assert spec.file is None and all(set(s) == set(spec.shape_keys) for s in shapes)
+    assert len(family_cases(("a", "b"))) == 2 * sum(len(s) for s in FAMILIES.values())
+    err = InfeasibleError("no schedule of rms_norm fits wormhole_n150: L1 footprint")
+    out = selection.unscheduled("rms_norm", "wormhole_n150", {"M": 1024, "N": 8192}, err)
+    assert "no schedule: no schedule of rms_norm fits" in out.line and out.record == []
+    judged = dataclasses.replace(case("wormhole_n150", 30, 0.02, 1.0), kernel="rms_norm")
+    selection.summarize([judged, out.result])
+    (line,) = [s for s in capsys.readouterr().out.splitlines() if s.startswith("rms_norm on")]
+    assert "cases   1" in line and "no schedule 1" in line

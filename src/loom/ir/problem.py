@@ -91,6 +91,10 @@ class Pipe(HegNode):
     stall: Expr = field(default_factory=lambda: Const(0))
     """Added to every pass: the reads the previous pass's stores delay where nothing
     hides the wait (`loom.model.banks.Banks.pass_dram`)."""
+    chain: Expr = field(default_factory=lambda: Const(0))
+    """The least one pass takes when the engine that stores also loads in this scope: it
+    loads, waits for the body, then stores, in program order, so no buffer overlaps
+    those (`loom.model.stores.Stores.store_chain`); 0: no floor."""
 
 
 @dataclass(frozen=True)
@@ -180,7 +184,15 @@ def _latency(node: HegNode) -> Expr:
         case For(trip=trip, body=body):
             return trip * latency(body)
         case Pipe(
-            load=load, body=body, store=store, b_load=bl, b_store=bs, unheld=free, dram=d, stall=w
+            load=load,
+            body=body,
+            store=store,
+            b_load=bl,
+            b_store=bs,
+            unheld=free,
+            dram=d,
+            stall=w,
+            chain=c,
         ):
             ell, m, s = latency(load), latency(body), latency(store)
             serial = ell + m if free == Const(0) else ell + m - minimum(free, ell)
@@ -191,7 +203,8 @@ def _latency(node: HegNode) -> Expr:
             )
             if w != Const(0):
                 overlapped = overlapped + w
-            return overlapped if d == Const(0) else maximum(overlapped, d)
+            floors = [f for f in (d, c) if f != Const(0)]
+            return maximum(overlapped, *floors) if floors else overlapped
     raise TypeError(f"not an HEG node: {node!r}")
 
 

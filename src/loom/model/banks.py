@@ -24,14 +24,21 @@ class Reads(NamedTuple):
     """Multicast send time S_e."""
     streams: int
     """Read streams n_e: the cores reading at once."""
+    waits: Expr
+    """The latencies the engine waits for its loads of this pass itself, one per load
+    (each a blocking read: `primitives.dram_read_stage`); an inner loop's are its own
+    pipe's (`times`)."""
 
     def plus(self, other: Reads) -> Reads:
         return Reads(
-            self.own + other.own, self.sends + other.sends, max(self.streams, other.streams)
+            self.own + other.own,
+            self.sends + other.sends,
+            max(self.streams, other.streams),
+            self.waits + other.waits,
         )
 
 
-_NO_READS = Reads(Const(0), Const(0), 0)
+_NO_READS = Reads(Const(0), Const(0), 0, Const(0))
 
 
 @dataclass(frozen=True)
@@ -44,13 +51,21 @@ class EngineReads:
     def of(arch: Arch, loads: list[prim.TransferSpec]) -> EngineReads:
         out: dict[str, Reads] = {}
         for t in loads:
-            read = Reads(prim.dram_wide(arch, t), prim.send_time(arch, t), t.concurrent)
+            read = Reads(
+                prim.dram_wide(arch, t),
+                prim.send_time(arch, t),
+                t.concurrent,
+                Const(prim.load_latency(arch, t)),
+            )
             out[t.engine] = out.get(t.engine, _NO_READS).plus(read)
         return EngineReads(out)
 
     def times(self, trip: Expr) -> EngineReads:
         return EngineReads(
-            {e: Reads(trip * r.own, trip * r.sends, r.streams) for e, r in self.engines.items()}
+            {
+                e: Reads(trip * r.own, trip * r.sends, r.streams, Const(0))
+                for e, r in self.engines.items()
+            }
         )
 
     def plus(self, *others: EngineReads) -> EngineReads:
@@ -99,7 +114,10 @@ class Banks(HegCore):
           has one slot per load (b_load = 0: it reads in series with its compute).
         * A pass bound by its compute, or whose reads are unicast, lets the cores drift
           apart: the stores spread over the pass, which lasts at least the engine's sends
-          S_e plus ω_e + W (it cannot read while it sends). Where multicasts keep the
+          S_e plus ω_e + W (it cannot read while it sends) plus the latency of each of the
+          pass's own loads (blocking reads: the banks serve other cores meanwhile). With
+          unicast reads that holds whatever b_store is: the compute waiting for the
+          store does not stop the engines reading the next pass. Where multicasts keep the
           cores together until then, the first wave's stores, every core's at once, still
           delay the next reads by W in full (once per program), except when the stores go
           one wave late: that wait is then the second wave's occupancy
@@ -112,18 +130,23 @@ class Banks(HegCore):
         written = add(*(prim.dram_wide(self.arch, t) for t in stores))
         banks = add(written, *(r.own for r in reads.engines.values()))
         writers = sum(t.concurrent for t in stores)
-        own, sends, streams = max(reads.engines.values(), key=lambda r: r.streams)
+        own, sends, streams, _ = max(reads.engines.values(), key=lambda r: r.streams)
         wait = minimum(written, ceildiv(own * writers, streams))
         overlapped = knob("b_store", scope).eq(1)
         # every loading engine reads, sends and waits for the banks in turn (one engine
-        # but for a writer that loads in the body, `place_store`)
+        # but for a writer that loads in the body, `place_store`), and for each of its
+        # own loads' latency: a blocking read, so the banks serve others meanwhile
         chains = (
-            r.sends + r.own + minimum(written, ceildiv(r.own * writers, r.streams))
+            r.waits + r.sends + r.own + minimum(written, ceildiv(r.own * writers, r.streams))
             for r in reads.engines.values()
         )
-        drift = select(overlapped, maximum(*chains), 0)
-        if sends == Const(0):  # unicast reads: nothing paces the cores together
-            return {"dram": maximum(banks, drift)}
+        chain = maximum(*chains)
+        if sends == Const(0):
+            # unicast reads: nothing paces the cores together, and whether or not the
+            # compute waits for the store (b_store), the writer stores while the engines
+            # read the next pass's blocks
+            return {"dram": maximum(banks, chain)}
+        drift = select(overlapped, chain, 0)
         chain = load_cycles + add(*(trip * latency(pipe.load) for trip, pipe in loops))
         lockstep = chain.ge(latency(body))
         paced: Expr = select(lockstep, wait, 0)

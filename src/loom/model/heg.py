@@ -107,6 +107,7 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
         self.passes[scope.key] = (loads, loops)
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
+        chain = self.store_chain(ops, loads, body, store)
         return Pipe(
             name=scope.key,
             load=Stage(
@@ -121,5 +122,6 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
             b_store=knob("b_store", scope),
             scope=self.b.scope(scope),
             unheld=unheld,
+            chain=chain,
             **self.pass_dram(stores, serial, scope, load_cycles, body, loops),
         )

@@ -337,12 +337,18 @@ def send_time(arch: Arch, t: TransferSpec) -> Expr:
     return t.tiles * send_cycles(arch, t.tile_bytes, t.sends) if t.multicast else Const(0)
 
 
+def load_latency(arch: Arch, t: TransferSpec) -> int:
+    """The latency the issuing engine waits for transfer `t`: the read's, and a
+    multicast's handshakes."""
+    if not t.multicast:
+        return arch.dram.read_latency_cycles
+    return arch.dram.read_latency_cycles + send_latency(arch, t.sends)
+
+
 def _with_sends(arch: Arch, t: TransferSpec, read: Expr) -> tuple[Expr, int]:
     """The engine's cycles for transfer `t` after a read phase of `read` (a multicast
     sender sends once the read has landed) and the latency it waits."""
-    if not t.multicast:
-        return read, arch.dram.read_latency_cycles
-    return read + send_time(arch, t), arch.dram.read_latency_cycles + send_latency(arch, t.sends)
+    return (read + send_time(arch, t) if t.multicast else read), load_latency(arch, t)
 
 
 def dram_read_stage(

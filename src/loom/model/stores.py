@@ -1,19 +1,63 @@
 """Where a pipe's stores run: in its own stage, overlapped with the next pass; in the
 body, when the engine that stores also loads inside it (and what the next wave's
-opening compute hides of it); or one wave late, with that engine's occupancy."""
+opening compute hides of it); or one wave late, with that engine's occupancy; and the
+chain of an engine that loads and stores in one scope."""
 
 from __future__ import annotations
 
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Stage, Term, latency
 from loom.ir.scope import Scope
-from loom.ir.tile import Op
+from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.model import primitives as prim
-from loom.model.core import HegCore
+from loom.model.compute import Compute
 from loom.symbolic import Const, Expr, add, maximum, minimum, select
 
 
-class Stores(HegCore):
+class Stores(Compute):
     """The store stage's placement and its terms."""
+
+    def store_chain(
+        self,
+        ops: tuple[Op, ...],
+        loads: list[prim.TransferSpec],
+        body: HegNode,
+        store: Stage,
+    ) -> Expr:
+        """The least one pass takes when the engine that stores also loads in this scope
+        (a third operand dealt to the writer: RMSNorm's residual, SwiGLU's up): in program
+        order it loads its blocks of pass i, waits for the body to produce the result,
+        stores it, and only then loads its blocks of pass i + 1, so neither buffer lets
+        its loads overlap its stores. Per pass: its loads (`engine_read_stage`, sharing
+        the banks and links with the other engine's) + the compute from the first op
+        that reads one of its blocks to the end of the body + the store stage (0 when the
+        store already runs in the body). The compute before that op runs while the engine
+        stores the previous pass. A body with loops, gathers or merges: all of it. 0
+        (no floor) when the store engine loads nothing here or nothing is stored."""
+        mine = [
+            op
+            for op, t in zip(self.own_loads(ops), loads, strict=True)
+            if t.engine == self.store_engine
+        ]
+        if not mine or not any(isinstance(op, Store) for op in ops):
+            return Const(0)
+        load = prim.engine_read_stage(self.arch, tuple(loads), self.store_engine)
+        compute = latency(body)
+        if not any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
+            names = {op.result.name for op in mine}
+            body_ops = [op for op in ops if not isinstance(op, (Load, Store))]
+            first = next(
+                (i for i, op in enumerate(body_ops) if names & {x.name for x in op.operands()}),
+                len(body_ops),
+            )
+            before = [t.cycles for op in body_ops[:first] for t in self.op_terms(op)]
+            if before:
+                compute = maximum(compute - add(*before), 0)
+        return load + compute + latency(store)
+
+    @staticmethod
+    def own_loads(ops: tuple[Op, ...]) -> list[Load]:
+        """The loads issued in this scope itself, in program order (not its loops')."""
+        return [op for op in ops if isinstance(op, Load)]
 
     def place_store(
         self,

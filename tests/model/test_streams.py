@@ -1,0 +1,76 @@
+"""A memory-bound pass (`loom.model.stores.Stores.store_chain`, `loom.model.banks`): an
+engine that loads and stores in one scope, and the latencies of blocking reads."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import pytest
+from model_graphs import grid_pipe, on_reader
+
+from loom.dataflow import build_buffers
+from loom.flows.helion import run_frontend
+from loom.flows.stages import StageLog
+from loom.ir.problem import Stage, latency
+from loom.kernels.examples import EXAMPLES_DIR
+from loom.kernels.registry import resolve_kernel
+from loom.mapping import enumerate_candidates
+from loom.symbolic import Const
+
+
+@pytest.fixture(scope="module")
+def swiglu():  # type: ignore[no-untyped-def]
+    spec = resolve_kernel(str(EXAMPLES_DIR / "swiglu.py"))
+    return build_buffers(run_frontend(spec, spec.default_shape, StageLog()))
+
+
+def test_a_writer_that_loads_and_stores_runs_them_in_series(swiglu, wormhole) -> None:  # type: ignore[no-untyped-def]
+    cand = next(c for c in enumerate_candidates(swiglu, wormhole).candidates if c.num_cores > 8)
+    split = replace(
+        cand,
+        copies=tuple(
+            replace(c, engine="writer") if c.kind == "load" and i == 1 else c
+            for i, c in enumerate(c for c in cand.copies)
+        ),
+    )
+    assert {c.engine for c in split.copies if c.kind == "load"} == {"reader", "writer"}
+    grid, domains = grid_pipe(swiglu, split, wormhole)
+    assert isinstance(grid.load, Stage) and grid.chain != Const(0)
+    for b_load in (0, 1):
+        for b_store in (0, 1):
+            env = {n: d[0] for n, d in domains.items()}
+            env |= {grid.b_load.name: b_load, grid.b_store.name: b_store}
+            # the writer loads `up` (read by the body's last op), waits for it, then stores
+            # the result: no buffer overlaps its load with its store
+            chain = grid.chain.eval(env)
+            assert chain > latency(grid.store).eval(env) + latency(grid.load).eval(env) / 2
+            assert latency(grid).eval(env) >= chain
+            assert latency(replace(grid, chain=Const(0))).eval(env) < chain
+    # both loads on the reader: the writer only stores, no such chain
+    grid, _ = grid_pipe(swiglu, on_reader(cand), wormhole)
+    assert grid.chain == Const(0)
+
+
+def test_each_blocking_read_of_a_unicast_pass_waits_its_latency(swiglu, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Two unicast loads on the reader, the writer only storing: the pass lasts at least
+    the reader's two read latencies, its reads' DRAM time and its wait for the stores at
+    the banks, whatever b_store (the compute waiting for the store does not stop the
+    reader); a longer read latency lengthens that floor by two latencies."""
+    cand = next(
+        c
+        for c in enumerate_candidates(swiglu, wormhole).candidates
+        if c.num_cores > 8 and all(p.mode == "unicast" for p in c.copies if p.kind == "load")
+    )
+    slower = replace(
+        wormhole,
+        dram=replace(wormhole.dram, read_latency_cycles=wormhole.dram.read_latency_cycles + 1000),
+    )
+    grid, domains = grid_pipe(swiglu, on_reader(cand), wormhole)
+    late, _ = grid_pipe(swiglu, on_reader(cand), slower)
+    assert len([t for t in grid.load.terms if t.kind == "dram_read"]) == 2
+    env = {n: d[-1] for n, d in domains.items()}
+    floors = {grid.dram.eval(env | {grid.b_store.name: b}) for b in (0, 1)}
+    assert len(floors) == 1
+    (floor,) = floors
+    assert late.dram.eval(env) == floor + 2000
+    assert latency(grid).eval(env) >= floor
