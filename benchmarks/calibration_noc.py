@@ -276,10 +276,13 @@ def all_cores_dram_table(
     The test starts every core from a grid-wide barrier (TT-Metal's data-movement
     barrier_sync: each core bumps a semaphore on one coordinator core, then polls it with
     NoC reads). The coordinator's NIU serves the polls one at a time, so the cores leave
-    the barrier one poll apart (a request in and a response out, 2 x noc.niu_cycles) and
-    the published latency spans that spread: core i starts at i x 2 niu_cycles, and the
-    row's time is the last core's finish. Nothing is fitted here; without the spread
-    (every core at cycle 0) one transaction of 64 B takes a third of the published time."""
+    the barrier one poll apart (a request in and a response out, 2 x noc.niu_cycles); the
+    published latency is taken to span that spread: core i starts at i x 2 niu_cycles and
+    the row's time is the last core's finish. That reading is inferred, not documented:
+    one 64 B transaction takes ~500 cycles on an idle chip but ~1,100 (64 Wormhole cores)
+    and ~1,700 (110 Blackhole cores) here, and 2 niu_cycles per core (nothing fitted)
+    accounts for that floor; with every core at cycle 0 the simulated rows of one small
+    transaction come out 60% short."""
     rows = []
     kinds = {5: "dram_read", 4: "dram_write"}
 
