@@ -54,13 +54,13 @@ def _programs() -> dict[str, tuple[str, Program]]:
 
 PINNED: dict[str, tuple[float, float, tuple[float, ...]]] = {
     # name: (cycles, busiest link's utilization, bytes moved), compared with ==
-    # The GEMMs' output stores moved (+1..15%) with the banks' write efficiency
+    # The Wormhole GEMMs' output stores moved (+1..15%) with the banks' write efficiency
     # (dram.write_efficiency: interleaved writes hold a bank longer than reads, fitted on
-    # the all-core rows of calibration/noc_latencies.yaml) and Blackhole's write issue cost.
+    # the all-core rows of calibration/noc_latencies.yaml).
     "dram_read_bh": (23445.477896687094, 0.6967886685056366, (3145728.0, 0.0, 0.0, 0.0, 0.0)),
     "gemm_bh_mcast": (
-        68363.23281687015,
-        0.5433001728218597,
+        65986.28456486043,
+        0.563992714827118,
         (4718592.0, 2621440.0, 0.0, 4718592.0, 37224448.0),
     ),
     "gemm_wh_mcast": (
