@@ -6,7 +6,10 @@ simulator's transaction-level primitives (the same legs, links, banks and latenc
 write and read, unlinked and linked multicast, DRAM read and write, gather), the "ideal
 primitive" throughputs, the multi-reader DRAM bandwidth measurements of
 dram_bandwidth.csv, and two groups of noc_latencies.yaml entries (one core on one DRAM
-bank; every core on interleaved DRAM).
+bank; every core on interleaved DRAM). Their pooled median |error| is printed over all
+rows and over two fixed halves (within each table the 1st, 3rd, 5th... counted row is the
+fit half, the rest held out); `--fit-noc FIELD=v1,v2,...` grid-fits one NoC/DRAM number
+(`ARCH:FIELD` for one architecture) on the fit half and prints the held-out half beside it.
 
 Part (b) expresses TTNN's program configuration of every matmul row as a Schedule (grid,
 per-core blocks, in0 block width, 2-D multicast of A and B, double buffering), turns it
@@ -40,6 +43,7 @@ tables: on the fit half), so that the other rows check them.
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --parts matmul --tables T1,T2
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-matmul-overhead [2,3,4]
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --tables T --fit-unpack 80,128
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-noc dram.write_efficiency=0.5,0.6
 """
 
 from __future__ import annotations
