@@ -43,7 +43,7 @@ tables: on the fit half), so that the other rows check them.
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --parts matmul --tables T1,T2
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-matmul-overhead [2,3,4]
     PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --tables T --fit-unpack 80,128
-    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-noc dram.write_efficiency=0.5,0.6
+    PYTHONPATH=src .venv/bin/python benchmarks/calibration.py --fit-noc dram.read_request_cycles=6,9
 """
 
 from __future__ import annotations
