@@ -28,7 +28,7 @@ def test_small_transactions_are_issue_bound(params: SimParams) -> None:
     c = Copy("write", (0, 0), 32, 256, peer=(1, 1))
     per_txn = _cycles(params, c) / 256
     assert per_txn == pytest.approx(
-        max(params.issue_cycles, 32 / params.size_bandwidth(32)), rel=0.1
+        max(params.write_issue_cycles, 32 / params.size_bandwidth(32)), rel=0.1
     )
 
 
@@ -67,3 +67,44 @@ def test_latency_grows_with_hops(params: SimParams) -> None:
     near = _cycles(params, Copy("write", (0, 0), 64, 1, peer=(0, 1)))
     far = _cycles(params, Copy("write", (0, 0), 64, 1, peer=(6, 6)))
     assert far > near
+
+
+def _whole_grid(params: SimParams, kind: str, size: int, count: int, noc: int) -> float:
+    """Bytes per cycle when every core of an 8x8 grid copies interleaved pages at once."""
+    n_banks = len(params.bank_noc_xy)
+    grid = [(y, x) for y in range(8) for x in range(8)]
+    engines = [
+        [Copy(kind, core, size, count, noc=noc, first_bank=i % n_banks)]
+        for i, core in enumerate(grid)
+    ]
+    return size * count * len(grid) / max(run_copies(params, engines))
+
+
+def test_small_requests_hold_a_bank_for_its_request_time(params: SimParams) -> None:
+    """64 B reads from every core: each bank serves one request per read_request_cycles."""
+    rate = _whole_grid(params, "dram_read", 64, 64, noc=0)
+    bound = len(params.bank_noc_xy) * 64 / params.dram_read_request_cycles
+    assert rate <= bound * (1 + 1e-9)
+    assert rate > 0.8 * bound
+
+
+def test_interleaved_writes_reach_only_the_banks_write_rate(params: SimParams) -> None:
+    """Writes on NoC1 take the reverse links of reads on NoC0: the banks' write rate
+    (a fraction of their read rate) bounds them, not the links."""
+    writes = _whole_grid(params, "dram_write", 8192, 16, noc=1)
+    bank_rate = len(params.bank_noc_xy) * params.bank_bytes_per_cycle
+    assert writes <= bank_rate * params.dram_write_efficiency * (1 + 1e-9)
+
+
+def test_one_engine_writes_one_bank_at_the_read_rate(params: SimParams) -> None:
+    write = Copy("dram_write", (0, 0), 8192, 64, one_bank=True)
+    read = Copy("dram_read", (0, 0), 8192, 64, one_bank=True)
+    assert _cycles(params, write) == pytest.approx(
+        _cycles(params, read) - params.dram_read_latency_cycles + params.dram_write_latency_cycles
+    )
+
+
+def test_engines_start_at_their_offsets(params: SimParams) -> None:
+    c = Copy("write", (0, 0), 64, 1, peer=(1, 1))
+    alone = _cycles(params, c)
+    assert run_copies(params, [[c]], [500.0])[0] == pytest.approx(500.0 + alone)

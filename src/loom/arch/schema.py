@@ -84,6 +84,7 @@ class NocFile(_Section):
     multicast_linked_bytes_per_cycle: Rate
     multicast_ack_cycles_per_receiver: Rate
     issue_cycles: Cycles
+    write_issue_cycles: Cycles
     read_latency_cycles: Cycles
 
 
@@ -102,6 +103,9 @@ class DramFile(_Section):
     write_latency_cycles: Cycles
     reader_bytes_per_cycle: Rate
     writer_bytes_per_cycle: Rate
+    write_efficiency: Fraction
+    read_request_cycles: Rate
+    write_request_cycles: Rate
     all_cores_bytes_per_cycle: Rate
     page_bytes: Count
 

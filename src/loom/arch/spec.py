@@ -130,7 +130,9 @@ class Noc:
     multicast_ack_cycles_per_receiver: float
     """Sender cycles per receiver per packet of a linked multicast (write acknowledgements)."""
     issue_cycles: int
-    """Per-transaction issue cost of the data-movement RISC-V."""
+    """Per-transaction issue cost of the data-movement RISC-V (reads, multicasts)."""
+    write_issue_cycles: int
+    """Per-transaction issue cost of a unicast write (BH issues writes faster)."""
     read_latency_cycles: int
     """Round-trip latency of one small L1-to-L1 read (different row and column)."""
 
@@ -163,6 +165,13 @@ class Dram:
     reader_bytes_per_cycle: float
     writer_bytes_per_cycle: float
     """Measured per-core DRAM read / write throughput of one engine (the ideal tests)."""
+    write_efficiency: float
+    """A bank's write bandwidth as a fraction of its read bandwidth: a written byte holds
+    the bank 1 / write_efficiency times as long as a read one (bus turnarounds)."""
+    read_request_cycles: float
+    write_request_cycles: float
+    """Shortest time a bank spends on one read / write request, whatever its size: a
+    request smaller than this many cycles at the bank rate costs the bank this."""
     all_cores_bytes_per_cycle: float
     """Measured aggregate when every core reads interleaved pages at once (NoC0): what
     the whole grid gets from DRAM under contention, below the ideal-placement peak."""

@@ -30,7 +30,9 @@ class SimParams:
     size_table: tuple[tuple[int, float], ...]
     """Per-transaction bandwidth cap by transfer size (bytes -> bytes/cycle)."""
     issue_cycles: float
-    """RISC-V cost of issuing one transaction: caps the rate at size / issue_cycles."""
+    """RISC-V cost of issuing one read (or multicast): caps the rate at size / issue_cycles."""
+    write_issue_cycles: float
+    """RISC-V cost of issuing one unicast write (noc.write_issue_cycles)."""
     hop_cycles: float
     niu_cycles: float
     write_base_cycles: float
@@ -51,6 +53,12 @@ class SimParams:
     dram_reader_bytes_per_cycle: float
     dram_writer_bytes_per_cycle: float
     """Per-core caps of one engine reading / writing pages interleaved over several banks."""
+    dram_write_efficiency: float
+    """A bank's write bandwidth over its read bandwidth (dram.write_efficiency)."""
+    dram_read_request_cycles: float
+    dram_write_request_cycles: float
+    """Least bank time per read / write request, whatever its size
+    (dram.read_request_cycles, dram.write_request_cycles)."""
     # --- compute ---------------------------------------------------------------------
     unpack_bytes_per_cycle: float
     """Both unpackers together (L1 -> source registers)."""
@@ -66,10 +74,22 @@ class SimParams:
     def packet_bytes(self, transaction_bytes: float) -> float:
         return min(transaction_bytes, self.max_packet_bytes)
 
-    def unicast_cap(self, transaction_bytes: float) -> float:
-        """Rate cap of a stream of transactions of one size: size table and issue rate."""
+    def unicast_cap(self, transaction_bytes: float, write: bool = False) -> float:
+        """Rate cap of a stream of transactions of one size: size table and issue rate
+        (a unicast write issues faster than a read)."""
         cap = self.size_bandwidth(self.packet_bytes(transaction_bytes))
-        return min(cap, transaction_bytes / self.issue_cycles)
+        issue = self.write_issue_cycles if write else self.issue_cycles
+        return min(cap, transaction_bytes / issue)
+
+    def bank_cost(self, page_bytes: float, write: bool, interleaved: bool) -> float:
+        """Bank capacity one byte of a DRAM copy uses, per byte of a large read: a request
+        holds the bank at least `dram_*_request_cycles`, and the bytes of an interleaved
+        write (pages that many writers spread over every bank) cost more than a read's
+        (`dram_write_efficiency`); one engine's bank-sharded writes reach the read rate."""
+        request = self.dram_write_request_cycles if write else self.dram_read_request_cycles
+        floor = request * self.bank_bytes_per_cycle / page_bytes
+        per_byte = 1.0 / self.dram_write_efficiency if write and interleaved else 1.0
+        return max(per_byte, floor)
 
     def write_latency(self, hops: int) -> float:
         return self.write_base_cycles + 2 * self.niu_cycles + hops * self.hop_cycles
@@ -123,6 +143,7 @@ def from_arch(arch: Arch) -> SimParams:
         max_packet_bytes=noc.max_packet_bytes,
         size_table=noc.transfer_size_bytes_per_cycle,
         issue_cycles=noc.issue_cycles,
+        write_issue_cycles=noc.write_issue_cycles,
         hop_cycles=noc.hop_cycles,
         niu_cycles=noc.niu_cycles,
         write_base_cycles=write_base,
@@ -136,6 +157,9 @@ def from_arch(arch: Arch) -> SimParams:
         dram_write_latency_cycles=dram.write_latency_cycles,
         dram_reader_bytes_per_cycle=dram.reader_bytes_per_cycle,
         dram_writer_bytes_per_cycle=dram.writer_bytes_per_cycle,
+        dram_write_efficiency=dram.write_efficiency,
+        dram_read_request_cycles=dram.read_request_cycles,
+        dram_write_request_cycles=dram.write_request_cycles,
         unpack_bytes_per_cycle=comp.unpack_bytes_per_cycle,
         pack_bytes_per_cycle=comp.pack_bytes_per_cycle,
         pack_accumulate_bytes_per_cycle=comp.pack_accumulate_bytes_per_cycle,

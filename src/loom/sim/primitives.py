@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from loom.errors import SimulationError
-from loom.sim.engine import Process, Request
+from loom.sim.engine import Delay, Process, Request
 from loom.sim.machine import Machine, Transfer
 from loom.sim.params import SimParams
 from loom.sim.topology import Core
@@ -45,20 +45,28 @@ class Copy:
     linked: bool = True
 
 
-def run_copies(params: SimParams, engines: Sequence[Sequence[Copy]]) -> tuple[float, ...]:
-    """Finish cycle of each engine's sequence of copies (all start at cycle 0)."""
+def run_copies(
+    params: SimParams, engines: Sequence[Sequence[Copy]], starts: Sequence[float] = ()
+) -> tuple[float, ...]:
+    """Finish cycle of each engine's sequence of copies; engine i starts at `starts[i]`
+    (cycle 0 when `starts` is empty)."""
     machine = Machine(params)
     procs = []
     for i, copies in enumerate(engines):
         core = copies[0].core if copies else (0, 0)
-        proc = Process(core, f"engine {i}", _engine(machine, copies))
+        start = starts[i] if starts else 0.0
+        proc = Process(core, f"engine {i}", _engine(machine, copies, start))
         machine.sched.spawn(proc)
         procs.append(proc)
     machine.sched.run()
     return tuple(p.finished or 0.0 for p in procs)
 
 
-def _engine(machine: Machine, copies: Sequence[Copy]) -> Generator[Request, Any, None]:
+def _engine(
+    machine: Machine, copies: Sequence[Copy], start: float
+) -> Generator[Request, Any, None]:
+    if start > 0.0:
+        yield Delay(start, "start")
     for c in copies:
         yield Transfer(machine, legs_of(machine, c), c.kind)
 

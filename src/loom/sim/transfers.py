@@ -98,8 +98,8 @@ class LegBuilder:
     ) -> Leg:
         pages = sum(counts)
         p = self.p
-        res, w = self._dram_usage(noc, self.topo.core_xy(core), counts, write)
-        cap = p.unicast_cap(page_bytes)
+        res, w = self._dram_usage(noc, self.topo.core_xy(core), counts, page_bytes, write)
+        cap = p.unicast_cap(page_bytes, write)
         interleaved = sum(1 for n in counts if n) > 1
         if write:
             latency, category = p.dram_write_latency_cycles, "dram_write"
@@ -113,16 +113,17 @@ class LegBuilder:
         return Leg(nbytes, cap, res, w, latency, category, nbytes)
 
     def _dram_usage_uncached(
-        self, noc: int, core_xy: XY, counts: tuple[int, ...], write: bool
+        self, noc: int, core_xy: XY, counts: tuple[int, ...], page_bytes: int, write: bool
     ) -> tuple[np.ndarray, np.ndarray]:
         topo = self.topo
         pages = sum(counts)
+        cost = self.p.bank_cost(page_bytes, write, sum(1 for n in counts if n) > 1)
         usage: dict[int, float] = {topo.port_id(noc, core_xy, absorb=not write): 1.0}
         for bank, n in enumerate(counts):
             if n == 0:
                 continue
             share = n / pages
-            usage[topo.bank_id(bank)] = usage.get(topo.bank_id(bank), 0.0) + share
+            usage[topo.bank_id(bank)] = usage.get(topo.bank_id(bank), 0.0) + share * cost
             bank_xy = topo.bank_xy(bank)
             route = (
                 topo.route(noc, core_xy, bank_xy) if write else topo.route(noc, bank_xy, core_xy)
@@ -138,7 +139,8 @@ class LegBuilder:
         s, d = self.topo.core_xy(src), self.topo.core_xy(dst)
         res, w = self._unicast_usage(noc, s, d)
         latency = self.p.write_latency(self.topo.hops(noc, s, d))
-        return Leg(nbytes, self.p.unicast_cap(txn_bytes), res, w, latency, "noc_unicast", nbytes)
+        cap = self.p.unicast_cap(txn_bytes, write=True)
+        return Leg(nbytes, cap, res, w, latency, "noc_unicast", nbytes)
 
     def read(self, noc: int, reader: Core, target: Core, nbytes: float, txn_bytes: float) -> Leg:
         """A unicast read: data flows from `target` to `reader` on the reader's NoC."""
