@@ -127,7 +127,7 @@ class Banks(HegCore):
         reads = self.pass_reads(scope.key)
         if not reads.engines:
             return {}
-        written = add(*(prim.dram_wide(self.arch, t) for t in stores))
+        written = add(*(prim.dram_wide(self.arch, t, write=True) for t in stores))
         banks = add(written, *(r.own for r in reads.engines.values()))
         writers = sum(t.concurrent for t in stores)
         own, sends, streams, _ = max(reads.engines.values(), key=lambda r: r.streams)

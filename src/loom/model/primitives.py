@@ -116,8 +116,12 @@ class TransferSpec:
     core reads, `loom.arch.noc.bank_read_peak`), in place of `read_links`."""
 
 
-def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
+def dram_wide(arch: Arch, t: TransferSpec, write: bool = False) -> Expr:
     """Cycles DRAM needs for one transfer of every concurrent core.
+
+    A written byte holds a bank 1 / `dram.write_efficiency` times as long as a read one
+    (`write`: the cores' stores, interleaved over the banks as the simulator charges them;
+    a one-tile block's single-bank write at the read rate is not told apart).
 
     All banks together serve at most their peak (`dram_grid_rate`); when the concurrent
     blocks fall on a share f of the banks (`BankSpread`), those banks serve at most f of
@@ -126,7 +130,7 @@ def dram_wide(arch: Arch, t: TransferSpec) -> Expr:
     the bound is rows · B · concurrent · period / (col_blocks · peak): linear in the
     block's rows. Over fewer than nb / period rows in all, f ≤ rows_all · cols_all / nb,
     which makes the bound a constant."""
-    size = t.tile_bytes * t.concurrent
+    size = t.tile_bytes * t.concurrent / (arch.dram.write_efficiency if write else 1.0)
     base = t.tiles * per_tile(size, dram_grid_rate(arch))
     spread = t.banks
     if spread is None:
@@ -247,12 +251,15 @@ def send_latency(arch: Arch, sends: tuple[SendSpec, ...]) -> int:
     return sum(multicast_handshake(arch, s.span, s.receivers) for s in sends)
 
 
-def dram_stream_tile(arch: Arch, tile_bytes: int, engine_bytes_per_cycle: float) -> int:
+def dram_stream_tile(
+    arch: Arch, tile_bytes: int, engine_bytes_per_cycle: float, issue_cycles: int
+) -> int:
     """Cycles per tile of one engine streaming interleaved DRAM pages (one tile a page)
     at the measured per-engine rate `engine_bytes_per_cycle`.
 
     The stream runs at the slowest of three rates: the measured per-engine rate, the
-    transfer-size bandwidth of one packet, and one transaction per `noc.issue_cycles`.
+    transfer-size bandwidth of one packet, and one transaction per `issue_cycles` (the
+    NoC's `issue_cycles` for a read, `write_issue_cycles` for a write).
     They bound one another, they do not add: the measured rate is bytes over the whole
     batch's latency (ideal_performance.md, DRAM Interleaved Packet Sizes: 256 reads of
     2 KB in 23 929 cycles, 93.5 a page; 256 writes in 24 293, 94.9 a page), so the issue
@@ -263,7 +270,7 @@ def dram_stream_tile(arch: Arch, tile_bytes: int, engine_bytes_per_cycle: float)
         max(
             tile_bytes / engine_bytes_per_cycle,
             tile_bytes / noc.size_bandwidth(packet),
-            noc.issue_cycles,
+            issue_cycles,
         )
     )
 
@@ -271,7 +278,9 @@ def dram_stream_tile(arch: Arch, tile_bytes: int, engine_bytes_per_cycle: float)
 def dram_read_tile(arch: Arch, tile_bytes: int) -> int:
     """Cycles per tile of one engine reading interleaved pages
     (`dram.reader_bytes_per_cycle`, `dram_stream_tile`)."""
-    return dram_stream_tile(arch, tile_bytes, arch.dram.reader_bytes_per_cycle)
+    return dram_stream_tile(
+        arch, tile_bytes, arch.dram.reader_bytes_per_cycle, arch.noc.issue_cycles
+    )
 
 
 def dram_write_tile(arch: Arch, tile_bytes: int) -> int:
@@ -279,7 +288,9 @@ def dram_write_tile(arch: Arch, tile_bytes: int) -> int:
     (`dram.writer_bytes_per_cycle`, `dram_stream_tile`): the measured DRAM write rate, not
     the core-to-core unicast rate plus an issue cost per tile (which made a 2 KB page 90
     cycles on Wormhole against the measured 94.9)."""
-    return dram_stream_tile(arch, tile_bytes, arch.dram.writer_bytes_per_cycle)
+    return dram_stream_tile(
+        arch, tile_bytes, arch.dram.writer_bytes_per_cycle, arch.noc.write_issue_cycles
+    )
 
 
 def read_phase(arch: Arch, t: TransferSpec, transfers: tuple[TransferSpec, ...]) -> Expr:
@@ -412,7 +423,7 @@ def dram_write_stage(
         cycles = t.tiles * dram_write_tile(arch, t.tile_bytes)
         terms.append(Term("dram_write", t.what, cycles + arch.dram.write_latency_cycles))
         per_core = per_core + cycles
-        dram = dram + dram_wide(arch, t)
+        dram = dram + dram_wide(arch, t, write=True)
     links = link_bound(arch, transfers)
     if links != Const(0):
         terms.append(Term("noc_links", "busiest NoC link of the stage", links))
