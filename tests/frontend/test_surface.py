@@ -509,3 +509,39 @@ def test_a_branch_on_a_scalar_is_decided_at_compile_time(tmp_path, beta, op) -> 
     assert [o.op for o in ops] == [op]
     if op == "mul":
         assert ops[0].args[1] == 1 - beta  # `1 - beta` folded on the host
+
+
+TWO_ACCUMULATORS = """
+import helion
+import helion.language as hl
+import torch
+
+
+@helion.kernel(static_shapes=True)
+def k(x: torch.Tensor, wg: torch.Tensor, wu: torch.Tensor) -> torch.Tensor:
+    m, k = x.size()
+    _, n = wg.size()
+    out = torch.empty([m, n], dtype=x.dtype, device=x.device)
+    for tile_m, tile_n in hl.tile([m, n]):
+        g = hl.zeros([tile_m, tile_n], dtype=torch.float32)
+        u = hl.zeros([tile_m, tile_n], dtype=torch.float32)
+        for tile_k in hl.tile(k):
+            g = torch.addmm(g, x[tile_m, tile_k], wg[tile_k, tile_n])
+            u = torch.addmm(u, x[tile_m, tile_k], wu[tile_k, tile_n])
+        out[tile_m, tile_n] = (g * u).to(out.dtype)
+    return out
+"""
+
+
+def test_an_operand_read_by_two_matmuls_is_loaded_once(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import torch
+
+    from loom.ir.tile import ForLoop, Load, Matmul
+
+    x, w = torch.zeros(64, 128, dtype=torch.bfloat16), torch.zeros(128, 32, dtype=torch.bfloat16)
+    program = _file_program(tmp_path, TWO_ACCUMULATORS, (x, w, w))
+    loads = [op for op in walk(program.body) if isinstance(op, Load)]
+    assert [op.tensor for op in loads] == ["x", "wg", "wu"]  # x once, both matmuls read it
+    (loop,) = [op for op in walk(program.body) if isinstance(op, ForLoop)]
+    (xk,) = [op.result for op in loop.body if isinstance(op, Load) and op.tensor == "x"]
+    assert [mm.lhs for mm in walk(loop.body) if isinstance(mm, Matmul)] == [xk, xk]
