@@ -509,3 +509,22 @@ def test_a_branch_on_a_scalar_is_decided_at_compile_time(tmp_path, beta, op) -> 
     assert [o.op for o in ops] == [op]
     if op == "mul":
         assert ops[0].args[1] == 1 - beta  # `1 - beta` folded on the host
+
+
+def test_an_operand_read_by_two_matmuls_is_loaded_once() -> None:
+    """The GeGLU family's `x[tile_m, tile_k]`, indexed once per accumulator, is one load
+    that both matmuls read."""
+    from pathlib import Path
+
+    from loom.frontend import import_kernel
+    from loom.ir.tile import ForLoop, Load, Matmul
+    from loom.kernels.registry import load_path
+
+    family = load_path(Path(__file__).parents[2] / "benchmarks" / "families" / "geglu_mlp.py")
+    args = family.make_inputs({"M": 64, "N": 32, "K": 128})
+    program = import_kernel(family.geglu_mlp, args)
+    loads = [op for op in walk(program.body) if isinstance(op, Load)]
+    assert [op.tensor for op in loads] == ["x", "wg", "wu"]
+    (loop,) = [op for op in walk(program.body) if isinstance(op, ForLoop)]
+    (xk,) = [op.result for op in loop.body if isinstance(op, Load) and op.tensor == "x"]
+    assert [mm.lhs for mm in walk(loop.body) if isinstance(mm, Matmul)] == [xk, xk]

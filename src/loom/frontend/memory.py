@@ -134,6 +134,9 @@ class MemoryOps(IndexOps):
             forwarded = self._stored_before(node, scope, tensor, window)
         if forwarded is not None:
             return forwarded
+        loaded = self._loaded_before(scope, tensor, window, self._dtype(node.meta["val"], node))
+        if loaded is not None:
+            return loaded
         top = scope is self.root_scope
         self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
         result = self._new_value(node, f"{tensor}_tile")
@@ -158,6 +161,24 @@ class MemoryOps(IndexOps):
         self._emit(scope, Load(loaded, tensor, window, node_line(node)))
         result = self._renamed(Value("", shape, loaded.dtype), node.name)
         return self._emit(scope, ExpandDims(result, loaded, axis, node_line(node)))
+
+    @staticmethod
+    def _loaded_before(
+        scope: Scope, tensor: str, window: tuple[Window, ...], dtype: str
+    ) -> Value | None:
+        """The value of an identical load earlier in the same loop body (`x[tile_m,
+        tile_k]` read by two matmuls): one load, one buffer, both consumers read it. No
+        store can come between: a tensor this phase stores is read only through the
+        stored value (`_stored_before`)."""
+        for op in scope.ops:
+            if (
+                isinstance(op, Load)
+                and op.tensor == tensor
+                and op.window == window
+                and op.result.dtype == dtype
+            ):
+                return op.result
+        return None
 
     def _forwarded(
         self, node: torch.fx.Node, scope: Scope, tensor: str, window: tuple[Window, ...]
