@@ -19,6 +19,11 @@ format, and the final copy disappears::
 
     reserve O: O := fill; loop k: wait a, b: O += a @ b
 
+Accumulators whose fills precede one loop that steps them all (two matmuls sharing a K
+loop) are held together, the reserves nested around the loop::
+
+    reserve G: G := fill; reserve U: U := fill; loop k: wait ..: G += ..; wait ..: U += ..
+
 `loom.dataflow.accumulate` offers a placement only for accumulators of this shape; this
 pass fails loudly if the stream does not have it.
 """
