@@ -15,7 +15,7 @@ from schedules import make_schedule
 from two_accumulators import two_products
 
 from loom.arch import load_arch
-from loom.backends.ttlang import verify
+from loom.backends.ttlang import verify_outputs
 from loom.dataflow import build_buffers
 from loom.frontend import import_kernel
 from loom.ir.buffers import PLACEMENTS, BufferedProgram
@@ -77,11 +77,18 @@ def test_every_offered_placement_lowers(kernel: str, policy: str) -> None:
         assert sorted(adds) == held, placed  # one add per K step into each held block
 
 
-def test_both_held_runs_on_tt_lang_sim(tmp_path: Path) -> None:
-    tile = _program("geglu")
-    buffered = build_buffers(tile, "strict")
-    program = _lowered(tile, buffered, {a.state: "l1" for a in buffered.accumulators})
-    spec = _geglu()
-    args = spec.make_inputs(SHAPE)
-    result = verify(program, args, spec.reference(*args), str(tmp_path / "kernel.py"))
-    assert result.passed, result.message
+def test_both_held_run_on_tt_lang_sim(tmp_path: Path) -> None:
+    """GeGLU (each matmul loads x) and the shared-operand kernel (one x block feeds both
+    steps, which stand inside its wait), both accumulators held, match torch."""
+    args = _geglu().make_inputs(SHAPE)
+    x, wg, wu = (a.float() for a in args)
+    references = {
+        "geglu": {"out": _geglu().reference(*args)},
+        "two_products": {"g_out": (x @ wg).to(args[0].dtype), "u_out": (x @ wu).to(args[0].dtype)},
+    }
+    for kernel, refs in references.items():
+        tile = _program(kernel)
+        buffered = build_buffers(tile, "strict")
+        program = _lowered(tile, buffered, {a.state: "l1" for a in buffered.accumulators})
+        result = verify_outputs(program, args, refs, str(tmp_path / f"{kernel}.py"))
+        assert result.passed, result.message

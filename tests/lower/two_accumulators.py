@@ -20,8 +20,9 @@ def two_products(
         g = hl.zeros([tile_m, tile_n], dtype=torch.float32)
         u = hl.zeros([tile_m, tile_n], dtype=torch.float32)
         for tile_k in hl.tile(k):
-            g = torch.addmm(g, x[tile_m, tile_k], wg[tile_k, tile_n])
-            u = torch.addmm(u, x[tile_m, tile_k], wu[tile_k, tile_n])
+            a = x[tile_m, tile_k]
+            g = torch.addmm(g, a, wg[tile_k, tile_n])
+            u = torch.addmm(u, a, wu[tile_k, tile_n])
         g_out[tile_m, tile_n] = g.to(g_out.dtype)
         u_out[tile_m, tile_n] = u.to(u_out.dtype)
     return g_out, u_out

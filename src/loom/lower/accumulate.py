@@ -30,7 +30,9 @@ pass fails loudly if the stream does not have it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import replace
+from functools import partial
 
 from loom.errors import ScheduleError
 from loom.ir.program import (
@@ -94,15 +96,16 @@ def _hold(
     if not isinstance(loop, Loop):
         return [_inside(s, todo, done) for s in fills], j
     states = [_fill_of(s) for s in fills if _fill_of(s) in todo]
-    steps = {s: k for s in states if (k := _step_index(loop.body, s)) is not None}
+    steps = {s: k for s in states if (k := _step_path(loop.body, s)) is not None}
     copies = _copies(stmts, j + 1, {s: todo[s][1] for s in steps if todo[s][0] == "output"})
     held = [s for s in steps if todo[s][0] != "output" or s in copies]
     if not held:
         return [_inside(s, todo, done) for s in fills], j
-    body = list(loop.body)
+    body = loop.body
     for s in held:
-        body[steps[s]] = _accumulate_step(body[steps[s]], s, _target(s, todo))
-    inner: Stmt = replace(loop, body=_rewrite(tuple(body), todo, done))
+        held_step = partial(_accumulate_step, state=s, target=_target(s, todo))
+        body = _replace_at(body, steps[s], held_step)
+    inner: Stmt = replace(loop, body=_rewrite(body, todo, done))
     for s in reversed(held):
         fill = fills[[_fill_of(f) for f in fills].index(s)]
         assert isinstance(fill, Reserve) and isinstance(fill.body[0], Compute)
@@ -123,14 +126,36 @@ def _target(state: str, todo: dict[str, tuple[str, str]]) -> str:
     return output if placement == "output" else state
 
 
-def _step_index(body: tuple[Stmt, ...], state: str) -> int | None:
-    """The index of the one accumulation step of `state` in a loop body that mentions
-    `state` nowhere else; None otherwise."""
-    steps = [k for k, s in enumerate(body) if _step_expr(s, state) is not None]
-    if len(steps) != 1:
+def _step_path(body: tuple[Stmt, ...], state: str) -> tuple[int, ...] | None:
+    """Where the one accumulation step of `state` stands in a loop body (indices through
+    the waits on shared operands around it, as when one load feeds two matmuls), when
+    the body mentions `state` nowhere else; None otherwise."""
+    paths = list(_steps(body, state, ()))
+    if len(paths) != 1:
         return None
-    others = body[: steps[0]] + body[steps[0] + 1 :]
-    return None if any(_mentions(s, state) for s in walk_stmts(others)) else steps[0]
+    rest = _replace_at(body, paths[0], lambda _: Wait((), ()))
+    return None if any(_mentions(s, state) for s in walk_stmts(rest)) else paths[0]
+
+
+def _steps(body: tuple[Stmt, ...], state: str, at: tuple[int, ...]) -> Iterator[tuple[int, ...]]:
+    for k, s in enumerate(body):
+        if _step_expr(s, state) is not None:
+            yield (*at, k)
+        elif isinstance(s, Wait) and state not in s.buffers:
+            yield from _steps(s.body, state, (*at, k))
+
+
+def _replace_at(
+    body: tuple[Stmt, ...], path: tuple[int, ...], new: Callable[[Stmt], Stmt]
+) -> tuple[Stmt, ...]:
+    """`body` with the statement at `path` (through waits) replaced by `new` of it."""
+    k, s = path[0], body[path[0]]
+    if len(path) == 1:
+        s = new(s)
+    else:
+        assert isinstance(s, Wait)
+        s = replace(s, body=_replace_at(s.body, path[1:], new))
+    return (*body[:k], s, *body[k + 1 :])
 
 
 def _mentions(s: Stmt, buffer: str) -> bool:
