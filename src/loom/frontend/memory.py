@@ -137,8 +137,7 @@ class MemoryOps(IndexOps):
         loaded = self._loaded_before(scope, tensor, window, self._dtype(node.meta["val"], node))
         if loaded is not None:
             return loaded
-        top = scope is self.root_scope
-        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
+        self._note_load(scope, tensor, window)
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, node_line(node)))
 
@@ -151,8 +150,7 @@ class MemoryOps(IndexOps):
             self._unsupported(node, f"indexing {tensor} with several new axes (None)")
         axis = index.index(None)
         window = self._window(node, tensor, [e for e in index if e is not None])
-        top = scope is self.root_scope
-        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
+        self._note_load(scope, tensor, window)
         shape = self._new_value(node).shape
         loaded = self._renamed(
             Value("", shape[:axis] + shape[axis + 1 :], self._dtype(node.meta["val"], node)),
@@ -161,6 +159,12 @@ class MemoryOps(IndexOps):
         self._emit(scope, Load(loaded, tensor, window, node_line(node)))
         result = self._renamed(Value("", shape, loaded.dtype), node.name)
         return self._emit(scope, ExpandDims(result, loaded, axis, node_line(node)))
+
+    def _note_load(self, scope: Scope, tensor: str, window: tuple[Window, ...]) -> None:
+        """Record which phase reads `tensor` (and, at the top level, its window) for the
+        phases' forwarding and barrier rules."""
+        top = scope is self.root_scope
+        self.phase_loads.setdefault(tensor, []).append((self.phase, window if top else ()))
 
     @staticmethod
     def _loaded_before(
