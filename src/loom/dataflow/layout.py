@@ -149,7 +149,8 @@ class LayoutInference:
         over_partials = axis == 0 and self.splits  # broadcast over partials
         gathered = src.gathered or over_partials
         last = axis == r.rank - 1 and src.layout.vector
-        if not (over_partials or last or (axis == r.rank - 2 and _is_row(src.layout))):
+        lead = axis < r.rank - 2  # a new leading axis of 1: the batch is unchanged
+        if not (over_partials or last or lead or (axis == r.rank - 2 and _is_row(src.layout))):
             raise FrontendError(
                 f"{self.program.source_file}:{op.line}: `x[..., None]` must append a "
                 "last axis to a row vector (a row reduction's result, a 1-D tensor or "

@@ -19,7 +19,9 @@ The handlers of the FX nodes live in one module per family of constructs, each a
 `loom.frontend.core.ImporterCore` with its own handler table: `symbols` (the tile
 symbols), `memory` (loads, stores, views), `indices` (tile offsets and index vectors),
 `matmul`, `elementwise` (with conversions and fills), `reductions`, `control` (inner
-loops, conditions) and `sync` (barrier phases, split reductions). This module joins them
+loops, conditions), `sync` (barrier phases, split reductions) and `views` (a last dim
+split in halves or merged back; its `permute`, `clone` and `.to()` fall back to the
+other tables' for plain values). This module joins them
 into :class:`HelionImporter` and assembles the TileProgram.
 """
 
@@ -37,16 +39,17 @@ from loom.frontend.reductions import ReductionOps
 from loom.frontend.scope import Handler, Scope
 from loom.frontend.symbols import SymbolOps
 from loom.frontend.sync import SyncOps
+from loom.frontend.views import ViewOps
 from loom.ir.tile import Load, TensorArg, TileProgram, walk
 
 
 class HelionImporter(
-    SymbolOps, SyncOps, ControlOps, MemoryOps, MatmulOps, ElementwiseOps, ReductionOps
+    SymbolOps, SyncOps, ControlOps, MemoryOps, MatmulOps, ElementwiseOps, ReductionOps, ViewOps
 ):
     """One-shot converter; call :meth:`run` inside the bound kernel's environment."""
 
     def handler_table(self) -> dict[object, Handler]:
-        return {
+        table = {
             **super().handler_table(),
             **self.memory_handlers(),
             **self.index_handlers(),
@@ -56,6 +59,7 @@ class HelionImporter(
             **self.control_handlers(),
             **self.sync_handlers(),
         }
+        return {**table, **self.view_handlers(table)}
 
     # ----- entry ----------------------------------------------------------------------
     def run(self) -> TileProgram:

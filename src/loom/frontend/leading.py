@@ -1,4 +1,5 @@
-"""Reductions over a leading axis (`x[:, tile_m, tile_n].sum(0)`), rewritten as a loop.
+"""Reductions over a leading axis (`x[:, tile_m, tile_n].sum(0)`), and stores of a whole
+leading axis (`out[tile_b, :, tile_t, :] = ...`), rewritten as a loop.
 
 Tiles are 2-D: a leading axis is folded into the rows of a block, so no tile engine
 reduces along it. A reduction over it is the running combination of its slices, so the
@@ -7,7 +8,9 @@ frontend rewrites it into what a user would write by hand: an inner loop over th
 loads take the slice's window) and folds it into a carried accumulator with `add` or
 `maximum`. Producers that do not depend on the axis (a mean broadcast back, a constant)
 stay outside the loop. The original full-extent producers become dead and are dropped
-by the caller (:func:`drop_dead`).
+by the caller (:func:`drop_dead`). A store of a whole leading axis (the heads of
+`q[tile_b, :, tile_t, :]`) is the same loop without an accumulator: each trip recomputes
+one slice and stores it into its slice of the window.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from loom.ir.tile import (
     Load,
     Op,
     Reduce,
+    Store,
     Value,
     Window,
     reduce_identity,
@@ -92,6 +96,36 @@ def reduce_leading(
     superseded = frozenset(p.results()[0].name for p in chain)
     fill = reduce_identity(op, result.dtype)
     return LeadingLoop((Full(init, fill, line), loop), result, superseded)
+
+
+def store_leading(
+    scope_ops: list[Op],
+    store: Store,
+    axis: int,
+    rename: Callable[[Value, str], Value],
+) -> LeadingLoop:
+    """Loop over the leading axis `axis` of `store`'s window (a constant extent n),
+    storing each slice of the value, recomputed from its producers, into its slice."""
+    x = store.value
+    n = x.shape[axis]
+    assert isinstance(n, Const)
+    chain = _chain(scope_ops, x, axis, n)
+    name = f"{store.tensor}_d{axis}"
+    tile = Sym(f"tile_{name}", 1, 1, 1, "tile")
+    index = Sym(f"{tile.name}_id", 0, max(n.value - 1, 0), 1, "index")
+    sliced: dict[str, Value] = {}
+    body: list[Op] = []
+    for producer in chain:
+        full = producer.results()[0]
+        shape = (*full.shape[:axis], Const(1), *full.shape[axis + 1 :])
+        new = rename(Value("", shape, full.dtype), f"{full.name}_slice")
+        body.append(_sliced(producer, new, lambda v: sliced.get(v.name, v), axis, index))
+        sliced[full.name] = new
+    window = (*store.window[:axis], Window(index, Const(1)), *store.window[axis + 1 :])
+    body.append(dataclasses.replace(store, window=window, value=sliced.get(x.name, x)))
+    loop = ForLoop(tile, index, Const(0), n, tuple(body), (), store.line)
+    superseded = frozenset(p.results()[0].name for p in chain)
+    return LeadingLoop((loop,), x, superseded)
 
 
 def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:

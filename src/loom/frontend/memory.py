@@ -12,8 +12,17 @@ from helion.language import _tracing_ops, memory_ops, view_ops
 
 from loom.frontend.core import DTYPES, INDEX_DTYPES, dtype_hint
 from loom.frontend.indices import IndexOps
-from loom.frontend.scope import GridBarrierNeeded, Handler, Scope, node_arg, node_line, seq_arg
-from loom.ir.tile import ExpandDims, Load, Store, TensorArg, Value, Window
+from loom.frontend.leading import LeadingAxisError, store_leading
+from loom.frontend.scope import (
+    GridBarrierNeeded,
+    Handler,
+    Joined,
+    Scope,
+    node_arg,
+    node_line,
+    seq_arg,
+)
+from loom.ir.tile import ExpandDims, Load, Op, Store, TensorArg, Value, Window
 from loom.symbolic import Const, Expr
 
 aten = torch.ops.aten
@@ -227,19 +236,65 @@ class MemoryOps(IndexOps):
         tensor = self._tensor_of(scope, node)
         self.stored.add(tensor)
         window = self._window(node, tensor, seq_arg(node, 1))
-        value = self._value(scope, node.args[2], node)
+        joined = scope.values.get(node.args[2]) if isinstance(node.args[2], torch.fx.Node) else None
+        if not isinstance(joined, Joined):
+            self._store_window(node, scope, tensor, window, self._value(scope, node.args[2], node))
+            return
+        offset = window[-1].offset  # each part into its own slice of the last dim
+        for part in joined.parts:
+            size = part.shape[-1]
+            self._store_window(node, scope, tensor, (*window[:-1], Window(offset, size)), part)
+            offset = offset + size
+
+    def _store_window(
+        self,
+        node: torch.fx.Node,
+        scope: Scope,
+        tensor: str,
+        window: tuple[Window, ...],
+        value: Value,
+    ) -> None:
         if tensor in self.index_tensors and value.name not in self.index_values:
             what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
             self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
         if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
             value = self._cast(scope, value, "int32", node_line(node))
         value = self._broadcast_to(scope, value, tuple(w.size for w in window), node_line(node))
-        self._emit(scope, Store(tensor, window, value, node_line(node)))
+        store: Op = Store(tensor, window, value, node_line(node))
+        lead = [
+            d for d, w in enumerate(window[:-2]) if isinstance(w.size, Const) and w.size.value > 1
+        ]
+        if lead:
+            assert isinstance(store, Store)
+            store = self._store_leading(node, scope, store, lead)
+        self._emit(scope, store)
         read = self.phase_loads.get(tensor, [])
         if any(phase < self.phase and where != window for phase, where in read):
             raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
-        top = scope is self.root_scope  # a store inside a loop cannot be forwarded
+        top = scope is self.root_scope and not lead  # a store inside a loop is not forwarded
         self.phase_stores[tensor] = (self.phase, window if top else (), value)
+
+    def _store_leading(
+        self, node: torch.fx.Node, scope: Scope, store: Store, lead: list[int]
+    ) -> Op:
+        """A store of a whole leading axis (`out[tile_b, :, tile_t, :]`, the heads):
+        tiles are 2-D and a block holds one index of each leading dim, so the store runs
+        in a loop over the axis, each trip recomputing one slice (see
+        `loom.frontend.leading`)."""
+        hint = (
+            "a block stores one index of each leading dim: compute the stored value from "
+            "loads, elementwise ops, conversions and fills of the same loop body, or index "
+            "the leading dim with a tile (`hl.tile([b, heads, t])`)"
+        )
+        if len(lead) > 1:
+            self._unsupported(node, f"a store of several whole leading dims {lead}", hint)
+        try:
+            loop = store_leading(scope.ops, store, lead[0], self._renamed)
+        except LeadingAxisError as err:
+            what = f"a store of a whole leading dim computed by {type(err.op).__name__}"
+            self._unsupported(node, what, hint)
+        self.superseded.update(loop.superseded)
+        return loop.ops[0]
 
     def _subscript(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         operand = self._value(scope, node.args[0], node)

@@ -51,6 +51,15 @@ class RowTotal:
     line: int
 
 
+@dataclass(frozen=True)
+class Joined:
+    """Values laid side by side along the last dim (`hl.join(a, b)` viewed back to one
+    dim, rope's halves): no tile op concatenates, so a store writes each part into its
+    own slice of the window, and `.to(dtype)` converts each (see `loom.frontend.views`)."""
+
+    parts: tuple[Value, ...]
+
+
 class GridBarrierNeeded(Exception):
     """The phases cannot run in order on each core: a later phase reads tiles other
     blocks wrote, overwrites tiles other blocks read, or runs on another grid. The
