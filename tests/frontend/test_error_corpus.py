@@ -70,6 +70,16 @@ CASES = {
         r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x \(inside a 32x32 "
         r"tile, not on its edge\)`.*multiple of 32",
     ),
+    "view_quarters": (
+        ["--arg", "x=64x128"],
+        r"view_quarters\.py:10: Loom cannot compile `a view of a \[tile_m, 128\] tile as "
+        r"\[tile_m, 4, 32\]`.*hl\.split",
+    ),
+    "split_unaligned": (
+        ["--arg", "x=64x32"],
+        r"split_unaligned\.py:10: Loom cannot compile `hl\.split of a last dim of 32 in halves "
+        r"of 16`.*multiple of 64",
+    ),
     "branch_value": (
         ["--arg", "a=64x256:bf16", "--arg", "b=256x64:bf16"],
         r"branch_value\.py:16: Loom cannot compile `a tensor value assigned under an `if` on "

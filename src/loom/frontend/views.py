@@ -46,6 +46,10 @@ class Halves:
     pair_last: bool
 
 
+def _dims(shape: tuple[Expr, ...]) -> str:
+    return "[" + ", ".join(str(d) for d in shape) + "]"
+
+
 class ViewOps(ImporterCore):
     """`view`/`reshape`, `permute`, `hl.split` and `hl.join` over a last dim in halves."""
 
@@ -77,14 +81,14 @@ class ViewOps(ImporterCore):
             if shape == (*a.shape[:-1], a.shape[-1] + b.shape[-1]):
                 return Joined(marker.parts)
         if marker is not None:
-            self._unsupported(node, f"a view of a pair of halves as {list(shape)}", _HINT)
+            self._unsupported(node, f"a view of a pair of halves as {_dims(shape)}", _HINT)
         x = self._value(scope, node.args[0], node)
         if shape == x.shape:
             return x
         last = x.shape[-1]
         if isinstance(last, Const) and shape == (*x.shape[:-1], Const(2), Const(last.value // 2)):
             return Halves(x, None, False)
-        self._unsupported(node, f"a view of a {list(x.shape)} tile as {list(shape)}", _HINT)
+        self._unsupported(node, f"a view of a {_dims(x.shape)} tile as {_dims(shape)}", _HINT)
 
     def _permute_halves(self, node: torch.fx.Node, scope: Scope, fallback: Handler) -> object:
         marker = self._marker(node, scope)
