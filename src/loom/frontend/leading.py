@@ -16,7 +16,7 @@ one slice and stores it into its slice of the window.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from loom.ir.tile import (
@@ -71,7 +71,7 @@ def reduce_leading(
     `result` (shaped as the reduction's result, with or without the kept axis)."""
     n = x.shape[axis]
     assert isinstance(n, Const)
-    chain = _chain(scope_ops, x, axis, n)
+    chain = _chain(scope_ops, (x,), axis, n)
     name = f"{result.name}_d{axis}"
     tile = Sym(f"tile_{name}", 1, 1, 1, "tile")
     index = Sym(f"{tile.name}_id", 0, max(n.value - 1, 0), 1, "index")
@@ -100,17 +100,18 @@ def reduce_leading(
 
 def store_leading(
     scope_ops: list[Op],
-    store: Store,
+    stores: Sequence[Store],
     axis: int,
     rename: Callable[[Value, str], Value],
 ) -> LeadingLoop:
-    """Loop over the leading axis `axis` of `store`'s window (a constant extent n),
-    storing each slice of the value, recomputed from its producers, into its slice."""
-    x = store.value
-    n = x.shape[axis]
+    """One loop over the leading axis `axis` of the stores' windows (a constant extent n,
+    the same window there: the halves of one joined value), storing each slice of the
+    values, recomputed from their producers (each once), into its slice."""
+    xs = [s.value for s in stores]
+    n = xs[0].shape[axis]
     assert isinstance(n, Const)
-    chain = _chain(scope_ops, x, axis, n)
-    name = f"{store.tensor}_d{axis}"
+    chain = _chain(scope_ops, xs, axis, n)
+    name = f"{stores[0].tensor}_d{axis}"
     tile = Sym(f"tile_{name}", 1, 1, 1, "tile")
     index = Sym(f"{tile.name}_id", 0, max(n.value - 1, 0), 1, "index")
     sliced: dict[str, Value] = {}
@@ -121,21 +122,23 @@ def store_leading(
         new = rename(Value("", shape, full.dtype), f"{full.name}_slice")
         body.append(_sliced(producer, new, lambda v: sliced.get(v.name, v), axis, index))
         sliced[full.name] = new
-    window = (*store.window[:axis], Window(index, Const(1)), *store.window[axis + 1 :])
-    body.append(dataclasses.replace(store, window=window, value=sliced.get(x.name, x)))
-    loop = ForLoop(tile, index, Const(0), n, tuple(body), (), store.line)
+    for store in stores:
+        window = (*store.window[:axis], Window(index, Const(1)), *store.window[axis + 1 :])
+        value = sliced.get(store.value.name, store.value)
+        body.append(dataclasses.replace(store, window=window, value=value))
+    loop = ForLoop(tile, index, Const(0), n, tuple(body), (), stores[0].line)
     superseded = frozenset(p.results()[0].name for p in chain)
-    return LeadingLoop((loop,), x, superseded)
+    return LeadingLoop((loop,), xs[0], superseded)
 
 
-def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:
-    """The ops of the current scope computing `x` along the full axis, in order."""
-    rank = x.rank
+def _chain(scope_ops: list[Op], xs: Sequence[Value], axis: int, n: Const) -> list[Op]:
+    """The ops of the current scope computing `xs` along the full axis, in order."""
+    rank = xs[0].rank
 
     def along(v: Value) -> bool:
         return v.rank == rank and v.shape[axis] == n
 
-    need = {x.name}
+    need = {x.name for x in xs}
     chain: list[Op] = []
     for op in reversed(scope_ops):
         results = op.results()
@@ -148,7 +151,7 @@ def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:
         chain.append(op)
         need.update(v.name for v in op.operands() if along(v))
     if need - {o.results()[0].name for o in chain}:  # computed outside this loop body
-        raise LeadingAxisError(Reduce(x, "sum", x, axis))
+        raise LeadingAxisError(Reduce(xs[0], "sum", xs[0], axis))
     return chain[::-1]
 
 

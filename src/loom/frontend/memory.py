@@ -236,46 +236,56 @@ class MemoryOps(IndexOps):
         tensor = self._tensor_of(scope, node)
         self.stored.add(tensor)
         window = self._window(node, tensor, seq_arg(node, 1))
-        joined = scope.values.get(node.args[2]) if isinstance(node.args[2], torch.fx.Node) else None
+        arg = node.args[2]
+        joined = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
         if not isinstance(joined, Joined):
-            self._store_window(node, scope, tensor, window, self._value(scope, node.args[2], node))
+            value = self._value(scope, arg, node)
+            self._store_windows(node, scope, tensor, [(window, value)])
             return
-        offset = window[-1].offset  # each part into its own slice of the last dim
+        parts, offset = [], window[-1].offset  # each part into its own slice of the last dim
         for part in joined.parts:
             size = part.shape[-1]
-            self._store_window(node, scope, tensor, (*window[:-1], Window(offset, size)), part)
+            parts.append(((*window[:-1], Window(offset, size)), part))
             offset = offset + size
+        self._store_windows(node, scope, tensor, parts)
 
-    def _store_window(
+    def _store_windows(
         self,
         node: torch.fx.Node,
         scope: Scope,
         tensor: str,
-        window: tuple[Window, ...],
-        value: Value,
+        parts: list[tuple[tuple[Window, ...], Value]],
     ) -> None:
-        if tensor in self.index_tensors and value.name not in self.index_values:
-            what = f"storing a computed value into the {self.index_tensors[tensor]} tensor {tensor}"
-            self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
-        if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
-            value = self._cast(scope, value, "int32", node_line(node))
-        value = self._broadcast_to(scope, value, tuple(w.size for w in window), node_line(node))
-        store: Op = Store(tensor, window, value, node_line(node))
+        """Store each value into its window (one, or the parts of a joined value)."""
+        stores = []
+        for window, value in parts:
+            if tensor in self.index_tensors and value.name not in self.index_values:
+                dtype = self.index_tensors[tensor]
+                what = f"storing a computed value into the {dtype} tensor {tensor}"
+                self._unsupported(node, what, dtype_hint(dtype))
+            if self.tensors[tensor].dtype == "int32":  # torch truncates a float stored there
+                value = self._cast(scope, value, "int32", node_line(node))
+            sizes = tuple(w.size for w in window)
+            value = self._broadcast_to(scope, value, sizes, node_line(node))
+            stores.append(Store(tensor, window, value, node_line(node)))
         lead = [
-            d for d, w in enumerate(window[:-2]) if isinstance(w.size, Const) and w.size.value > 1
+            d
+            for d, w in enumerate(parts[0][0][:-2])
+            if isinstance(w.size, Const) and w.size.value > 1
         ]
         if lead:
-            assert isinstance(store, Store)
-            store = self._store_leading(node, scope, store, lead)
-        self._emit(scope, store)
-        read = self.phase_loads.get(tensor, [])
-        if any(phase < self.phase and where != window for phase, where in read):
-            raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
-        top = scope is self.root_scope and not lead  # a store inside a loop is not forwarded
-        self.phase_stores[tensor] = (self.phase, window if top else (), value)
+            self._emit(scope, self._store_leading(node, scope, stores, lead))
+        for store in stores:
+            if not lead:
+                self._emit(scope, store)
+            read = self.phase_loads.get(tensor, [])
+            if any(phase < self.phase and where != store.window for phase, where in read):
+                raise GridBarrierNeeded(tensor)  # other blocks read these tiles before
+            top = scope is self.root_scope and not lead  # a store in a loop is not forwarded
+            self.phase_stores[tensor] = (self.phase, store.window if top else (), store.value)
 
     def _store_leading(
-        self, node: torch.fx.Node, scope: Scope, store: Store, lead: list[int]
+        self, node: torch.fx.Node, scope: Scope, stores: list[Store], lead: list[int]
     ) -> Op:
         """A store of a whole leading axis (`out[tile_b, :, tile_t, :]`, the heads):
         tiles are 2-D and a block holds one index of each leading dim, so the store runs
@@ -289,7 +299,7 @@ class MemoryOps(IndexOps):
         if len(lead) > 1:
             self._unsupported(node, f"a store of several whole leading dims {lead}", hint)
         try:
-            loop = store_leading(scope.ops, store, lead[0], self._renamed)
+            loop = store_leading(scope.ops, stores, lead[0], self._renamed)
         except LeadingAxisError as err:
             what = f"a store of a whole leading dim computed by {type(err.op).__name__}"
             self._unsupported(node, what, hint)
