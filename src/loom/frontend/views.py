@@ -21,7 +21,7 @@ from helion.language import view_ops
 from loom.frontend.core import DTYPES, ImporterCore
 from loom.frontend.scope import Handler, Joined, Scope, node_line, seq_arg
 from loom.ir.geometry import TILE
-from loom.ir.tile import Convert, Elementwise, Full, Load, Op, Value, Window
+from loom.ir.tile import Convert, Elementwise, ExpandDims, Full, Load, Op, Value, Window
 from loom.symbolic import Const, Expr
 
 aten = torch.ops.aten
@@ -141,7 +141,8 @@ class ViewOps(ImporterCore):
 
     def _part(self, node: torch.fx.Node, scope: Scope, x: Value, begin: Expr, size: int) -> Value:
         """The elements [begin, begin + size) of `x`'s last dim, recomputed from its
-        producers in this loop body (the loads read that window)."""
+        producers in this loop body (the loads read that window; a broadcast row or
+        column is narrowed with its operand)."""
         op = next((o for o in reversed(scope.ops) if x in o.results()), None)
         width = x.shape[-1]
         shape = (*x.shape[:-1], Const(size))
@@ -164,6 +165,8 @@ class ViewOps(ImporterCore):
                 new = replace(op, result=part, args=moved)
             case Full():
                 new = replace(op, result=part)
+            case ExpandDims(operand=v, axis=axis) if axis < x.rank - 1:
+                new = replace(op, result=part, operand=narrowed(v))
             case _:
                 what = "outside this loop body" if op is None else f"by {type(op).__name__}"
                 self._unsupported(node, f"hl.split of a value computed {what}", _HINT)
