@@ -6,8 +6,8 @@ compiler does. Protocol (TT-Metal's global semaphore): every core posts one sema
 increment to the coordinator, core (0, 0), on NoC0; the coordinator's NIU applies the
 increments one at a time; once the count is complete the coordinator multicasts the
 release flag to the grid on NoC0. Latencies are the simulator's own write latencies
-over the routed hop counts (`SimParams.write_latency`), so the barrier is costed from
-the architecture description and nothing else.
+over the routed round trips (`SimParams.write_latency`, `Topology.round_trip_hops`), so
+the barrier is costed from the architecture description and nothing else.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ def grid_barrier_cycles(params: SimParams, grid: tuple[int, int]) -> float:
     topo = Topology(params)
     root = topo.core_xy((0, 0))
     cores = [(y, x) for y in range(gy) for x in range(gx) if (y, x) != (0, 0)]
-    arrive = sorted(params.write_latency(topo.hops(0, topo.core_xy(c), root)) for c in cores)
+    arrive = sorted(
+        params.write_latency(topo.round_trip_hops(0, topo.core_xy(c), root)) for c in cores
+    )
     done = 0.0
     for t in arrive:  # the coordinator's NIU applies one increment at a time
         done = max(done + params.niu_cycles, t)
-    far = max(topo.hops(0, root, topo.core_xy(c)) for c in cores)
+    far = max(topo.round_trip_hops(0, root, topo.core_xy(c)) for c in cores)
     return done + params.semaphore_cycles + params.write_latency(far)

@@ -138,7 +138,7 @@ class LegBuilder:
         """A unicast write of `nbytes` in transactions of `txn_bytes`."""
         s, d = self.topo.core_xy(src), self.topo.core_xy(dst)
         res, w = self._unicast_usage(noc, s, d)
-        latency = self.p.write_latency(self.topo.hops(noc, s, d))
+        latency = self.p.write_latency(self.topo.round_trip_hops(noc, s, d))
         cap = self.p.unicast_cap(txn_bytes, write=True)
         return Leg(nbytes, cap, res, w, latency, "noc_unicast", nbytes)
 
@@ -192,7 +192,7 @@ class LegBuilder:
     def _mcast(
         self, noc: int, src: Core, dsts: Sequence[Core]
     ) -> tuple[int, np.ndarray, np.ndarray, int]:
-        """(receivers, resources, weights, hops to the farthest receiver)."""
+        """(receivers, resources, weights, round-trip hops to the farthest receiver)."""
         s = self.topo.core_xy(src)
         d = tuple(self.topo.core_xy(c) for c in dsts)
         res, w, hops = self._mcast_usage(noc, s, d)
@@ -207,7 +207,7 @@ class LegBuilder:
             usage[topo.port_id(noc, xy, absorb=True)] = 1.0
         for link in topo.multicast_links(noc, s, d):
             usage[link] = 1.0
-        hops = max((topo.hops(noc, s, xy) for xy in d), default=0)
+        hops = max((topo.round_trip_hops(noc, s, xy) for xy in d), default=0)
         res, w = _arrays(usage)
         return res, w, hops
 
