@@ -38,15 +38,14 @@ WORKLOADS: dict[str, tuple[str, str, dict[str, int], str]] = {
 
 PINNED = {
     # name: SHA-256 (first 16 hex digits) of repr(result with wall_seconds=0.0); moved by
-    # the round-trip write latency (a write's acknowledgement returns on the same one-way
-    # NoC ring, Topology.round_trip_hops), which the unicast and multicast per-size tables
-    # of calibration/noc_ideal_throughput.csv show
-    "fa_wh": "647077c6d21fe8c4",
+    # the Wormhole DRAM write efficiency of interleaved stores (dram.write_efficiency, fitted on the
+    # all-core ALL_TO_ALL rows of calibration/noc_latencies.yaml)
+    "fa_wh": "8aeab5d74c3cc4f3",
     "fa_causal_bh": "698dd39a08acf845",  # K and V in their own CBs (cb_k_in, cb_v_in), as TTNN
-    "fd_wh": "64f2ebc649ad3fb0",
-    "gemm_wh": "a17424d3e1b2eb25",
-    "cuda_jacobi_2d": "4cb7ba0ff759ff54",
-    "fa_wh traced": "3a2138e190c8b5de",
+    "fd_wh": "b13cd701806693df",
+    "gemm_wh": "ae389d4581adf3c7",
+    "cuda_jacobi_2d": "8a4c812e4f203744",
+    "fa_wh traced": "27d4d7327eb548e4",
 }
 
 

@@ -56,5 +56,5 @@ def test_no_repeat_without_a_loop_to_repeat() -> None:
 def test_times_and_bytes_are_part_of_the_state() -> None:
     """The multicast GEMM reaches the same places in its programs before its times settle:
     some states repeat in their discrete part only."""
-    p = measure_periodicity(gemm_program(GemmConfig(512, 512, 1024, (4, 4), 4, 4, 4)), WH)
+    p = measure_periodicity(gemm_program(GemmConfig(1024, 1024, 1024, (8, 8), 4, 4, 4)), WH)
     assert p.discrete_repeats > p.repeats

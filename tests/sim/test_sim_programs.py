@@ -108,11 +108,8 @@ def test_one_block_unicast_is_exact(wh: Arch) -> None:
     rate = min(
         noc.size_bandwidth(nbytes), nbytes / noc.issue_cycles, noc.link_effective_bytes_per_cycle
     )
-    # write latency: semaphore_cycles is a one-hop write along a column, whose
-    # acknowledgement returns around the column's ring (grid_y hops); this one goes one
-    # hop along a row, and its acknowledgement around the row's ring (grid_x hops)
-    write = wh.fixed.semaphore_cycles + (noc.grid_x - noc.grid_y) * noc.hop_cycles
-    expected = wh.fixed.semaphore_cycles + nbytes / rate + write
+    # write latency: semaphore_cycles is a one-hop write, and so is this one
+    expected = wh.fixed.semaphore_cycles + nbytes / rate + wh.fixed.semaphore_cycles
     assert r.kernel_cycles == pytest.approx(expected, rel=1e-12)
 
 

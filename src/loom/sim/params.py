@@ -98,6 +98,15 @@ class SimParams:
         `round_trip_hops` routers (`Topology.round_trip_hops`)."""
         return self.write_base_cycles + 2 * self.niu_cycles + round_trip_hops * self.hop_cycles
 
+    def handshake_latency(self, hops: int) -> float:
+        """Latency of one step of a pipe's semaphore protocol (the block, or the flag that
+        releases the receivers) to a receiver `hops` routers out: the one-hop semaphore
+        write plus a router hop per further hop, the latency model's
+        `multicast_handshake`. The microbenchmarks time a writer's barrier (the round
+        trip, `write_latency`), not when a receiver is released, so this term is not
+        re-derived from them."""
+        return self.semaphore_cycles + max(hops - 1, 0) * self.hop_cycles
+
     def multicast_cap(
         self, transaction_bytes: float, count: int, receivers: int, hops: int, linked: bool
     ) -> float:
