@@ -14,6 +14,6 @@ def test_a_grid_barrier_grows_with_the_grid_and_needs_two_semaphore_trips() -> N
     full = grid_barrier_cycles(params, (10, 13))
     assert small < mid < full
     # arrival, one semaphore turn, release: at least two one-hop writes and a semaphore
-    assert small >= 2 * params.write_latency(1) + params.semaphore_cycles
+    assert small >= 2 * params.handshake_latency(1) + params.semaphore_cycles
     # the coordinator's NIU applies the 129 increments one at a time
     assert full >= 129 * params.niu_cycles

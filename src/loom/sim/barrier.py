@@ -5,9 +5,9 @@ WAR before owner updates) by a grid-wide semaphore barrier, as the annotation-dr
 compiler does. Protocol (TT-Metal's global semaphore): every core posts one semaphore
 increment to the coordinator, core (0, 0), on NoC0; the coordinator's NIU applies the
 increments one at a time; once the count is complete the coordinator multicasts the
-release flag to the grid on NoC0. Latencies are the simulator's own write latencies
-over the routed hop counts (`SimParams.write_latency`), so the barrier is costed from
-the architecture description and nothing else.
+release flag to the grid on NoC0. Latencies are the simulator's own handshake steps
+over the routed hop counts (`SimParams.handshake_latency`, as a pipe's), so the barrier
+is costed from the architecture description and nothing else.
 """
 
 from __future__ import annotations
@@ -24,9 +24,9 @@ def grid_barrier_cycles(params: SimParams, grid: tuple[int, int]) -> float:
     topo = Topology(params)
     root = topo.core_xy((0, 0))
     cores = [(y, x) for y in range(gy) for x in range(gx) if (y, x) != (0, 0)]
-    arrive = sorted(params.write_latency(topo.hops(0, topo.core_xy(c), root)) for c in cores)
+    arrive = sorted(params.handshake_latency(topo.hops(0, topo.core_xy(c), root)) for c in cores)
     done = 0.0
     for t in arrive:  # the coordinator's NIU applies one increment at a time
         done = max(done + params.niu_cycles, t)
     far = max(topo.hops(0, root, topo.core_xy(c)) for c in cores)
-    return done + params.semaphore_cycles + params.write_latency(far)
+    return done + params.semaphore_cycles + params.handshake_latency(far)

@@ -36,8 +36,10 @@ class SimParams:
     hop_cycles: float
     niu_cycles: float
     write_base_cycles: float
-    """Issue-to-barrier cost of a write beyond its route (hops and NIUs). Derived from
-    fixed.semaphore_cycles, a one-hop same-axis 64 B write: semaphore - 2 niu - 1 hop."""
+    """Issue-to-barrier cost of a write beyond its round trip (hops and NIUs). Derived from
+    fixed.semaphore_cycles, a 64 B write to the next core of the same column, whose
+    acknowledgement comes back around the rest of the column's ring: semaphore - 2 niu -
+    noc.grid_y hops."""
     read_latency_cycles: float
     semaphore_cycles: float
     multicast_bytes_per_cycle: float
@@ -91,8 +93,19 @@ class SimParams:
         per_byte = 1.0 / self.dram_write_efficiency if write and interleaved else 1.0
         return max(per_byte, floor)
 
-    def write_latency(self, hops: int) -> float:
-        return self.write_base_cycles + 2 * self.niu_cycles + hops * self.hop_cycles
+    def write_latency(self, round_trip_hops: int) -> float:
+        """Issue-to-barrier time of a write whose data and acknowledgement together cross
+        `round_trip_hops` routers (`Topology.round_trip_hops`)."""
+        return self.write_base_cycles + 2 * self.niu_cycles + round_trip_hops * self.hop_cycles
+
+    def handshake_latency(self, hops: int) -> float:
+        """Latency of one step of a pipe's semaphore protocol (the block, or the flag that
+        releases the receivers) to a receiver `hops` routers out: the one-hop semaphore
+        write plus a router hop per further hop, the latency model's
+        `multicast_handshake`. The microbenchmarks time a writer's barrier (the round
+        trip, `write_latency`), not when a receiver is released, so this term is not
+        re-derived from them."""
+        return self.semaphore_cycles + max(hops - 1, 0) * self.hop_cycles
 
     def multicast_cap(
         self, transaction_bytes: float, count: int, receivers: int, hops: int, linked: bool
@@ -126,13 +139,15 @@ class SimParams:
         )
 
 
-DERIVED = ("write_base_cycles = fixed.semaphore_cycles - 2 noc.niu_cycles - noc.hop_cycles",)
+DERIVED = (
+    "write_base_cycles = fixed.semaphore_cycles - 2 noc.niu_cycles - noc.grid_y noc.hop_cycles",
+)
 
 
 def from_arch(arch: Arch) -> SimParams:
     """Read (or derive) every simulator number from `arch`."""
     noc, dram, fixed, comp = arch.noc, arch.dram, arch.fixed, arch.compute
-    write_base = fixed.semaphore_cycles - 2 * noc.niu_cycles - noc.hop_cycles
+    write_base = fixed.semaphore_cycles - 2 * noc.niu_cycles - noc.grid_y * noc.hop_cycles
     return SimParams(
         clock_ghz=arch.clock_ghz,
         launch_cycles=arch.us_to_cycles(fixed.program_launch_us),

@@ -219,7 +219,7 @@ class PipeHub:
             dsts = pipe.receivers
             legs = self.machine.legs
             if len(dsts) == 1:
-                leg = legs.write(noc, sender.core, dsts[0], nbytes, nbytes)
+                leg = legs.send_block(noc, sender.core, dsts[0], nbytes)
             else:
                 leg = legs.multicast_block(noc, sender.core, dsts, nbytes)
             pipe.legs[(noc, nbytes)] = leg

@@ -106,6 +106,12 @@ class Topology:
     def hops(self, noc: int, src: XY, dst: XY) -> int:
         return len(self.route(noc, src, dst))
 
+    def round_trip_hops(self, noc: int, src: XY, dst: XY) -> int:
+        """Hops of a write and of its acknowledgement, which returns to the writer on the
+        same NoC: each ring only runs one way, so whatever axis the write moved along,
+        the two together go once around that axis's whole ring (`gx` or `gy` hops)."""
+        return self.hops(noc, src, dst) + self.hops(noc, dst, src)
+
     def _multicast_links(self, noc: int, src: XY, dsts: tuple[XY, ...]) -> tuple[int, ...]:
         """The multicast tree: the union of the unicast routes to every destination."""
         links: set[int] = set()

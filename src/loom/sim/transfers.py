@@ -135,11 +135,20 @@ class LegBuilder:
     # ----- core to core ---------------------------------------------------------------
 
     def write(self, noc: int, src: Core, dst: Core, nbytes: float, txn_bytes: float) -> Leg:
-        """A unicast write of `nbytes` in transactions of `txn_bytes`."""
+        """A unicast write of `nbytes` in transactions of `txn_bytes`, then its barrier."""
         s, d = self.topo.core_xy(src), self.topo.core_xy(dst)
         res, w = self._unicast_usage(noc, s, d)
-        latency = self.p.write_latency(self.topo.hops(noc, s, d))
+        latency = self.p.write_latency(self.topo.round_trip_hops(noc, s, d))
         cap = self.p.unicast_cap(txn_bytes, write=True)
+        return Leg(nbytes, cap, res, w, latency, "noc_unicast", nbytes)
+
+    def send_block(self, noc: int, src: Core, dst: Core, nbytes: float) -> Leg:
+        """A pipe's block sent to its one receiver as one unicast write, which lands after
+        one handshake step (`SimParams.handshake_latency`)."""
+        s, d = self.topo.core_xy(src), self.topo.core_xy(dst)
+        res, w = self._unicast_usage(noc, s, d)
+        latency = self.p.handshake_latency(self.topo.hops(noc, s, d))
+        cap = self.p.unicast_cap(nbytes, write=True)
         return Leg(nbytes, cap, res, w, latency, "noc_unicast", nbytes)
 
     def read(self, noc: int, reader: Core, target: Core, nbytes: float, txn_bytes: float) -> Leg:
@@ -183,16 +192,19 @@ class LegBuilder:
     def multicast_block(self, noc: int, src: Core, dsts: Sequence[Core], nbytes: float) -> Leg:
         """One block sent the way TT-Metal's kernels multicast: the data as one linked
         transaction, then an unlinked flag (semaphore set) that releases the path. The
-        flag costs an unlinked packet's round trip on top of the barrier's."""
-        n, res, w, hops = self._mcast(noc, src, dsts)
+        data and the flag each land after one handshake step to the farthest receiver
+        (`SimParams.handshake_latency`)."""
+        s = self.topo.core_xy(src)
+        far = max((self.topo.hops(noc, s, self.topo.core_xy(c)) for c in dsts), default=0)
+        n, res, w, _ = self._mcast(noc, src, dsts)
         cap = self.p.linked_multicast_cap(nbytes, n)
-        latency = 2 * self.p.write_latency(hops)
+        latency = 2 * self.p.handshake_latency(far)
         return Leg(nbytes, cap, res, w, latency, "noc_multicast", nbytes * n)
 
     def _mcast(
         self, noc: int, src: Core, dsts: Sequence[Core]
     ) -> tuple[int, np.ndarray, np.ndarray, int]:
-        """(receivers, resources, weights, hops to the farthest receiver)."""
+        """(receivers, resources, weights, round-trip hops to the farthest receiver)."""
         s = self.topo.core_xy(src)
         d = tuple(self.topo.core_xy(c) for c in dsts)
         res, w, hops = self._mcast_usage(noc, s, d)
@@ -207,7 +219,7 @@ class LegBuilder:
             usage[topo.port_id(noc, xy, absorb=True)] = 1.0
         for link in topo.multicast_links(noc, s, d):
             usage[link] = 1.0
-        hops = max((topo.hops(noc, s, xy) for xy in d), default=0)
+        hops = max((topo.round_trip_hops(noc, s, xy) for xy in d), default=0)
         res, w = _arrays(usage)
         return res, w, hops
 
