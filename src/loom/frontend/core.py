@@ -263,9 +263,9 @@ class ImporterCore:
         raise FrontendError(
             f"{self.source_file}:{node_line(node)}: kernel {self.name!r} has a tensor dimension "
             f"({dim}) that is neither a constant nor a tile of an hl.tile loop (a "
-            "data-dependent extent, e.g. a jagged or grouped loop bound, or a shape that is "
-            "not static); Loom compiles static extents only: use "
-            "@helion.kernel(static_shapes=True) and loop bounds known from the input shapes."
+            "data-dependent extent, e.g. a jagged or grouped loop bound); Loom compiles "
+            "static extents only (it binds the kernel on the argument shapes): use loop "
+            "bounds known from the input shapes."
         )
 
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
@@ -553,8 +553,9 @@ class ImporterCore:
                     if isinstance(outer.size, int):
                         return outer.size
         raise FrontendError(
-            f"kernel {self.name!r}: cannot bound the extent of loop block {bid}; use "
-            "static shapes (@helion.kernel(static_shapes=True))."
+            f"kernel {self.name!r}: cannot bound the extent of loop block {bid}: the "
+            "argument shapes do not fix it (a data-dependent extent); use loop bounds known "
+            "from the input shapes."
         )
 
     def _num_tiles(self, tile_block: int) -> Expr:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import ast
+import copy
 import inspect
+import textwrap
 from dataclasses import replace
 from pathlib import Path
 
 import helion
+import helion.language as hl
 from helion._compiler.device_ir import RootGraphInfo
 
 from loom.errors import FrontendError, ShapeError
@@ -39,8 +43,9 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
     }
     name = fn.__name__
     source_file = _display_path(inspect.getsourcefile(fn) or "<unknown>")
+    _refuse_random(kernel, source_file)
     try:
-        bound = kernel.bind(args)
+        bound = _with_static_shapes(kernel).bind(args)
     except helion.exc.Base as err:
         text = str(err).strip()
         first_line = (text.splitlines()[0] if text else type(err).__name__).rstrip(".")
@@ -67,6 +72,50 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
         chained = replace(lift_1d_tensors(launch), after=chained)
     assert chained is not None
     return chained
+
+
+def _with_static_shapes(kernel: helion.Kernel) -> helion.Kernel:
+    """Loom compiles one program per argument shape, so every extent the arguments fix
+    binds as a number, as `@helion.kernel(static_shapes=True)` binds it (a kernel written
+    with `static_shapes=False` leaves `x.numel()` symbolic for Helion's launch)."""
+    if kernel.settings.static_shapes:
+        return kernel
+    settings = copy.copy(kernel.settings)
+    settings.static_shapes = True
+    return helion.Kernel(kernel.fn, configs=kernel.configs, settings=settings)
+
+
+_RANDOM = ("rand", "rand4x", "randint")
+"""Helion's seeded generators (`hl.rand(shape, seed=...)`): Philox-4x32 counters."""
+
+
+def _refuse_random(kernel: helion.Kernel, source_file: str) -> None:
+    """Helion's random numbers are Philox-4x32 rounds (32x32 -> 64-bit products and xors
+    of unsigned 32-bit words); Tenstorrent tiles have no 64-bit or unsigned 32-bit
+    integer arithmetic and the SFPU's generator is another one, so no device result
+    could match Helion's bit for bit: refused by name, before Helion traces it."""
+    fn = kernel.fn
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return
+    for node in ast.walk(ast.parse(textwrap.dedent("".join(lines)))):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in _RANDOM
+            and isinstance(node.func.value, ast.Name)
+            and fn.__globals__.get(node.func.value.id) is hl
+        ):
+            call = f"{node.func.value.id}.{node.func.attr}"
+            raise FrontendError(
+                f"{source_file}:{first + node.lineno - 1}: Loom cannot compile `{call}` in "
+                f"kernel {fn.__name__!r}; Helion's random numbers are Philox-4x32 rounds on "
+                "unsigned 32-bit words (64-bit products, xors), which Tenstorrent tiles "
+                "cannot compute bit for bit (no 64-bit or unsigned integer tiles), so the "
+                "result could never match Helion's. Draw the random tensor on the host "
+                "(torch.rand) and pass it to the kernel as an input."
+            )
 
 
 def _launch_name(name: str, phase: int) -> str:

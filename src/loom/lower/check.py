@@ -3,7 +3,8 @@ any Program): names resolve, scopes nest, and DRAM windows stay inside their ten
 
 These are the mistakes that would surface only as a hang or a garbled tensor on the
 device: a buffer acquired twice by one stream at once (a circular buffer hands out
-its blocks in order, so the second acquisition would get the wrong block), a copy or
+its blocks in order, so the second acquisition would get the wrong block), a block
+reserved in a one-block buffer whose block the same stream holds (it never frees), a copy or
 a compute outside a scope of its buffer, or a read past the end of a tensor.
 """
 
@@ -53,6 +54,7 @@ class _Checker:
     def __init__(self, program: Program) -> None:
         self.p = program
         self.buffers = {b.name for b in program.buffers}
+        self.depth = {b.name: b.depth for b in program.buffers}
         self.nets = {n.name for n in program.nets}
         self.loops: list[Sym] = []
 
@@ -74,9 +76,7 @@ class _Checker:
                         self.fail(stream, f"buffer {b!r} is waited while a block is held")
                 self.stmts(stream, body, held | set(bufs), rsv)
             case Reserve(buffer=b, body=body):
-                self.known(stream, b)
-                if b in rsv:
-                    self.fail(stream, f"buffer {b!r} is reserved while a block is reserved")
+                self.reserve(stream, b, held, rsv)
                 self.stmts(stream, body, held, rsv | {b})
             case Loop(var=var, body=body):
                 self.loops.append(var)
@@ -95,6 +95,13 @@ class _Checker:
                         self.fail(stream, f"compute reads {ref!r} outside its wait")
             case ReadDram() | Receive() | ReceiveAll() | ReceiveEach() | Send() | WriteDram():
                 self.copy(stream, s, held, rsv)
+
+    def reserve(self, stream: str, b: str, held: frozenset[str], rsv: frozenset[str]) -> None:
+        self.known(stream, b)
+        if b in rsv:
+            self.fail(stream, f"buffer {b!r} is reserved while a block is reserved")
+        if b in held and self.depth[b] == 1:
+            self.fail(stream, f"buffer {b!r} is reserved while its only block is held")
 
     def copy(self, stream: str, s: Stmt, held: frozenset[str], rsv: frozenset[str]) -> None:
         match s:

@@ -52,22 +52,30 @@ def _const(e: Expr, what: str) -> int:
 
 def _tile_offset(offset: Expr, what: str) -> Expr:
     if mod(offset, TILE) != Const(0):
-        raise ScheduleError(f"{what} starts at element {offset}, not on a 32-element tile edge.")
+        raise ScheduleError(
+            f"{what} starts at element {offset}, not on a {TILE}-element tile edge: a block "
+            f"reads and writes whole {TILE}x{TILE} tiles, so the last two dims of a tensor "
+            f"must be indexed by tiles of {TILE} elements or more. A batch tile of block 1 "
+            "(a batched grid's `tile_b`) indexing the rows of a 2-D tensor gives one row "
+            "per block: write one column per batch entry instead (an `[b, m, 1]` tensor "
+            "stored as `t[tile_b, tile_m, :] = v[:, :, None]`), or index a leading dim."
+        )
     return floordiv(offset, TILE)
 
 
 def tile_window(
-    arg: DramTensor, window: tuple[Window, ...], env: Mapping[str, Expr]
+    arg: DramTensor, window: tuple[Window, ...], env: Mapping[str, Expr], where: str = ""
 ) -> tuple[Expr, Expr, int, int]:
-    """(first row, first col, rows, cols) in tiles of `window` on `arg`'s tile grid."""
-    where = f"access to {arg.name!r}"
+    """(first row, first col, rows, cols) in tiles of `window` on `arg`'s tile grid;
+    `where` names the access in errors (file:line and the op)."""
+    where = where or f"the access to {arg.name!r}"
     offsets = [w.offset.subs(env) for w in window]
-    sizes = [_const(w.size.subs(env), f"a window size of the {where}") for w in window]
+    sizes = [_const(w.size.subs(env), f"{where}: a window size") for w in window]
     shape = arg.stored_shape
     lead = shape[:-2]
     if any(s != 1 for s in sizes[:-2]):
         raise ScheduleError(
-            f"the {where} spans {sizes[:-2]} batch entries; Loom lowers batch blocks of 1 "
+            f"{where} spans {sizes[:-2]} batch entries; Loom lowers batch blocks of 1 "
             "(set the batch tile size to 1)."
         )
     batch: Expr = Const(0)

@@ -42,7 +42,10 @@ WriterMerge = Callable[[tuple[Gather, ...], If, dict[str, Expr]], tuple[Stmt, ..
 def _address(
     ctx: LowerContext, op: Load | Store, env: Mapping[str, Expr]
 ) -> tuple[Expr, Expr, int, int]:
-    return tile_window(ctx.tensor(op.tensor), op.window, env)
+    kind = "load" if isinstance(op, Load) else "store"
+    at = f"{ctx.program.source_file}:{op.line}: " if ctx.program.source_file and op.line else ""
+    where = f"{at}the {kind} of {op.tensor!r}"
+    return tile_window(ctx.tensor(op.tensor), op.window, env, where)
 
 
 @dataclass

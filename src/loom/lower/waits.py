@@ -4,8 +4,13 @@ The compute stream is first built as a list of *steps* per nesting level, each s
 statement plus the keys (buffered value instances) it reads. A key owned by the level
 (its block is produced once per pass through this level) gets one `Wait` spanning its
 first to its last reader, because a waited block is popped exactly once when its scope
-ends. Scopes must nest like Python `with` blocks: when a scope opened inside another
-outlives it, the outer one is extended (its block is held a little longer).
+ends. Scopes must nest like Python `with` blocks. When a scope opened inside another
+outlives it, the inner one opens earlier, with the outer one, if its block is already
+filled by then (compute produced it at this level before the outer scope opens: holding
+a filled block costs no L1 its lifetime does not already count). Otherwise the outer one
+is extended (its block is held a little longer). Extending is what the buffer lifetimes
+do not foresee: a buffer that shares the outer block's storage and is produced inside
+the extension would wait for a block its own consumer holds (a deadlock).
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
-from loom.ir.program import Compute, Reserve, Stmt, Wait
+from loom.ir.program import Compute, Reserve, Stmt, Wait, walk_stmts
 from loom.lower.exprs import Built
 
 
@@ -35,7 +40,20 @@ def produce(cb: str, built: Built) -> Step:
     return Step(Reserve(cb, (Compute(cb, built.expr),)), built.reads)
 
 
-def _scopes(steps: list[Step], owned: Iterable[str]) -> list[_Scope]:
+def _writes(stmt: Stmt, cb: str) -> bool:
+    return any(isinstance(s, Reserve) and s.buffer == cb for s in walk_stmts((stmt,)))
+
+
+def _filled_at(steps: list[Step], scope: _Scope, cb: str) -> int | None:
+    """The step after the one of this level that fills `scope`'s block, or None when
+    another engine or an outer level fills it (then waiting earlier could block)."""
+    for j in range(scope.first - 1, -1, -1):
+        if _writes(steps[j].stmt, cb):
+            return j + 1
+    return None
+
+
+def _scopes(steps: list[Step], owned: Iterable[str], cb_of: Mapping[str, str]) -> list[_Scope]:
     owned_set = set(owned)
     scopes: dict[str, _Scope] = {}
     for i, step in enumerate(steps):
@@ -44,14 +62,35 @@ def _scopes(steps: list[Step], owned: Iterable[str]) -> list[_Scope]:
                 scopes[key].last = i
             else:
                 scopes[key] = _Scope(key, i, i)
-    ordered = sorted(scopes.values(), key=lambda s: (s.first, -s.last, s.key))
+    filled = {k: _filled_at(steps, s, cb_of[k]) for k, s in scopes.items()}
+    while True:
+        ordered = sorted(scopes.values(), key=lambda s: (s.first, -s.last, s.key))
+        crossing = _crossing(ordered)
+        if crossing is None:
+            return ordered
+        outer, inner = crossing
+        start = filled[inner.key]
+        same_cb = [
+            s
+            for s in ordered
+            if s is not inner and cb_of[s.key] == cb_of[inner.key] and s.first <= inner.first
+        ]
+        if start is not None and start <= outer.first and all(s.last < start for s in same_cb):
+            inner.first = outer.first
+        else:
+            outer.last = inner.last
+
+
+def _crossing(ordered: list[_Scope]) -> tuple[_Scope, _Scope] | None:
+    """The first open scope that a later-opened scope outlives, with that scope."""
     open_: list[_Scope] = []
     for scope in ordered:
         open_ = [s for s in open_ if s.last >= scope.first]
-        for outer in open_:  # every open scope encloses the new one
-            outer.last = max(outer.last, scope.last)
+        for outer in open_:
+            if outer.last < scope.last:
+                return outer, scope
         open_.append(scope)
-    return ordered
+    return None
 
 
 def wrap(steps: list[Step], owned: Iterable[str], cb_of: Mapping[str, str]) -> list[Step]:
@@ -61,7 +100,7 @@ def wrap(steps: list[Step], owned: Iterable[str], cb_of: Mapping[str, str]) -> l
     for an enclosing level to wait for.
     """
     owned_set = set(owned)
-    scopes = _scopes(steps, owned_set)
+    scopes = _scopes(steps, owned_set, cb_of)
     return _nest(steps, 0, len(steps) - 1, scopes, owned_set, cb_of)
 
 
