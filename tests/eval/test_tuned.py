@@ -89,3 +89,45 @@ def test_table2_compares_loom_with_the_tuned_attention_baselines_when_present() 
     text = table2([*plain, row("ttnn-sdpa-models", 120.0), row("ttnn-sdpa-tuned", 110.0)])
     assert "loom / ttnn-sdpa-tuned" in text and "1.100x (1)" in text
     assert "ttnn-sdpa-models / ttnn-sdpa" in text and "3.333x (1)" in text
+
+
+def test_sdpa_decode_tuned_and_models_run_through_the_evaluation() -> None:
+    """B=1, H=2, S=256, D=64 on Wormhole: the tuned search offers k_chunk 32 ... 256 for
+    every cores-per-head count, keeps the fastest simulated; the models' program reads K
+    and V as bfp8 (its KV cache), the tuned one keeps the kernel's bf16."""
+    from loom.eval.run import baseline_program
+
+    c = case("flash_decode", "wormhole_n150", {"B": 1, "H": 2, "S": 256, "D": 64})
+    state = _Case(c, EvalOptions())
+    ((name, make),) = _tuned_baselines(c, state.arch)
+    assert name == "ttnn-sdpa-decode-tuned"
+    candidates = make()
+    assert {p.block_sizes["tile_n"] for p in candidates} == {32, 64, 128, 256}
+    models = baseline_program(c, "ttnn-sdpa-decode-models")
+    tuned = baseline_program(c, "ttnn-sdpa-decode-tuned")
+    dtypes = {t.name: t.dtype for t in models.tensors}
+    assert (dtypes["k"], dtypes["v"], dtypes["q"]) == ("bfp8", "bfp8", "bf16")
+    assert {t.name: t.dtype for t in tuned.tensors}["k"] == "bf16"
+
+
+def test_table2_leads_with_the_strongest_ttnn_and_keeps_the_default() -> None:
+    from loom.eval.rows import ResultRow
+    from loom.report.eval_tables import losses, table2
+
+    def row(policy: str, cycles: float) -> ResultRow:
+        return ResultRow("flash_decode", "wormhole_n150", "B=8,H=32,S=1024,D=64", policy, 1,
+                         "ok", cycles=cycles)  # fmt: skip
+
+    rows = [
+        row("loom", 100.0),
+        row("ttnn-sdpa-decode", 300.0),
+        row("ttnn-sdpa-decode-models", 150.0),
+        row("ttnn-sdpa-decode-tuned", 200.0),
+    ]
+    text = table2(rows)
+    assert "loom / ttnn-strongest" in text and "1.500x (1)" in text
+    assert "loom / ttnn-sdpa-decode (no config)" in text and "3.000x (1)" in text
+    assert "loom / ttnn-sdpa-decode-tuned" in text and "2.000x (1)" in text
+    assert "none" in losses(rows)
+    lost = losses([*rows[:2], row("ttnn-sdpa-decode-models", 90.0)])
+    assert "0.900x" in lost and "    ttnn-sdpa-decode-models " in lost

@@ -16,6 +16,10 @@ from dataclasses import dataclass
 
 from loom.arch import Arch, load_arch
 from loom.baselines.build import Policy, build_schedule
+from loom.baselines.sdpa_decode_tuned import (
+    sdpa_decode_models_policy,
+    sdpa_decode_tuned_candidates,
+)
 from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
 from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
@@ -62,7 +66,10 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
             ("ttnn-sdpa-models", lambda: sdpa_models_policy(shape, grid, causal, noc_x)),
         ]
     if case.kernel == "flash_decode":
-        return [("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid))]
+        return [
+            ("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid)),
+            ("ttnn-sdpa-decode-models", lambda: sdpa_decode_models_policy(shape)),
+        ]
     return []
 
 
@@ -76,6 +83,9 @@ def _tuned_baselines(
         causal = case.kernel == "flash_attention_causal"
         noc_x, l1 = tuple(arch.worker_noc_x), arch.l1_usable_bytes
         return [("ttnn-sdpa-tuned", lambda: sdpa_tuned_candidates(shape, grid, causal, noc_x, l1))]
+    if case.kernel == "flash_decode":
+        l1 = arch.l1_usable_bytes
+        return [("ttnn-sdpa-decode-tuned", lambda: sdpa_decode_tuned_candidates(shape, grid, l1))]
     return []
 
 
@@ -134,24 +144,38 @@ class _Case:
         self.arch = load_arch(case.arch)
         self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
         self.log = StageLog()
-        self._buffers: dict[str, BufferedProgram] = {}
+        self._buffers: dict[tuple[str, str], BufferedProgram] = {}
+        self._programs: dict[str, TileProgram] = {}
         self._sims: dict[Program, SimResult] = {}
         """Simulations of this case by lowered program (notes aside): policies, ranks and
         Figure 11's neighbours often lower to the same program, and the simulator is a
         pure function of it."""
 
+    def program_for(self, policy: Policy, program: TileProgram) -> TileProgram:
+        """The program a baseline runs: `program` (the kernel as Loom compiles it) unless
+        the policy's source runs other tensor formats (`Policy.formats`), traced once per
+        case with them."""
+        if not policy.formats:
+            return program
+        if policy.formats not in self._programs:
+            self._programs[policy.formats] = run_frontend(
+                self.spec, self.case.shape_dict, self.log, policy.formats
+            )
+        return self._programs[policy.formats]
+
     def buffers_for(
         self, policy: Policy, program: TileProgram, strict: BufferedProgram | None = None
     ) -> BufferedProgram:
-        """The buffering a baseline's schedule is built on, built once per case: `strict`
-        (the kernel's own, when given) unless the policy keeps its matmuls' bf16 partial
-        sums in the output block (TTNN's matmul policies), a placement the strict
-        buffering does not offer."""
-        key = "output" if policy.accumulate == "output" else "strict"
-        if key == "strict" and strict is not None:
+        """The buffering of `program` (`program_for`'s) a baseline's schedule is built on,
+        built once per case: `strict` (the kernel's own, when given and the policy keeps
+        the kernel's formats) unless the policy keeps its matmuls' bf16 partial sums in
+        the output block (TTNN's matmul policies), a placement the strict buffering does
+        not offer."""
+        key = ("output" if policy.accumulate == "output" else "strict", policy.formats)
+        if key == ("strict", "") and strict is not None:
             return strict
         if key not in self._buffers:
-            self._buffers[key] = build_buffers(program, key)
+            self._buffers[key] = build_buffers(program, key[0])
         return self._buffers[key]
 
     def simulate(self, program, buffered, schedule: Schedule) -> tuple[SimResult, float]:  # type: ignore[no-untyped-def]
@@ -169,9 +193,10 @@ class _Case:
         case = self.case
 
         def run(policy: Policy) -> tuple[Schedule, SimResult, float]:
-            own = self.buffers_for(policy, program, buffered)
+            own_program = self.program_for(policy, program)
+            own = self.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, self.fidelity, policy)
-            sim, secs = self.simulate(program, own, schedule)
+            sim, secs = self.simulate(own_program, own, schedule)
             return schedule, sim, secs
 
         return fastest(candidates, run)
@@ -255,6 +280,7 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     policy = dict(_baselines(case, state.arch))[name]()
     if policy is None:
         raise ValueError(f"{name} has no schedule for {case.key}")
+    program = state.program_for(policy, program)
     buffered = state.buffers_for(policy, program)
     schedule = build_schedule(buffered, case.arch, case.shape_dict, state.fidelity, policy)
     return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
@@ -275,9 +301,10 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             policy = make()
             if policy is None:
                 continue
-            own = state.buffers_for(policy, program, buffered)
+            own_program = state.program_for(policy, program)
+            own = state.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
-            sim, secs = state.simulate(program, own, schedule)
+            sim, secs = state.simulate(own_program, own, schedule)
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))
