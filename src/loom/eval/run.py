@@ -22,7 +22,8 @@ from loom.baselines.sdpa_decode_tuned import (
 )
 from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
-from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
+from loom.baselines.ttnn_matmul import oob_policy
+from loom.baselines.ttnn_matmul_tuned import matmul_tuned_candidates
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.dataflow import build_buffers
 from loom.errors import ScheduleError
@@ -54,10 +55,7 @@ class EvalOptions:
 def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Policy | None]]]:
     shape, grid = case.shape_dict, (arch.grid_x, arch.grid_y)
     if case.kernel == "gemm":
-        return [
-            ("ttnn-matmul-oob", lambda: oob_policy(shape, arch.name, grid)),
-            ("ttnn-matmul-tuned", lambda: tuned_policy(shape, arch.name)),
-        ]
+        return [("ttnn-matmul-oob", lambda: oob_policy(shape, arch.name, grid))]
     if case.kernel in ("flash_attention", "flash_attention_causal"):
         causal = case.kernel == "flash_attention_causal"
         noc_x = tuple(arch.worker_noc_x)
@@ -79,6 +77,8 @@ def _tuned_baselines(
     """The baselines that are the fastest of several legal configurations of TTNN's own
     knobs: each offers its candidates, `loom.eval.tuned` keeps the fastest."""
     shape, grid = case.shape_dict, (arch.grid_x, arch.grid_y)
+    if case.kernel == "gemm":
+        return [("ttnn-matmul-tuned", lambda: matmul_tuned_candidates(shape, arch.name, grid))]
     if case.kernel in ("flash_attention", "flash_attention_causal"):
         causal = case.kernel == "flash_attention_causal"
         noc_x, l1 = tuple(arch.worker_noc_x), arch.l1_usable_bytes
