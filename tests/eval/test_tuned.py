@@ -129,6 +129,9 @@ def test_table2_leads_with_the_strongest_ttnn_and_keeps_the_default() -> None:
     assert "loom / ttnn-sdpa-decode (no config)" in text and "3.000x (1)" in text
     assert "loom / ttnn-sdpa-decode-tuned" in text and "2.000x (1)" in text
     assert "none" in losses(rows)
+    assert "loom-kv-bfp8" not in text
+    same = table2([*rows, row("loom-kv-bfp8", 75.0)])
+    assert "loom-kv-bfp8 / ttnn-sdpa-decode-models" in same and "2.000x (1)" in same
     lost = losses([*rows[:2], row("ttnn-sdpa-decode-models", 90.0)])
     assert "0.900x" in lost and "    ttnn-sdpa-decode-models " in lost
 
@@ -149,3 +152,16 @@ def test_matmul_tuned_is_searched_for_every_gemm_shape() -> None:
     best = state.tune(program, build_buffers(program), candidates)
     assert best.schedule.notes[-1].startswith("fastest of 4 simulated")
     assert best.schedule.accumulators and set(best.schedule.accumulators.values()) == {"output"}
+
+
+def test_decode_also_compiles_loom_with_the_models_bfp8_cache() -> None:
+    """The models' decode reads a bfloat8_b KV cache; Loom compiled with the same formats
+    is its own row, beside the bf16 compile."""
+    from loom.eval.run import _same_format_rows
+
+    c = case("flash_decode", "wormhole_n150", {"B": 1, "H": 2, "S": 256, "D": 64})
+    (row,) = _same_format_rows(_Case(c, EvalOptions()))
+    assert (row.policy, row.status, row.rank) == ("loom-kv-bfp8", "ok", 1)
+    assert row.cycles > 0 and row.dram_read_bytes > 0
+    gemm = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
+    assert _same_format_rows(_Case(gemm, EvalOptions())) == []

@@ -15,7 +15,14 @@ bfloat8_b (``ModelOptimizations._default_settings``: ``TensorGroup.KV_CACHE:
 PrecisionSetting.BFP8``, which both the performance and the accuracy settings of the
 Llama 3 / Mistral models keep). So the baseline runs on an 8 x 8 grid also on Blackhole
 (64 of 130 cores, as the model code would) and reads K and V as bfp8 tiles (1088 B
-where Loom's bf16 reads 2048: the baseline is favoured there).
+where Loom's bf16 reads 2048: the baseline is favoured there). Where TTNN leaves the
+last cores of the grid idle (B=10 on 8 x 8: 6 cores per batch, 60 busy, 6 heads on most),
+Loom's view, whole rows of the grid, spreads the heads over all 64 (5 per core): that
+favours the baseline too.
+
+Cost in the evaluation: the tuned search simulates every candidate (6 at the evaluation's
+shapes, one per chunk from 32 to 1024), about 30 s of CPU for B=8, H=32, S=1024, D=64 on
+Wormhole; the default's program, which is one of them, is simulated once per case.
 
 `ttnn-sdpa-decode-tuned` candidates, on the whole grid and with the kernel's own formats:
 ``k_chunk_size`` a power of two and a multiple of 32 (``sdpa_decode.cpp`` @

@@ -9,7 +9,9 @@ cycles of its no-config default and the configured baselines of `CONFIGURED`: th
 matmul, the model code's and the tuned SDPA and SDPA-decode configs); the no-config
 default of each kernel (matmul without program config, SDPA and SDPA-decode defaults)
 follows as a labelled second line, and each configured baseline present gets its own
-lines.
+lines. Decode adds Loom compiled with the models' bfloat8_b KV cache ("loom-kv-bfp8")
+over the models' config, which reads the same bytes (the headline compares Loom's bf16
+cache with the strongest TTNN, that config included).
 """
 
 from __future__ import annotations
@@ -34,6 +36,9 @@ CONFIGURED = {
 }
 """The TTNN baselines with a program config, per kernel (`loom.eval.run` builds them)."""
 STRONGEST = "ttnn-strongest"
+SAME_FORMATS = {"flash_decode": (("loom-kv-bfp8", "ttnn-sdpa-decode-models"),)}
+"""Loom compiled with a baseline's tensor formats (`loom.eval.run.SAME_FORMATS`), beside
+the baseline that runs them: the models' decode reads a bfloat8_b KV cache."""
 CaseKey = tuple[str, str, str]
 
 
@@ -100,6 +105,9 @@ def table2(rows: Iterable[ResultRow]) -> str:
         for tuned in CONFIGURED[kernel]:
             if any(tuned in p for (k, _, _), p in picked.items() if k == kernel):
                 comparisons += [("loom", tuned), (tuned, ttnn)]
+        for loom, base in SAME_FORMATS.get(kernel, ()):
+            if any(loom in p for (k, _, _), p in picked.items() if k == kernel):
+                comparisons += [(loom, base), (loom, STRONGEST)]
         for a, b in comparisons:
             cells = "".join(f" {_cell(speedups(picked, kernel, arch, a, b)):>22}" for arch in archs)
             label = f"{a} / {b}" + (" (no config)" if b == ttnn and a.startswith("loom") else "")
