@@ -89,3 +89,79 @@ def test_table2_compares_loom_with_the_tuned_attention_baselines_when_present() 
     text = table2([*plain, row("ttnn-sdpa-models", 120.0), row("ttnn-sdpa-tuned", 110.0)])
     assert "loom / ttnn-sdpa-tuned" in text and "1.100x (1)" in text
     assert "ttnn-sdpa-models / ttnn-sdpa" in text and "3.333x (1)" in text
+
+
+def test_sdpa_decode_tuned_and_models_run_through_the_evaluation() -> None:
+    """B=1, H=2, S=256, D=64 on Wormhole: the tuned search offers k_chunk 32 ... 256 for
+    every cores-per-head count, keeps the fastest simulated; the models' program reads K
+    and V as bfp8 (its KV cache), the tuned one keeps the kernel's bf16."""
+    from loom.eval.run import baseline_program
+
+    c = case("flash_decode", "wormhole_n150", {"B": 1, "H": 2, "S": 256, "D": 64})
+    state = _Case(c, EvalOptions())
+    ((name, make),) = _tuned_baselines(c, state.arch)
+    assert name == "ttnn-sdpa-decode-tuned"
+    candidates = make()
+    assert {p.block_sizes["tile_n"] for p in candidates} == {32, 64, 128, 256}
+    models = baseline_program(c, "ttnn-sdpa-decode-models")
+    tuned = baseline_program(c, "ttnn-sdpa-decode-tuned")
+    dtypes = {t.name: t.dtype for t in models.tensors}
+    assert (dtypes["k"], dtypes["v"], dtypes["q"]) == ("bfp8", "bfp8", "bf16")
+    assert {t.name: t.dtype for t in tuned.tensors}["k"] == "bf16"
+
+
+def test_table2_leads_with_the_strongest_ttnn_and_keeps_the_default() -> None:
+    from loom.eval.rows import ResultRow
+    from loom.report.eval_tables import losses, table2
+
+    def row(policy: str, cycles: float) -> ResultRow:
+        return ResultRow("flash_decode", "wormhole_n150", "B=8,H=32,S=1024,D=64", policy, 1,
+                         "ok", cycles=cycles)  # fmt: skip
+
+    rows = [
+        row("loom", 100.0),
+        row("ttnn-sdpa-decode", 300.0),
+        row("ttnn-sdpa-decode-models", 150.0),
+        row("ttnn-sdpa-decode-tuned", 200.0),
+    ]
+    text = table2(rows)
+    assert "loom / ttnn-strongest" in text and "1.500x (1)" in text
+    assert "loom / ttnn-sdpa-decode (no config)" in text and "3.000x (1)" in text
+    assert "loom / ttnn-sdpa-decode-tuned" in text and "2.000x (1)" in text
+    assert "none" in losses(rows)
+    assert "loom-kv-bfp8" not in text
+    same = table2([*rows, row("loom-kv-bfp8", 75.0)])
+    assert "loom-kv-bfp8 / ttnn-sdpa-decode-models" in same and "2.000x (1)" in same
+    lost = losses([*rows[:2], row("ttnn-sdpa-decode-models", 90.0)])
+    assert "0.900x" in lost and "    ttnn-sdpa-decode-models " in lost
+
+
+def test_matmul_tuned_is_searched_for_every_gemm_shape() -> None:
+    """M = N = K = 256 on Wormhole has no published config, yet the evaluation tunes it:
+    in0_block_w 8, 4, 2, 1 over 1 x 1 out blocks; the row is the fastest simulated."""
+    c = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
+    state = _Case(c, EvalOptions())
+    ((name, make),) = _tuned_baselines(c, state.arch)
+    assert name == "ttnn-matmul-tuned"
+    candidates = make()
+    assert [p.block_sizes["tile_k"] for p in candidates] == [256, 128, 64, 32]
+    from loom.dataflow import build_buffers
+    from loom.flows.helion import run_frontend
+
+    program = run_frontend(state.spec, c.shape_dict, state.log)
+    best = state.tune(program, build_buffers(program), candidates)
+    assert best.schedule.notes[-1].startswith("fastest of 4 simulated")
+    assert best.schedule.accumulators and set(best.schedule.accumulators.values()) == {"output"}
+
+
+def test_decode_also_compiles_loom_with_the_models_bfp8_cache() -> None:
+    """The models' decode reads a bfloat8_b KV cache; Loom compiled with the same formats
+    is its own row, beside the bf16 compile."""
+    from loom.eval.run import _same_format_rows
+
+    c = case("flash_decode", "wormhole_n150", {"B": 1, "H": 2, "S": 256, "D": 64})
+    (row,) = _same_format_rows(_Case(c, EvalOptions()))
+    assert (row.policy, row.status, row.rank) == ("loom-kv-bfp8", "ok", 1)
+    assert row.cycles > 0 and row.dram_read_bytes > 0
+    gemm = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
+    assert _same_format_rows(_Case(gemm, EvalOptions())) == []

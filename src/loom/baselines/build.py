@@ -34,6 +34,11 @@ class Policy:
     NoC0, "writer" on NoC1), where the source fixes it (TTNN's attention reads Q, K and V
     in its one reader kernel); a tensor not named, and every load when none is, keeps the
     buffer plan's engine, chosen as for Loom's own schedules."""
+    formats: str = ""
+    """The tensor formats the source runs the kernel with, as a ``--dtype`` spec (e.g.
+    ``k=bfp8,v=bfp8``: TTNN's models keep the KV cache in bfloat8_b); empty: the
+    kernel's own, as Loom compiles it. The evaluation builds the policy's program with
+    them."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:

@@ -15,7 +15,9 @@ Tuned configs are the manual rows of tech_reports/GEMM_FLOPS/GEMM_FLOPS.md (tens
 tt-metal @ 06bd3735f7df2921d8195d732c14eba433e4a32d), reconstructed from
 tests/ttnn/unit_tests/benchmarks/test_benchmark.py (bf16 rows of the calibration tables,
 copied into data/ttnn_matmul_tuned.csv). Their in0 and output are L1-sharded on the
-card; here every tensor is in DRAM, as for every other policy.
+card; here every tensor is in DRAM, as for every other policy. The evaluation's
+`ttnn-matmul-tuned` searches every shape (`loom.baselines.ttnn_matmul_tuned`), the
+published config one of its candidates.
 """
 
 from __future__ import annotations
@@ -60,6 +62,7 @@ def config_policy(
         f"{cfg.kind} grid {cfg.grid_x}x{cfg.grid_y} per_core {cfg.per_core_m}x{cfg.per_core_n} "
         f"out_block {bh}x{bw} in0_block_w {cfg.in0_block_w} subblock "
         f"{cfg.out_subblock_h}x{cfg.out_subblock_w} fidelity {cfg.math_fidelity}"
+        + (" transpose_mcast" if cfg.transpose_mcast else "")
     )
     notes = (f"{name}: {detail}", f"rule: {note}")
     if cfg.kind == "mcast_1d_in0":
@@ -70,7 +73,9 @@ def config_policy(
         return Policy(name, view, blocks, ("b",), DOUBLE_INPUTS, notes, "output")
     rows = math.ceil(mt / cfg.per_core_m)
     cols = math.ceil(nt / cfg.per_core_n)
-    view = (("y", rows, "tile_m"), ("x", cols, "tile_n"))
+    # transpose_mcast: the grid's columns own M and its rows N
+    m_dim, n_dim = ("x", "y") if cfg.transpose_mcast else ("y", "x")
+    view = ((m_dim, rows, "tile_m"), (n_dim, cols, "tile_n"))
     mcast = ("a", "b") if cfg.kind == "mcast_2d" else ()
     return Policy(name, view, blocks, mcast, DOUBLE_INPUTS, notes, "output")
 

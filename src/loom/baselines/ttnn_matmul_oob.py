@@ -73,7 +73,7 @@ class TtnnMatmulConfig:
 
 
 @dataclass(frozen=True)
-class _Sizes:
+class CbSizes:
     """Bytes of one tile of each operand, and the L1 budget of the CB estimate."""
 
     in0: int
@@ -92,11 +92,11 @@ class _Sizes:
         return self.cbs(pm, pn, kw) < self.max_l1
 
 
-def _sizes(dtype: str, arch_name: str, fp32_dest_acc: bool) -> _Sizes:
+def _sizes(dtype: str, arch_name: str, fp32_dest_acc: bool) -> CbSizes:
     arch = load_arch(arch_name)
     tile = tile_bytes(parse_format(dtype).value)
     interm = tile_bytes("fp32") if fp32_dest_acc else max(tile, tile_bytes("bf16"))
-    return _Sizes(tile, tile, interm, arch.l1_usable_bytes)
+    return CbSizes(tile, tile, interm, arch.l1_usable_bytes)
 
 
 def is_narrow(height: int, width: int) -> bool:
@@ -121,7 +121,7 @@ def _factors(n: int) -> list[int]:
 
 
 def multi_dim_factor(
-    pm: int, pn: int, kw: int, sizes: _Sizes, adjust_k: bool
+    pm: int, pn: int, kw: int, sizes: CbSizes, adjust_k: bool
 ) -> tuple[int, int, int]:
     """Largest out block (nearest a square for each area) whose CBs fit in L1; with
     `adjust_k` the K block may shrink to a divisor of `kw` too."""
@@ -158,7 +158,7 @@ def out_block(
     return multi_dim_factor(per_core_m, per_core_n, in0_block_w, sizes, False)
 
 
-def _per_core_factor(sizes: _Sizes, kw: int) -> int:
+def _per_core_factor(sizes: CbSizes, kw: int) -> int:
     """get_per_core_factor: the largest square block (16, 8, 4, 2) whose CBs fit."""
     f = 16
     while f > 1:
@@ -169,7 +169,7 @@ def _per_core_factor(sizes: _Sizes, kw: int) -> int:
 
 
 def _mcast_1d(
-    m: int, k: int, n: int, grid_x: int, grid_y: int, sizes: _Sizes, mcast_in0: bool
+    m: int, k: int, n: int, grid_x: int, grid_y: int, sizes: CbSizes, mcast_in0: bool
 ) -> TtnnMatmulConfig:
     cores = grid_x * grid_y
     if mcast_in0:

@@ -238,10 +238,14 @@ def sdpa_policy(
     return Policy(name, view, blocks, multicast, pipeline, notes, load_engines=engines)
 
 
-def decode_split(b: int, kv_heads: int, cores: int) -> tuple[int, int, int]:
-    """(cores per batch, cores per head, heads per core) of TTNN's SDPA decode with no
-    program config (every core available to a batch)."""
-    per_batch = cores // b
+def decode_split(
+    b: int, kv_heads: int, cores: int, max_per_head: int | None = None
+) -> tuple[int, int, int]:
+    """(cores per batch, cores per head, heads per core) of TTNN's SDPA decode on `cores`
+    cores; `max_per_head` is a program config's ``max_cores_per_head_batch`` (None: no
+    config, every core available to a batch)."""
+    usable = cores if max_per_head is None else min(cores, max_per_head * b * kv_heads)
+    per_batch = usable // b
     per_head = max(1, per_batch // kv_heads)
     heads_per_core = max(1, math.ceil(kv_heads / per_batch))
     return per_batch, per_head, heads_per_core
@@ -253,32 +257,56 @@ def decode_k_chunk(s: int) -> int:
     return max(K_CHUNK, min(DECODE_MAX_K_CHUNK, s & -s))
 
 
-def sdpa_decode_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
-    """`ttnn-sdpa-decode` for the flash_decode kernel (grid axes: B*H rows, KV splits)."""
+def decode_kv_split(s: int, per_head: int, k_chunk: int) -> tuple[int, int]:
+    """(cores a head's cache is split over, positions per core) for `per_head` cores per
+    head and key chunks of `k_chunk`: TTNN hands each core ``ceil(chunks / cores)``, so
+    cores past the last such share are idle (and not counted)."""
+    tile_s = math.ceil(s / min(per_head, math.ceil(s / k_chunk)) / k_chunk) * k_chunk
+    return math.ceil(s / tile_s), tile_s
+
+
+def sdpa_decode_policy(
+    shape: dict[str, int],
+    grid: tuple[int, int],
+    k_chunk: int = 0,
+    max_per_head: int | None = None,
+    name: str = "ttnn-sdpa-decode",
+    why: str = "",
+    formats: str = "",
+) -> Policy:
+    """`ttnn-sdpa-decode` for the flash_decode kernel (grid axes: B*H rows, KV splits) on
+    `grid`. The other decode baselines run the same rule with a program config's knobs:
+    `k_chunk` (0: TTNN's choice for the length), `max_per_head` (its
+    ``max_cores_per_head_batch``; None: no config), `formats` (the tensor formats the
+    source runs, a ``--dtype`` spec); `name` is the baseline's, `why` a note on where the
+    knobs come from."""
     gx, gy = grid
     b, h, s = shape["B"], shape["H"], shape["S"]
-    per_batch, per_head, heads_per_core = decode_split(b, h, gx * gy)
-    k_chunk = decode_k_chunk(s)
-    split = min(per_head, math.ceil(s / k_chunk))
-    tile_s = math.ceil(s / split / k_chunk) * k_chunk
+    per_batch, per_head, heads_per_core = decode_split(b, h, gx * gy, max_per_head)
+    k_chunk = k_chunk or decode_k_chunk(s)
+    split, tile_s = decode_kv_split(s, per_head, k_chunk)
     head_cores = b * math.ceil(h / heads_per_core) if split == 1 else b * h
     if split == 1:
         view = spread(min(head_cores, gx * gy), gx, "tile_b")
     else:
+        # a head's cores as a rectangle: the widest divisor of the split along x
+        sx = max(d for d in range(1, min(split, gx) + 1) if split % d == 0)
+        sy = split // sx
         view = (
-            ("x", min(split, gx), "tile_s"),
-            ("y", math.ceil(split / gx), "tile_s"),
-            ("x", max(1, gx // split), "tile_b"),
-            ("y", max(1, min(b * h, gy // math.ceil(split / gx))), "tile_b"),
+            ("x", sx, "tile_s"),
+            ("y", sy, "tile_s"),
+            ("x", max(1, gx // sx), "tile_b"),
+            ("y", max(1, min(b * h, gy // sy)), "tile_b"),
         )
     notes = (
-        f"ttnn-sdpa-decode: k_chunk {k_chunk}; cores per batch {per_batch}, per head "
-        f"{per_head}, heads per core {heads_per_core}; KV split over {split} core(s)",
+        f"{name}: k_chunk {k_chunk}; cores per batch {per_batch}, per head "
+        f"{per_head}, heads per core {heads_per_core}; KV split over {split} core(s)"
+        + (f"; formats {formats}" if formats else ""),
+        *((why,) if why else ()),
         f"rule: {DECODE_SOURCE}",
         f"Q, K and V read by the reader kernel: {READER_SOURCES}",
     )
     blocks = {"tile_b": 1, "tile_s": tile_s, "tile_n": k_chunk}
     pipeline = {Scope("tile_n").key: {"b_load": 1}}
-    return Policy(
-        "ttnn-sdpa-decode", view, blocks, (), pipeline, notes, load_engines=dict(QKV_ON_READER)
-    )
+    engines = dict(QKV_ON_READER)
+    return Policy(name, view, blocks, (), pipeline, notes, load_engines=engines, formats=formats)

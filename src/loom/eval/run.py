@@ -16,9 +16,15 @@ from dataclasses import dataclass
 
 from loom.arch import Arch, load_arch
 from loom.baselines.build import Policy, build_schedule
+from loom.baselines.sdpa_decode_tuned import (
+    MODELS_FORMATS,
+    sdpa_decode_models_policy,
+    sdpa_decode_tuned_candidates,
+)
 from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
-from loom.baselines.ttnn_matmul import oob_policy, tuned_policy
+from loom.baselines.ttnn_matmul import oob_policy
+from loom.baselines.ttnn_matmul_tuned import matmul_tuned_candidates
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.dataflow import build_buffers
 from loom.errors import ScheduleError
@@ -50,10 +56,7 @@ class EvalOptions:
 def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Policy | None]]]:
     shape, grid = case.shape_dict, (arch.grid_x, arch.grid_y)
     if case.kernel == "gemm":
-        return [
-            ("ttnn-matmul-oob", lambda: oob_policy(shape, arch.name, grid)),
-            ("ttnn-matmul-tuned", lambda: tuned_policy(shape, arch.name)),
-        ]
+        return [("ttnn-matmul-oob", lambda: oob_policy(shape, arch.name, grid))]
     if case.kernel in ("flash_attention", "flash_attention_causal"):
         causal = case.kernel == "flash_attention_causal"
         noc_x = tuple(arch.worker_noc_x)
@@ -62,7 +65,10 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
             ("ttnn-sdpa-models", lambda: sdpa_models_policy(shape, grid, causal, noc_x)),
         ]
     if case.kernel == "flash_decode":
-        return [("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid))]
+        return [
+            ("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid)),
+            ("ttnn-sdpa-decode-models", lambda: sdpa_decode_models_policy(shape)),
+        ]
     return []
 
 
@@ -72,10 +78,15 @@ def _tuned_baselines(
     """The baselines that are the fastest of several legal configurations of TTNN's own
     knobs: each offers its candidates, `loom.eval.tuned` keeps the fastest."""
     shape, grid = case.shape_dict, (arch.grid_x, arch.grid_y)
+    if case.kernel == "gemm":
+        return [("ttnn-matmul-tuned", lambda: matmul_tuned_candidates(shape, arch.name, grid))]
     if case.kernel in ("flash_attention", "flash_attention_causal"):
         causal = case.kernel == "flash_attention_causal"
         noc_x, l1 = tuple(arch.worker_noc_x), arch.l1_usable_bytes
         return [("ttnn-sdpa-tuned", lambda: sdpa_tuned_candidates(shape, grid, causal, noc_x, l1))]
+    if case.kernel == "flash_decode":
+        l1 = arch.l1_usable_bytes
+        return [("ttnn-sdpa-decode-tuned", lambda: sdpa_decode_tuned_candidates(shape, grid, l1))]
     return []
 
 
@@ -134,24 +145,38 @@ class _Case:
         self.arch = load_arch(case.arch)
         self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
         self.log = StageLog()
-        self._buffers: dict[str, BufferedProgram] = {}
+        self._buffers: dict[tuple[str, str], BufferedProgram] = {}
+        self._programs: dict[str, TileProgram] = {}
         self._sims: dict[Program, SimResult] = {}
         """Simulations of this case by lowered program (notes aside): policies, ranks and
         Figure 11's neighbours often lower to the same program, and the simulator is a
         pure function of it."""
 
+    def program_for(self, policy: Policy, program: TileProgram) -> TileProgram:
+        """The program a baseline runs: `program` (the kernel as Loom compiles it) unless
+        the policy's source runs other tensor formats (`Policy.formats`), traced once per
+        case with them."""
+        if not policy.formats:
+            return program
+        if policy.formats not in self._programs:
+            self._programs[policy.formats] = run_frontend(
+                self.spec, self.case.shape_dict, self.log, policy.formats
+            )
+        return self._programs[policy.formats]
+
     def buffers_for(
         self, policy: Policy, program: TileProgram, strict: BufferedProgram | None = None
     ) -> BufferedProgram:
-        """The buffering a baseline's schedule is built on, built once per case: `strict`
-        (the kernel's own, when given) unless the policy keeps its matmuls' bf16 partial
-        sums in the output block (TTNN's matmul policies), a placement the strict
-        buffering does not offer."""
-        key = "output" if policy.accumulate == "output" else "strict"
-        if key == "strict" and strict is not None:
+        """The buffering of `program` (`program_for`'s) a baseline's schedule is built on,
+        built once per case: `strict` (the kernel's own, when given and the policy keeps
+        the kernel's formats) unless the policy keeps its matmuls' bf16 partial sums in
+        the output block (TTNN's matmul policies), a placement the strict buffering does
+        not offer."""
+        key = ("output" if policy.accumulate == "output" else "strict", policy.formats)
+        if key == ("strict", "") and strict is not None:
             return strict
         if key not in self._buffers:
-            self._buffers[key] = build_buffers(program, key)
+            self._buffers[key] = build_buffers(program, key[0])
         return self._buffers[key]
 
     def simulate(self, program, buffered, schedule: Schedule) -> tuple[SimResult, float]:  # type: ignore[no-untyped-def]
@@ -169,9 +194,10 @@ class _Case:
         case = self.case
 
         def run(policy: Policy) -> tuple[Schedule, SimResult, float]:
-            own = self.buffers_for(policy, program, buffered)
+            own_program = self.program_for(policy, program)
+            own = self.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, self.fidelity, policy)
-            sim, secs = self.simulate(program, own, schedule)
+            sim, secs = self.simulate(own_program, own, schedule)
             return schedule, sim, secs
 
         return fastest(candidates, run)
@@ -221,6 +247,32 @@ def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
     return rows, result.program, result.buffered
 
 
+SAME_FORMATS = {"flash_decode": ("loom-kv-bfp8", MODELS_FORMATS)}
+"""Loom compiled again with the formats a baseline's source runs (the models' bfloat8_b
+KV cache), so that the baseline that reads fewer bytes meets Loom on the same data."""
+
+
+def _same_format_rows(state: _Case) -> list[ResultRow]:
+    """Loom's pick (rank 1) compiled with `SAME_FORMATS`' formats for this kernel."""
+    if state.case.kernel not in SAME_FORMATS:
+        return []
+    name, formats = SAME_FORMATS[state.case.kernel]
+    case = state.case
+    try:
+        start = time.perf_counter()
+        result = compile_kernel(
+            state.spec,
+            CompileOptions(arch=state.arch, shape=case.shape_dict, math_fidelity=state.fidelity,
+                           formats=formats, jobs=1, top_k=1,
+                           time_limit_s=state.options.time_limit_s),
+        )  # fmt: skip
+        seconds = time.perf_counter() - start
+        sim, secs = state.simulate(result.program, result.buffered, result.schedule)
+        return [_row(case, state.spec, name, 1, result.schedule, sim, secs, seconds)]
+    except Exception as err:  # a sweep records a policy's failure and goes on
+        return [_failed(case, name, 1, err)]
+
+
 def _with_blocks(schedule: Schedule, program, blocks: dict[str, int]) -> Schedule:  # type: ignore[no-untyped-def]
     extents = {axis.tile.name: axis.extent for axis in program.grid}
     waves = grid_waves(extents, schedule.mapping, blocks)
@@ -255,6 +307,7 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     policy = dict(_baselines(case, state.arch))[name]()
     if policy is None:
         raise ValueError(f"{name} has no schedule for {case.key}")
+    program = state.program_for(policy, program)
     buffered = state.buffers_for(policy, program)
     schedule = build_schedule(buffered, case.arch, case.shape_dict, state.fidelity, policy)
     return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
@@ -275,9 +328,10 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             policy = make()
             if policy is None:
                 continue
-            own = state.buffers_for(policy, program, buffered)
+            own_program = state.program_for(policy, program)
+            own = state.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
-            sim, secs = state.simulate(program, own, schedule)
+            sim, secs = state.simulate(own_program, own, schedule)
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))
@@ -331,5 +385,6 @@ def run_case(case: EvalCase, options: EvalOptions) -> tuple[ResultRow, ...]:
         program = run_frontend(state.spec, case.shape_dict, state.log)
         buffered = build_buffers(program)
         rows = [_failed(case, "loom", 1, err)]
+    rows.extend(_same_format_rows(state))
     rows.extend(_baseline_rows(state, program, buffered))
     return tuple(rows)
