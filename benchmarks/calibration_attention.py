@@ -13,10 +13,11 @@ configuration is complete and Loom models the kernel it timed:
   (q_chunk, k_chunk) on the row's grid ((8,8) or 64 cores: 8 x 8; (11,10), 110 cores or
   the whole p100a: 11 x 10), `flash_attention_causal` when causal, `flash_attention`
   otherwise (TTNN's K/V chains for the non-causal kernel come with the policy);
-- TTNN's causal mask: generated in L1 by its writer kernel, so the replay drops the DRAM
-  reads of the tile indices Loom's causal kernel computes its mask from
-  (`generated_masks`); the mask arithmetic itself stays (Loom's kernel applies it to
-  every block, TTNN adds a mask tile to the diagonal block only);
+- TTNN's kernel where it computes differently from Loom's (`loom.baselines.sdpa_program`):
+  its causal mask is generated in L1 by its writer kernel (the replay drops the DRAM
+  reads of the tile indices Loom's causal kernel computes its mask from) and added to
+  the diagonal block only (the replay drops Loom's mask arithmetic on every block), and
+  its exp takes the softmax scale (the replay drops Loom's separate scale multiply);
 - TTNN's data formats: Q, K and V in the row's dtype (bfloat8_b -> bfp8), every
   intermediate and statistics buffer in Float16_b (bf16; the program factory's `im_df`
   and `stats_df`), the output in bf16; the row's math fidelity.
@@ -237,34 +238,6 @@ def ttnn_formats(program: Program, dtype: str) -> Program:
     )
 
 
-def generated_masks(program: Program) -> Program:
-    """`program` without the DRAM reads of the causal mask's inputs: TTNN's writer kernel
-    generates the mask tiles in L1 (`loom.baselines.ttnn_sdpa.MASK_SOURCE`), where Loom's
-    causal kernel reads the query and key tile indices the mask is computed from (a
-    1 x S fp32 row stored as whole tiles: 4 KB per key tile, about half the K/V bytes of
-    a step at bfp8). The buffers are still reserved and pushed, without data movement."""
-    from loom.baselines.ttnn_sdpa import MASK_ON_WRITER
-    from loom.ir.program import IfCore, Loop, Parallel, ReadDram, Reserve, Stmt, Wait
-
-    def keep(s: Stmt) -> bool:
-        return not (isinstance(s, ReadDram) and s.tensor in MASK_ON_WRITER)
-
-    def strip(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, Loop | Reserve | Wait):
-                s = dataclasses.replace(s, body=strip(s.body))
-            elif isinstance(s, IfCore):
-                s = dataclasses.replace(s, then=strip(s.then), orelse=strip(s.orelse))
-            elif isinstance(s, Parallel):
-                s = dataclasses.replace(s, copies=strip(s.copies))
-            if keep(s):
-                out.append(s)
-        return tuple(out)
-
-    return dataclasses.replace(program, reader=strip(program.reader), writer=strip(program.writer))
-
-
 def k_steps(row: SdpaRow, q_chunk: int) -> int:
     """Key chunks a query chunk visits: up to its diagonal when causal, all otherwise."""
     q, k = row.chunks
@@ -313,6 +286,7 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     """The lowered program of TTNN's SDPA configuration of `row` (see the module doc),
     and its busiest core's block steps (`loom_wall_steps`)."""
     from loom.baselines.build import build_schedule
+    from loom.baselines.sdpa_program import ttnn_sdpa_program
     from loom.baselines.ttnn_sdpa import sdpa_policy
     from loom.dataflow import build_buffers
     from loom.flows.helion import run_frontend
@@ -331,9 +305,7 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     schedule = build_schedule(buffered, arch.name, shape, row.fidelity, policy)
     lowered = lower_schedule(tile, buffered, schedule, _room_for(arch), log).lowered
     q_cores = schedule.mapping.spatial_factor("tile_m")
-    program = ttnn_formats(lowered, row.dtype)
-    if row.causal:
-        program = generated_masks(program)
+    program = ttnn_sdpa_program(ttnn_formats(lowered, row.dtype), row.causal)
     return program, loom_wall_steps(row, schedule.waves, q_cores)
 
 

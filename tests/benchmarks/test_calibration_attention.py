@@ -16,7 +16,6 @@ from calibration_attention import (
     SDPA_FILE,
     SdpaRow,
     fit_half,
-    generated_masks,
     loom_wall_steps,
     parse_row,
     sdpa_records,
@@ -199,32 +198,3 @@ def test_the_published_file_gives_timed_rows_in_both_halves() -> None:
     assert len(rows) >= 20 and skipped
     assert any(r.config in fit for r in rows) and any(r.config not in fit for r in rows)
     assert all(r.measured_us > 0 for r in rows)
-
-
-def test_generated_masks_drop_only_the_mask_index_reads() -> None:
-    from loom.ir.program import Buffer, DramTensor, Loop, Program, ReadDram, Reserve
-    from loom.symbolic import Const, Sym
-
-    def read(buffer: str, tensor: str) -> Reserve:
-        return Reserve(buffer, (ReadDram(buffer, tensor, Const(0), Const(0), 1, 1),))
-
-    loop = Loop(Sym("i", 0, 3), Const(4), (read("k_tile", "k"), read("n_tile", "tile_n_index")))
-    program = Program(
-        "flash_attention_causal",
-        "blackhole_p100a",
-        (1, 1),
-        (
-            DramTensor("k", (1, 32, 32), "bf16", "input", 1, 1),
-            DramTensor("tile_n_index", (1, 32), "fp32", "input", 1, 1),
-        ),
-        (Buffer("k_tile", 1, 1, "bf16", 2, "load"), Buffer("n_tile", 1, 1, "fp32", 2, "load")),
-        (),
-        (loop,),
-        (),
-        (read("n_tile", "tile_m_col_index"),),
-    )
-    got = generated_masks(program)
-    (body,) = got.reader
-    assert isinstance(body, Loop)
-    assert body.body == (read("k_tile", "k"), Reserve("n_tile", ()))
-    assert got.writer == (Reserve("n_tile", ()),)
