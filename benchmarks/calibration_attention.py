@@ -266,6 +266,15 @@ def ttnn_wall_steps(row: SdpaRow) -> int:
     return max(sum(k_steps(row, chunk(f)) for f in run) for run in runs)
 
 
+def ttnn_mean_steps(row: SdpaRow) -> float:
+    """Block steps per core, averaged over TTNN's cores: the published per-core math
+    counters are per-core means (the 110-core one equals the 64-core one per step this
+    way, while the busiest core's steps would put it under the tile-matmul floor)."""
+    b, h, s, _ = row.shape
+    n = -(-s // row.chunks[0])
+    return b * h * sum(k_steps(row, c) for c in range(n)) / (row.grid[0] * row.grid[1])
+
+
 def loom_wall_steps(row: SdpaRow, waves: dict[str, int], q_cores: int) -> int:
     """Block steps of the busiest core of the Loom mapping that replays `row`: a core
     takes query chunks `core + wave * q_cores` (padding chunks past the end included:
@@ -318,6 +327,50 @@ class Replay:
     seconds: float
     wall_steps: int
     """Block steps of the replayed mapping's busiest core."""
+    step_math: float
+    """Math cycles of one block step (`step_math`)."""
+
+
+def step_math(program: Program, arch: Arch) -> float:
+    """The simulator's math cycles (FPU and SFPU, which it serialises) of one block step:
+    the compute statements of the key loop's body over the score matmuls among them (a
+    lowered body may hold more than one step). Beside TTNN's FPU + SFPU counters it says
+    whether a gap is in the math or in the time around it."""
+    from loom.ir.program import Compute, Loop, MatmulExpr, Stmt
+    from loom.sim.compute_cost import CostModel
+    from loom.sim.params import from_arch
+    from loom.sim.simulate import SimOptions
+
+    costs = CostModel(arch, from_arch(arch), program, SimOptions().packer_l1_acc)
+
+    def flat(stmts: tuple[Stmt, ...]) -> list[Stmt]:
+        """Statements of `stmts` and of their scopes, loops excepted."""
+        out: list[Stmt] = []
+        for st in stmts:
+            out.append(st)
+            if not isinstance(st, Loop):
+                for name in ("body", "then", "orelse"):
+                    out.extend(flat(getattr(st, name, ())))
+        return out
+
+    def score(st: Stmt) -> bool:
+        return isinstance(st, Compute) and isinstance(st.expr, MatmulExpr) and st.expr.transpose_rhs
+
+    def deepest(stmts: tuple[Stmt, ...]) -> list[Stmt] | None:
+        """The flat body of the innermost loop holding a score matmul."""
+        for loop in (st for st in flat(stmts) if isinstance(st, Loop)):
+            inner = deepest(loop.body)
+            if inner is not None:
+                return inner
+            if any(score(st) for st in flat(loop.body)):
+                return flat(loop.body)
+        return None
+
+    body = deepest(program.compute)
+    if body is not None:
+        math = sum(costs.cost(st).math_cycles for st in body if isinstance(st, Compute))
+        return math / sum(score(st) for st in body)
+    return float("nan")
 
 
 def replay(row: SdpaRow, arch: Arch) -> Replay | str:
@@ -334,7 +387,13 @@ def replay(row: SdpaRow, arch: Arch) -> Replay | str:
     busy = {e.engine: e.max for e in result.engine_busy}
     took = time.perf_counter() - start
     print(f"  simulated {row.label} in {took:.0f} s", flush=True)
-    return Replay(arch.cycles_to_us(result.kernel_cycles), busy.get("compute", 0.0), took, steps)
+    return Replay(
+        arch.cycles_to_us(result.kernel_cycles),
+        busy.get("compute", 0.0),
+        took,
+        steps,
+        step_math(program, arch),
+    )
 
 
 def replays(rows: list[SdpaRow], arch: Arch, jobs: int) -> dict[tuple[object, ...], Replay | str]:
@@ -434,13 +493,24 @@ def counters(
     records: list[dict[str, str]], sims: dict[tuple[object, ...], Replay], arch: Arch
 ) -> None:
     """The published per-step and per-tile counters beside the simulator's: cycles per
-    block step of the busiest core (the replay's time over its block steps), cycles per
-    tile-matmul and per exp tile (the architecture's table; exp was fitted from these
-    counters, so that row is an input)."""
+    block step of the busiest core (the replay's time over its block steps), math cycles
+    per block step (TTNN's per-core FPU + SFPU counter over its mean block steps per
+    core, `ttnn_mean_steps`; the simulator's `step_math`), cycles per tile-matmul and per
+    exp tile (the architecture's table; exp was fitted from these counters, so that row
+    is an input)."""
     print("  counters (published vs simulated):")
     for i, rec in enumerate(records, start=2):
         metric, value = rec["metric"], rec["value"]
-        if metric == "per_k_step_cycles":
+        if metric == "MATH_COUNTER_cycles":
+            row = parse_row(i, {**rec, "metric": "device_kernel_cycles"})
+            rep = sims.get(row.program_key) if isinstance(row, SdpaRow) else None
+            if isinstance(row, SdpaRow) and rep is not None:
+                meas = float(value) / ttnn_mean_steps(row)
+                print(
+                    f"    line {i:2d} math per k step  {row.label:58s} {meas:8.0f} "
+                    f"{rep.step_math:8.0f} {error_pct(rep.step_math, meas):6.1f}%"
+                )
+        elif metric == "per_k_step_cycles":
             row = parse_row(i, {**rec, "metric": "device_kernel_cycles"})
             rep = sims.get(row.program_key) if isinstance(row, SdpaRow) else None
             if isinstance(row, SdpaRow) and rep is not None:
