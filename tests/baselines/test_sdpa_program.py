@@ -30,6 +30,7 @@ from loom.ir.program import (
     Reserve,
     Stmt,
     UnaryExpr,
+    walk_stmts,
 )
 from loom.kernels.registry import resolve_kernel
 from loom.sim.compute_cost import CostModel
@@ -96,13 +97,6 @@ def test_other_arithmetic_is_kept() -> None:
     assert ttnn_softmax(program) == program
 
 
-def _walk(stmts: tuple[Stmt, ...]):  # type: ignore[no-untyped-def]
-    for s in stmts:
-        yield s
-        for name in ("body", "then", "orelse", "copies"):
-            yield from _walk(getattr(s, name, ()))
-
-
 def _reads(e: CExpr) -> set[str]:
     if isinstance(e, BlockRef):
         return {e.buffer}
@@ -124,7 +118,7 @@ def test_the_lowered_causal_kernel_keeps_its_matmuls_and_gets_cheaper() -> None:
     got = ttnn_sdpa_program(lowered, causal=True)
 
     def computes(p: Program) -> list[Compute]:
-        return [s for s in _walk(p.compute) if isinstance(s, Compute)]
+        return [s for s in walk_stmts(p.compute) if isinstance(s, Compute)]
 
     def matmuls(e: CExpr) -> int:
         own = isinstance(e, MatmulExpr)
@@ -133,7 +127,7 @@ def test_the_lowered_causal_kernel_keeps_its_matmuls_and_gets_cheaper() -> None:
     mask = {b.name for b in got.buffers if "index" in b.name}
     assert mask and not any(_reads(c.expr) & mask for c in computes(got))
     assert any(_reads(c.expr) & mask for c in computes(lowered))
-    reads = [s for s in _walk(got.reader + got.writer) if isinstance(s, ReadDram)]
+    reads = [s for s in walk_stmts(got.reader + got.writer) if isinstance(s, ReadDram)]
     assert reads and not any("index" in r.tensor for r in reads)
     assert [matmuls(c.expr) for c in computes(got)] == [matmuls(c.expr) for c in computes(lowered)]
     before = CostModel(arch, from_arch(arch), lowered, True)
