@@ -13,10 +13,11 @@ configuration is complete and Loom models the kernel it timed:
   (q_chunk, k_chunk) on the row's grid ((8,8) or 64 cores: 8 x 8; (11,10), 110 cores or
   the whole p100a: 11 x 10), `flash_attention_causal` when causal, `flash_attention`
   otherwise (TTNN's K/V chains for the non-causal kernel come with the policy);
-- TTNN's causal mask: generated in L1 by its writer kernel, so the replay drops the DRAM
-  reads of the tile indices Loom's causal kernel computes its mask from
-  (`generated_masks`); the mask arithmetic itself stays (Loom's kernel applies it to
-  every block, TTNN adds a mask tile to the diagonal block only);
+- TTNN's kernel where it computes differently from Loom's (`loom.baselines.sdpa_program`):
+  its causal mask is generated in L1 by its writer kernel (the replay drops the DRAM
+  reads of the tile indices Loom's causal kernel computes its mask from) and added to
+  the diagonal block only (the replay drops Loom's mask arithmetic on every block), and
+  its exp takes the softmax scale (the replay drops Loom's separate scale multiply);
 - TTNN's data formats: Q, K and V in the row's dtype (bfloat8_b -> bfp8), every
   intermediate and statistics buffer in Float16_b (bf16; the program factory's `im_df`
   and `stats_df`), the output in bf16; the row's math fidelity.
@@ -237,34 +238,6 @@ def ttnn_formats(program: Program, dtype: str) -> Program:
     )
 
 
-def generated_masks(program: Program) -> Program:
-    """`program` without the DRAM reads of the causal mask's inputs: TTNN's writer kernel
-    generates the mask tiles in L1 (`loom.baselines.ttnn_sdpa.MASK_SOURCE`), where Loom's
-    causal kernel reads the query and key tile indices the mask is computed from (a
-    1 x S fp32 row stored as whole tiles: 4 KB per key tile, about half the K/V bytes of
-    a step at bfp8). The buffers are still reserved and pushed, without data movement."""
-    from loom.baselines.ttnn_sdpa import MASK_ON_WRITER
-    from loom.ir.program import IfCore, Loop, Parallel, ReadDram, Reserve, Stmt, Wait
-
-    def keep(s: Stmt) -> bool:
-        return not (isinstance(s, ReadDram) and s.tensor in MASK_ON_WRITER)
-
-    def strip(stmts: tuple[Stmt, ...]) -> tuple[Stmt, ...]:
-        out: list[Stmt] = []
-        for s in stmts:
-            if isinstance(s, Loop | Reserve | Wait):
-                s = dataclasses.replace(s, body=strip(s.body))
-            elif isinstance(s, IfCore):
-                s = dataclasses.replace(s, then=strip(s.then), orelse=strip(s.orelse))
-            elif isinstance(s, Parallel):
-                s = dataclasses.replace(s, copies=strip(s.copies))
-            if keep(s):
-                out.append(s)
-        return tuple(out)
-
-    return dataclasses.replace(program, reader=strip(program.reader), writer=strip(program.writer))
-
-
 def k_steps(row: SdpaRow, q_chunk: int) -> int:
     """Key chunks a query chunk visits: up to its diagonal when causal, all otherwise."""
     q, k = row.chunks
@@ -293,6 +266,15 @@ def ttnn_wall_steps(row: SdpaRow) -> int:
     return max(sum(k_steps(row, chunk(f)) for f in run) for run in runs)
 
 
+def ttnn_mean_steps(row: SdpaRow) -> float:
+    """Block steps per core, averaged over TTNN's cores: the published per-core math
+    counters are per-core means (the 110-core one equals the 64-core one per step this
+    way, while the busiest core's steps would put it under the tile-matmul floor)."""
+    b, h, s, _ = row.shape
+    n = -(-s // row.chunks[0])
+    return b * h * sum(k_steps(row, c) for c in range(n)) / (row.grid[0] * row.grid[1])
+
+
 def loom_wall_steps(row: SdpaRow, waves: dict[str, int], q_cores: int) -> int:
     """Block steps of the busiest core of the Loom mapping that replays `row`: a core
     takes query chunks `core + wave * q_cores` (padding chunks past the end included:
@@ -313,6 +295,7 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     """The lowered program of TTNN's SDPA configuration of `row` (see the module doc),
     and its busiest core's block steps (`loom_wall_steps`)."""
     from loom.baselines.build import build_schedule
+    from loom.baselines.sdpa_program import ttnn_sdpa_program
     from loom.baselines.ttnn_sdpa import sdpa_policy
     from loom.dataflow import build_buffers
     from loom.flows.helion import run_frontend
@@ -331,9 +314,7 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     schedule = build_schedule(buffered, arch.name, shape, row.fidelity, policy)
     lowered = lower_schedule(tile, buffered, schedule, _room_for(arch), log).lowered
     q_cores = schedule.mapping.spatial_factor("tile_m")
-    program = ttnn_formats(lowered, row.dtype)
-    if row.causal:
-        program = generated_masks(program)
+    program = ttnn_sdpa_program(ttnn_formats(lowered, row.dtype), row.causal)
     return program, loom_wall_steps(row, schedule.waves, q_cores)
 
 
@@ -346,6 +327,50 @@ class Replay:
     seconds: float
     wall_steps: int
     """Block steps of the replayed mapping's busiest core."""
+    step_math: float
+    """Math cycles of one block step (`step_math`)."""
+
+
+def step_math(program: Program, arch: Arch) -> float:
+    """The simulator's math cycles (FPU and SFPU, which it serialises) of one block step:
+    the compute statements of the key loop's body over the score matmuls among them (a
+    lowered body may hold more than one step). Beside TTNN's FPU + SFPU counters it says
+    whether a gap is in the math or in the time around it."""
+    from loom.ir.program import Compute, Loop, MatmulExpr, Stmt
+    from loom.sim.compute_cost import CostModel
+    from loom.sim.params import from_arch
+    from loom.sim.simulate import SimOptions
+
+    costs = CostModel(arch, from_arch(arch), program, SimOptions().packer_l1_acc)
+
+    def flat(stmts: tuple[Stmt, ...]) -> list[Stmt]:
+        """Statements of `stmts` and of their scopes, loops excepted."""
+        out: list[Stmt] = []
+        for st in stmts:
+            out.append(st)
+            if not isinstance(st, Loop):
+                for name in ("body", "then", "orelse"):
+                    out.extend(flat(getattr(st, name, ())))
+        return out
+
+    def score(st: Stmt) -> bool:
+        return isinstance(st, Compute) and isinstance(st.expr, MatmulExpr) and st.expr.transpose_rhs
+
+    def deepest(stmts: tuple[Stmt, ...]) -> list[Stmt] | None:
+        """The flat body of the innermost loop holding a score matmul."""
+        for loop in (st for st in flat(stmts) if isinstance(st, Loop)):
+            inner = deepest(loop.body)
+            if inner is not None:
+                return inner
+            if any(score(st) for st in flat(loop.body)):
+                return flat(loop.body)
+        return None
+
+    body = deepest(program.compute)
+    if body is not None:
+        math = sum(costs.cost(st).math_cycles for st in body if isinstance(st, Compute))
+        return math / sum(score(st) for st in body)
+    return float("nan")
 
 
 def replay(row: SdpaRow, arch: Arch) -> Replay | str:
@@ -362,7 +387,13 @@ def replay(row: SdpaRow, arch: Arch) -> Replay | str:
     busy = {e.engine: e.max for e in result.engine_busy}
     took = time.perf_counter() - start
     print(f"  simulated {row.label} in {took:.0f} s", flush=True)
-    return Replay(arch.cycles_to_us(result.kernel_cycles), busy.get("compute", 0.0), took, steps)
+    return Replay(
+        arch.cycles_to_us(result.kernel_cycles),
+        busy.get("compute", 0.0),
+        took,
+        steps,
+        step_math(program, arch),
+    )
 
 
 def replays(rows: list[SdpaRow], arch: Arch, jobs: int) -> dict[tuple[object, ...], Replay | str]:
@@ -462,13 +493,24 @@ def counters(
     records: list[dict[str, str]], sims: dict[tuple[object, ...], Replay], arch: Arch
 ) -> None:
     """The published per-step and per-tile counters beside the simulator's: cycles per
-    block step of the busiest core (the replay's time over its block steps), cycles per
-    tile-matmul and per exp tile (the architecture's table; exp was fitted from these
-    counters, so that row is an input)."""
+    block step of the busiest core (the replay's time over its block steps), math cycles
+    per block step (TTNN's per-core FPU + SFPU counter over its mean block steps per
+    core, `ttnn_mean_steps`; the simulator's `step_math`), cycles per tile-matmul and per
+    exp tile (the architecture's table; exp was fitted from these counters, so that row
+    is an input)."""
     print("  counters (published vs simulated):")
     for i, rec in enumerate(records, start=2):
         metric, value = rec["metric"], rec["value"]
-        if metric == "per_k_step_cycles":
+        if metric == "MATH_COUNTER_cycles":
+            row = parse_row(i, {**rec, "metric": "device_kernel_cycles"})
+            rep = sims.get(row.program_key) if isinstance(row, SdpaRow) else None
+            if isinstance(row, SdpaRow) and rep is not None:
+                meas = float(value) / ttnn_mean_steps(row)
+                print(
+                    f"    line {i:2d} math per k step  {row.label:58s} {meas:8.0f} "
+                    f"{rep.step_math:8.0f} {error_pct(rep.step_math, meas):6.1f}%"
+                )
+        elif metric == "per_k_step_cycles":
             row = parse_row(i, {**rec, "metric": "device_kernel_cycles"})
             rep = sims.get(row.program_key) if isinstance(row, SdpaRow) else None
             if isinstance(row, SdpaRow) and rep is not None:

@@ -16,12 +16,13 @@ from calibration_attention import (
     SDPA_FILE,
     SdpaRow,
     fit_half,
-    generated_masks,
     loom_wall_steps,
     parse_row,
     sdpa_records,
+    step_math,
     timed_rows,
     ttnn_formats,
+    ttnn_mean_steps,
     ttnn_wall_steps,
 )
 
@@ -201,30 +202,55 @@ def test_the_published_file_gives_timed_rows_in_both_halves() -> None:
     assert all(r.measured_us > 0 for r in rows)
 
 
-def test_generated_masks_drop_only_the_mask_index_reads() -> None:
-    from loom.ir.program import Buffer, DramTensor, Loop, Program, ReadDram, Reserve
-    from loom.symbolic import Const, Sym
-
-    def read(buffer: str, tensor: str) -> Reserve:
-        return Reserve(buffer, (ReadDram(buffer, tensor, Const(0), Const(0), 1, 1),))
-
-    loop = Loop(Sym("i", 0, 3), Const(4), (read("k_tile", "k"), read("n_tile", "tile_n_index")))
-    program = Program(
-        "flash_attention_causal",
-        "blackhole_p100a",
-        (1, 1),
-        (
-            DramTensor("k", (1, 32, 32), "bf16", "input", 1, 1),
-            DramTensor("tile_n_index", (1, 32), "fp32", "input", 1, 1),
-        ),
-        (Buffer("k_tile", 1, 1, "bf16", 2, "load"), Buffer("n_tile", 1, 1, "fp32", 2, "load")),
-        (),
-        (loop,),
-        (),
-        (read("n_tile", "tile_m_col_index"),),
+def test_step_math_is_one_key_step_of_the_innermost_loop() -> None:
+    """The fills before the key loop, a peeled last step beside it and the output after
+    it are not a step's math; two steps in one loop body are halved."""
+    from loom.arch import load_arch
+    from loom.ir.program import (
+        BinaryExpr,
+        BlockRef,
+        Buffer,
+        Compute,
+        FillExpr,
+        IfCore,
+        Loop,
+        MatmulExpr,
+        Program,
+        Reserve,
     )
-    got = generated_masks(program)
-    (body,) = got.reader
-    assert isinstance(body, Loop)
-    assert body.body == (read("k_tile", "k"), Reserve("n_tile", ()))
-    assert got.writer == (Reserve("n_tile", ()),)
+    from loom.sim.compute_cost import CostModel
+    from loom.sim.params import from_arch
+    from loom.symbolic import Const, Sym
+    from loom.symbolic.cond import BoolConst
+
+    arch = load_arch("blackhole_p100a")
+    score = Compute("s", MatmulExpr(BlockRef("q"), BlockRef("k"), transpose_rhs=True))
+    update = Compute(
+        "o", BinaryExpr("add", BlockRef("o"), MatmulExpr(BlockRef("s"), BlockRef("v")))
+    )
+    fill = Compute("o", FillExpr(0.0, 2, 2))
+    step = (Reserve("s", (score,)), Reserve("o", (update,)))
+    buffers = tuple(Buffer(n, 2, 2, "bf16", 2) for n in ("q", "k", "v", "s", "o"))
+
+    def program(key_body: tuple) -> Program:  # type: ignore[type-arg]
+        key = Loop(Sym("n", 0, 7), Const(8), key_body)
+        peeled = IfCore(BoolConst(True), step, ())
+        wave = Loop(Sym("w", 0, 3), Const(4), (Reserve("o", (fill,)), key, peeled, *step))
+        return Program("attention", arch.name, (1, 1), (), buffers, (), (), (wave,), ())
+
+    costs = CostModel(arch, from_arch(arch), program(step), True)
+    want = costs.cost(score).math_cycles + costs.cost(update).math_cycles
+    assert step_math(program(step), arch) == want
+    assert step_math(program(step + step), arch) == want
+
+
+def test_ttnn_mean_steps_average_the_block_steps_over_the_grid() -> None:
+    """Causal S=4096 at q=k=256: 32 heads x (1 + ... + 16) = 4352 block steps; on 8 x 8
+    every core does 68 (the zigzag pairs), on 11 x 10 they average 39.6."""
+    rec = {**BASE, "metric": "device_time", "value": "1"}
+    row = parse_row(2, rec)
+    assert isinstance(row, SdpaRow)
+    assert ttnn_mean_steps(row) == 68 == ttnn_wall_steps(row)
+    wide = parse_row(2, {**rec, "grid": "(11,10)"})
+    assert isinstance(wide, SdpaRow)
+    assert ttnn_mean_steps(wide) == pytest.approx(4352 / 110)
