@@ -95,8 +95,14 @@ def reduce_leading(
 
 
 def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:
-    """The ops of the current scope computing `x` along the full axis, in order."""
+    """The ops of the current scope computing `x` along the full axis, in order.
+
+    Over an axis of extent 1 the one slice is the whole value, and a value broadcast
+    along the axis (a keepdim mean, whose extent is 1 too) cannot be told from one
+    along it: a producer that cannot be recomputed per slice (a reduction's loop, a
+    value of an enclosing scope) is then read as it is instead of refused."""
     rank = x.rank
+    single = n == Const(1)
 
     def along(v: Value) -> bool:
         return v.rank == rank and v.shape[axis] == n
@@ -107,13 +113,17 @@ def _chain(scope_ops: list[Op], x: Value, axis: int, n: Const) -> list[Op]:
         results = op.results()
         if not results or results[0].name not in need:
             continue
-        if not isinstance(op, Load | Elementwise | Convert | Full):
-            raise LeadingAxisError(op)
-        if isinstance(op, Load) and op.window[axis] != Window(Const(0), n):
+        recomputable = isinstance(op, Load | Elementwise | Convert | Full) and not (
+            isinstance(op, Load) and op.window[axis] != Window(Const(0), n)
+        )
+        if not recomputable:
+            if single:
+                need.discard(results[0].name)
+                continue
             raise LeadingAxisError(op)
         chain.append(op)
         need.update(v.name for v in op.operands() if along(v))
-    if need - {o.results()[0].name for o in chain}:  # computed outside this loop body
+    if need - {o.results()[0].name for o in chain} and not single:  # outside this body
         raise LeadingAxisError(Reduce(x, "sum", x, axis))
     return chain[::-1]
 
