@@ -77,15 +77,26 @@ class Campaign:
                 self._last = (program, failed[-1])  # hypothesis replays a failure it saw:
                 self._fail(failed[-1])  # as it was (not run again, so not taken for flaky)
             return  # out of time, or shrunk enough: let hypothesis finish without work
-        self._current = program
-        outcome = check_program(program, self.work)
-        self._current = None
-        self._seen.setdefault(program, []).append(outcome)
-        self.seconds += outcome.seconds
-        if self._shrinking:
+        shrinking, self._current = self._shrinking, program
+        if shrinking:
             self.shrink_runs += 1
             self._round_shrinks += 1
-        else:
+        try:
+            outcome = check_program(program, self.work)
+            self._count(program, outcome, shrinking)
+        except BaseException:
+            self._shrinking = True  # hypothesis shrinks an error of the harness too
+            raise
+        self._current = None
+        if not outcome.good:
+            self._shrinking = True
+            self._last = (program, outcome)
+            self._fail(outcome)
+
+    def _count(self, program: Program, outcome: Outcome, shrinking: bool) -> None:
+        self._seen.setdefault(program, []).append(outcome)
+        self.seconds += outcome.seconds
+        if not shrinking:
             self.kinds[outcome.kind] += 1
             self.coverage.update(constructs(program))
             if outcome.kind == "refused":
@@ -93,10 +104,6 @@ class Campaign:
         name = kernel_name(program)
         self.log.write(f"{outcome.kind:10} {outcome.seconds:6.1f}s {name} {outcome.construct}\n")
         self.log.flush()
-        if not outcome.good:
-            self._shrinking = True
-            self._last = (program, outcome)
-            self._fail(outcome)
 
     @staticmethod
     def _fail(outcome: Outcome) -> None:
