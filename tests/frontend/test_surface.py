@@ -370,6 +370,38 @@ def test_a_leading_axis_reduction_is_a_loop_over_its_slices(tmp_path) -> None:  
     assert not any(isinstance(op, Reduce) for op in walk(program.body))
 
 
+def test_a_leading_var_over_one_slice_reads_the_mean_loop_as_it_is(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Over a batch of 1 the keepdim mean has the reduced value's shape, so it looked
+    like a value along the axis computed by a loop, and was refused (fuzzer finding)."""
+    import torch
+
+    from loom.ir.tile import ForLoop
+    from loom.symbolic import Const
+
+    source = """
+    import helion
+    import helion.language as hl
+    import torch
+
+
+    @helion.kernel(static_shapes=True)
+    def f(x: torch.Tensor) -> torch.Tensor:
+        _, m, n = x.size()
+        out = torch.empty([1, m, n], dtype=torch.float32, device=x.device)
+        for tile_m, tile_n in hl.tile([m, n]):
+            out[:, tile_m, tile_n] = torch.var(
+                x[:, tile_m, tile_n], dim=0, correction=0, keepdim=True
+            )
+        return out
+    """
+    program = _file_program(tmp_path, source, (torch.zeros(1, 32, 32),))
+    first, second = [op for op in walk(program.body) if isinstance(op, ForLoop)]
+    assert first.end == second.end == Const(1)
+    (total,) = [c.result.name for c in first.carried]
+    read = {v.name for op in walk(second.body) for v in op.operands()}
+    assert total in read  # the mean, recomputed per slice from the first loop's sum
+
+
 def test_a_looped_argmax_reads_its_tile_indices_and_carries_exact_indices(tmp_path) -> None:  # type: ignore[no-untyped-def]
     import torch
 

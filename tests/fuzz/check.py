@@ -97,10 +97,10 @@ def make_arch(choice: ArchChoice) -> Any:
     }
     if choice.l1_kib:
         variant["l1_usable_bytes"] = min(base.l1_usable_bytes, choice.l1_kib * 1024)
-    folder = Path(tempfile.mkdtemp(prefix="loom-fuzz-arch-"))
-    path = folder / f"{variant['name']}.yaml"
-    path.write_text(yaml.safe_dump(variant))
-    _ARCHS[choice] = load_arch(path)
+    with tempfile.TemporaryDirectory(prefix="loom-fuzz-arch-") as folder:
+        path = Path(folder) / f"{variant['name']}.yaml"
+        path.write_text(yaml.safe_dump(variant))
+        _ARCHS[choice] = load_arch(path)  # read once: the Arch keeps no path
     return _ARCHS[choice]
 
 

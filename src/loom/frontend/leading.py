@@ -132,8 +132,14 @@ def store_leading(
 
 
 def _chain(scope_ops: list[Op], xs: Sequence[Value], axis: int, n: Const) -> list[Op]:
-    """The ops of the current scope computing `xs` along the full axis, in order."""
+    """The ops of the current scope computing `xs` along the full axis, in order.
+
+    Over an axis of extent 1 the one slice is the whole value, and a value broadcast
+    along the axis (a keepdim mean, whose extent is 1 too) cannot be told from one
+    along it: a producer that cannot be recomputed per slice (a reduction's loop, a
+    value of an enclosing scope) is then read as it is instead of refused."""
     rank = xs[0].rank
+    single = n == Const(1)
 
     def along(v: Value) -> bool:
         return v.rank == rank and v.shape[axis] == n
@@ -144,13 +150,17 @@ def _chain(scope_ops: list[Op], xs: Sequence[Value], axis: int, n: Const) -> lis
         results = op.results()
         if not results or results[0].name not in need:
             continue
-        if not isinstance(op, Load | Elementwise | Convert | Full):
-            raise LeadingAxisError(op)
-        if isinstance(op, Load) and op.window[axis] != Window(Const(0), n):
+        recomputable = isinstance(op, Load | Elementwise | Convert | Full) and not (
+            isinstance(op, Load) and op.window[axis] != Window(Const(0), n)
+        )
+        if not recomputable:
+            if single:
+                need.discard(results[0].name)
+                continue
             raise LeadingAxisError(op)
         chain.append(op)
         need.update(v.name for v in op.operands() if along(v))
-    if need - {o.results()[0].name for o in chain}:  # computed outside this loop body
+    if need - {o.results()[0].name for o in chain} and not single:  # outside this body
         raise LeadingAxisError(Reduce(xs[0], "sum", xs[0], axis))
     return chain[::-1]
 

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 import contextlib
 import io
-import tempfile
 import time
 import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from loom.arch import load_arch
-from loom.backends.ttlang.emit import emit, ident
+from loom.backends.ttlang.emit import ident
 from loom.backends.ttlang.runner import (
     VerifyResult,
     _check,
+    _emitted,
     _failure,
     _from_grid,
     _load,
@@ -54,14 +54,11 @@ def run_program(
     promotion), as a device computing in bf16 would; by default it computes in fp32."""
     import torch
 
-    source = emit(program)
-    folder = Path(source_dir or tempfile.mkdtemp(prefix="loom_ttlang_"))
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{ident(program.kernel)}.py"
-    path.write_text(source)
+    target = str(Path(source_dir) / f"{ident(program.kernel)}.py") if source_dir else None
     arch = load_arch(program.arch)
     log = io.StringIO()
     with (
+        _emitted(program, target) as path,  # a temporary folder is removed afterwards
         _simulator(arch.l1_usable_bytes, arch.dataflow_buffers) as (sim_ttl, ttnn),
         _native(native),
     ):
