@@ -352,7 +352,10 @@ def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
     eager = helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, **settings)
 
     def run(*args: object) -> object:
-        promoted = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
+        promoted = [  # float data in fp32; integers (indices, labels) as they are
+            a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+            for a in args
+        ]
         try:
             return eager(*promoted)
         except Exception as err:  # Helion's interpreter: report, don't crash
