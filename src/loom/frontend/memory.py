@@ -12,7 +12,7 @@ import torch
 from helion.language import _tracing_ops, memory_ops, view_ops
 
 from loom.frontend.core import DTYPES, INDEX_DTYPES, dtype_hint
-from loom.frontend.indices import IndexOps
+from loom.frontend.gathers import GatherOps
 from loom.frontend.scope import GridBarrierNeeded, Handler, Scope, node_arg, node_line, seq_arg
 from loom.ir.integers import integer_read
 from loom.ir.tile import Convert, ExpandDims, Load, Store, TensorArg, Value, Window
@@ -27,7 +27,7 @@ def _sympy_of(val: torch.SymInt | torch.SymFloat) -> object:
     return sympy_of()
 
 
-class MemoryOps(IndexOps):
+class MemoryOps(GatherOps):
     """Host tensors and scalars, loads, stores and views."""
 
     def memory_handlers(self) -> dict[object, Handler]:
@@ -132,6 +132,8 @@ class MemoryOps(IndexOps):
         if tensor in self.index_tensors:
             return self._load_indices(node, scope, tensor)
         index = list(seq_arg(node, 1))
+        if self._gathered(scope, index):
+            return self._gather_rows(node, scope, tensor, index, self._note_load)
         if None in index and len(index) > len(self.tensors[tensor].shape):
             return self._load_new_axes(node, scope, tensor, index)
         window = self._window(node, tensor, index)

@@ -353,8 +353,7 @@ def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
 
     def run(*args: object) -> object:
         promoted = [  # float data in fp32; integers (indices, labels) as they are
-            a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a
-            for a in args
+            a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args
         ]
         try:
             return eager(*promoted)

@@ -1,0 +1,98 @@
+"""Row gathers by loaded indices (`weight[idx[tile_b], tile_e]`, an embedding lookup),
+compiled as a one-hot matmul over the whole table.
+
+TT-Lang 1.1.6 cannot read a row at an address it loaded: a block cannot be indexed
+(`Block.__getitem__` raises "Block indexing is not allowed"), so no data-movement kernel
+can turn an index held in L1 into a number; `ttl.copy` takes tensor slices whose bounds
+are the kernel's own loop counters and node coordinates; and a TILE_LAYOUT copy moves
+whole 32x32 tiles, with no way to place one row of a tile in another row of a block. One
+NoC read per gathered row is therefore not expressible. What is expressible, and exact,
+is the matrix engine's gather: `onehot(idx) @ table`, where `onehot[r, j] = (j ==
+idx[r])` compares the indices (a column) with the table's row numbers 0..V-1 (a row
+vector Loom adds as an input, as for argmax). Each product has one nonzero term, so the
+result is the table's row, bit for bit. Every block reads the whole gathered dim of the
+table (V rows of its column block) and spends 2·rows·V·cols flops: the model costs the
+table's load, the compares and the matmul as those ops, and the solver refuses a table
+whose rows do not fit L1 with the block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+
+from loom.frontend.indices import IndexOps
+from loom.frontend.scope import Scope, node_line
+from loom.ir.integers import converts_by_product
+from loom.ir.tile import Convert, ExpandDims, Load, Matmul, Value, Window
+from loom.symbolic import Const
+
+
+class GatherOps(IndexOps):
+    """Row gathers by loaded indices."""
+
+    def _gathered(self, scope: Scope, index: list[object]) -> bool:
+        """Whether a load's index holds a tile value (indices read from a tensor)."""
+        return any(
+            isinstance(e, torch.fx.Node) and isinstance(scope.values.get(e), Value) for e in index
+        )
+
+    def _gather_rows(
+        self,
+        node: torch.fx.Node,
+        scope: Scope,
+        tensor: str,
+        index: list[object],
+        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+    ) -> Value | None:
+        """`table[idx, cols]`: the rows of a 2-D table at the 1-D indices `idx`, as the
+        one-hot matmul the module docstring describes (`note_load` records the table's
+        load for the phase rules, as every load does)."""
+        shape = self.tensors[tensor].shape
+        idx = scope.values.get(index[0]) if isinstance(index[0], torch.fx.Node) else None
+        if len(shape) != 2 or not isinstance(idx, Value) or idx.rank != 1 or len(index) != 2:
+            self._unsupported(
+                node,
+                f"a gather from {tensor} by loaded indices other than a row gather",
+                "gather whole rows of a 2-D table by a 1-D index tile (`weight[idx[tile_b], "
+                "tile_e]`); TT-Lang cannot read an address from a loaded tile, so Loom "
+                "gathers rows as a one-hot matmul over the table",
+            )
+        if self.tensors[tensor].dtype == "int32":
+            self._unsupported(
+                node,
+                f"a row gather from the int32 table {tensor}",
+                "Loom gathers rows with the matrix engine, which has no int32 mode; gather "
+                "from a float table",
+            )
+        line = node_line(node)
+        rows = shape[0]
+        if converts_by_product(idx.dtype, "fp32"):  # int32 indices compared in fp32
+            idx = self._ew_convert(scope, idx, line)
+        column = self._renamed(Value("", (idx.shape[0], Const(1)), "fp32"), f"{idx.name}_col")
+        self._emit(scope, ExpandDims(column, idx, 1, line))
+        numbers = self._span_index(scope, rows, line)
+        onehot = Value("", (idx.shape[0], Const(rows)), "fp32")
+        onehot = self._not_equal(
+            scope, numbers, column, self._renamed(onehot, f"{tensor}_onehot"), True, line
+        )
+        window = (
+            Window(Const(0), Const(rows)),
+            *self._window(node, tensor, [slice(None), index[1]])[1:],
+        )
+        note_load(scope, tensor, window)
+        table = self._renamed(
+            Value("", tuple(w.size for w in window), self.tensors[tensor].dtype), f"{tensor}_tile"
+        )
+        self._emit(scope, Load(table, tensor, window, line))
+        picked = self._renamed(Value("", (idx.shape[0], window[1].size), "fp32"), f"{tensor}_rows")
+        self._emit(scope, Matmul(picked, onehot, table, line=line))
+        result = self._new_value(node)
+        return self._emit(scope, Convert(result, picked, line))
+
+    def _ew_convert(self, scope: Scope, idx: Value, line: int) -> Value:
+        """The int32 indices as fp32 (exact below 2^24, as Loom's index values are)."""
+        out = self._renamed(Value("", idx.shape, "fp32"), f"{idx.name}_fp32")
+        self._emit(scope, Convert(out, idx, line))
+        return out
