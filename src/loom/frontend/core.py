@@ -90,6 +90,23 @@ UNSUPPORTED_HINTS = {
         "tensor-indexed gather",
         "index with tiles or `:` only (data-dependent indices are not supported)",
     ),
+    **{
+        target: (
+            "integer division or remainder of tile values (`tile.index // s`, `% s`)",
+            "indices computed per element pick a different address for each row, a gather "
+            "TT-Lang cannot issue (a data-movement kernel cannot read at a computed "
+            "address); Loom gathers whole rows of a 2-D table by indices loaded from a "
+            "tensor (`w[idx[tile_b], :]`): reshape the operand on the host so that the rows "
+            "to pick are rows of a table and pass their indices as a tensor",
+        )
+        for target in (
+            aten.div.Tensor_mode,
+            aten.div.Scalar_mode,
+            aten.floor_divide.default,
+            aten.remainder.Tensor,
+            aten.remainder.Scalar,
+        )
+    },
 }
 
 _TILE_POSITIONS = (tile_ops.tile_id, tile_ops.tile_begin, tile_ops.tile_end)
