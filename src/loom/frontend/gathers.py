@@ -54,10 +54,13 @@ class GatherOps(IndexOps):
         if len(shape) != 2 or not isinstance(idx, Value) or idx.rank != 1 or len(index) != 2:
             self._unsupported(
                 node,
-                f"a gather from {tensor} by loaded indices other than a row gather",
+                f"a gather from {tensor} by loaded or computed indices other than a row gather",
                 "gather whole rows of a 2-D table by a 1-D index tile (`weight[idx[tile_b], "
                 "tile_e]`); TT-Lang cannot read an address from a loaded tile, so Loom "
-                "gathers rows as a one-hot matmul over the table",
+                "gathers rows as a one-hot matmul over the table. To pick one element per "
+                "row (a label's logit from a flattened view), select it from the rows the "
+                "kernel loads: `torch.where(tile_v.index[None, :] == labels[:, None], "
+                "x[tile_n, tile_v], 0.0).sum(-1)`",
             )
         if self.tensors[tensor].dtype == "int32":
             self._unsupported(
