@@ -70,3 +70,21 @@ def test_a_gather_other_than_whole_rows_is_refused_by_name(tmp_path) -> None:  #
         FrontendError, match=r"g.py:11: .*a gather from w by loaded or computed indices"
     ):
         import_kernel(kernel, args)
+
+
+def test_an_element_per_row_of_a_flat_view_is_selected_from_the_loaded_rows() -> None:
+    from loom.frontend import import_kernel
+    from loom.ir.tile import Reduce
+    from loom.kernels.files import kernels_of
+    from loom.kernels.registry import load_path
+
+    module = load_path(EXAMPLES_DIR / "cross_entropy_rows.py")
+    kernel = kernels_of(module)["cross_entropy_rows"]
+    program = import_kernel(kernel, module.make_inputs())
+    ops = list(walk(program.body))
+    loads = [op.tensor for op in ops if isinstance(op, Load)]
+    assert "logits_flat" not in loads and loads.count("logits") == 1  # one read of the rows
+    assert not any(isinstance(op, Matmul) for op in ops)
+    sums = [op for op in ops if isinstance(op, Reduce) and op.op == "sum"]
+    picked = [op for op in sums if op.operand.name.startswith("picked")]
+    assert len(picked) == 1 and picked[0].axis == 1

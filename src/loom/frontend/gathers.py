@@ -25,7 +25,17 @@ import torch
 from loom.frontend.indices import IndexOps
 from loom.frontend.scope import Scope, node_line
 from loom.ir.integers import converts_by_product
-from loom.ir.tile import Convert, ExpandDims, Load, Matmul, Value, Window
+from loom.ir.tile import (
+    Convert,
+    Elementwise,
+    ExpandDims,
+    Load,
+    Matmul,
+    Reduce,
+    TensorArg,
+    Value,
+    Window,
+)
 from loom.symbolic import Const
 
 
@@ -51,6 +61,9 @@ class GatherOps(IndexOps):
         load for the phase rules, as every load does)."""
         shape = self.tensors[tensor].shape
         idx = scope.values.get(index[0]) if isinstance(index[0], torch.fx.Node) else None
+        picked = self._pick_from_rows(node, scope, tensor, idx, note_load)
+        if picked is not None:
+            return picked
         if len(shape) != 2 or not isinstance(idx, Value) or idx.rank != 1 or len(index) != 2:
             self._unsupported(
                 node,
@@ -99,3 +112,88 @@ class GatherOps(IndexOps):
         out = self._renamed(Value("", idx.shape, "fp32"), f"{idx.name}_fp32")
         self._emit(scope, Convert(out, idx, line))
         return out
+
+    def _pick_from_rows(
+        self,
+        node: torch.fx.Node,
+        scope: Scope,
+        tensor: str,
+        idx: object,
+        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+    ) -> Value | None:
+        """`flat[tile_n.index * v + labels]` on `flat = x.view(-1)` of an [n, v] tensor:
+        the element `x[r, labels[r]]` of each row of the tile, selected from the row
+        (`sum(x[tile_n, :] * (0..v-1 == labels))`, the load shared with the kernel's own
+        read of those rows); None when the load is not of that form."""
+        base = self._flattened(node, tensor)
+        if base is None or not isinstance(idx, Value):
+            return None
+        v = self.tensors[base].shape[1]
+        found = self._row_offset_plus(scope, idx, v)
+        if found is None:
+            return None
+        bid, column = found
+        line = node_line(node)
+        window = (Window(self.block_begin[bid], self.block_exprs[bid]), Window(Const(0), Const(v)))
+        dtype = self.tensors[base].dtype
+        note_load(scope, base, window)  # the kernel's own read of the rows shares it
+        row = self._renamed(Value("", tuple(w.size for w in window), dtype), f"{base}_tile")
+        self._emit(scope, Load(row, base, window, line))
+        col = self._renamed(Value("", (column.shape[0], Const(1)), "fp32"), f"{column.name}_col")
+        self._emit(scope, ExpandDims(col, column, 1, line))
+        numbers = self._span_index(scope, v, line)
+        hit = self._renamed(Value("", row.shape, "fp32"), f"{base}_hit")
+        hit = self._not_equal(scope, numbers, col, hit, True, line)
+        kept = self._ew(scope, "mul", (row, hit), Value("", row.shape, "fp32"), line, "picked")
+        result = self._new_value(node)
+        return self._emit(scope, Reduce(result, "sum", kept, 1, line))
+
+    def _flattened(self, node: torch.fx.Node, tensor: str) -> str | None:
+        """The 2-D kernel argument `tensor` flattens (`x.view(-1)` in the host code), or
+        None."""
+        val = self.bound.host_function.tensor_to_origin
+        mine = [t for t, o in val.items() if getattr(o, "name", None) == tensor]
+        base = getattr(mine[0], "_base", None) if mine else None
+        origin = val.get(base) if base is not None else None
+        name = getattr(getattr(origin, "origin", origin), "name", None)
+        if name is None or base is None or base.dim() != 2 or not base.is_contiguous():
+            return None
+        if name not in self.tensors:
+            dtype = self._dtype(base, node)
+            shape = (int(base.shape[0]), int(base.shape[1]))
+            self.tensors[name] = TensorArg(name, shape, dtype, "input")
+        return str(name)
+
+    def _row_offset_plus(self, scope: Scope, idx: Value, v: int) -> tuple[int, Value] | None:
+        """(the rows tile, the column) of `tile_n.index * v + column`, or None."""
+        ops = {op.result.name: op for op in scope.ops if isinstance(op, Elementwise | Convert)}
+
+        def source(x: Value | float) -> Elementwise | None:
+            """The elementwise op that computed `x`, through its conversions (`tile.index
+            * v` is int32 in torch, made fp32 again to add the labels)."""
+            op = ops.get(x.name) if isinstance(x, Value) else None
+            while isinstance(op, Convert):
+                op = ops.get(op.operand.name)
+            return op
+
+        add = source(idx)
+        if add is None or add.op != "add" or len(add.operands()) != 2:
+            return None
+        for offset, column in (add.args, add.args[::-1]):
+            mul = source(offset)
+            if mul is None or mul.op != "mul" or float(v) not in mul.args:
+                continue
+            (rows,) = mul.operands()
+            bid = self.index_loads.get(rows.name)
+            if bid is not None and isinstance(column, Value) and column.rank == 1:
+                return bid, column
+        return None
+        for offset, column in (add.args, add.args[::-1]):
+            mul = ops.get(offset.name) if isinstance(offset, Value) else None
+            if mul is None or mul.op != "mul" or float(v) not in mul.args:
+                continue
+            (rows,) = mul.operands()
+            bid = self.index_loads.get(rows.name)
+            if bid is not None and isinstance(column, Value) and column.rank == 1:
+                return bid, column
+        return None

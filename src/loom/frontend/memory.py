@@ -39,6 +39,7 @@ class MemoryOps(GatherOps):
             view_ops.subscript: self._subscript,
             aten.sym_size.int: self._sym_size,
             aten.unsqueeze.default: self._unsqueeze,
+            aten.squeeze.dim: self._squeeze,
         }
 
     def _host_tensor(self, node: torch.fx.Node, scope: Scope) -> str:
@@ -303,3 +304,19 @@ class MemoryOps(GatherOps):
         if bid is not None and x.rank == 1 and axis == 1:
             return self._index_column(bid, node, scope)
         return self._emit(scope, ExpandDims(self._new_value(node), x, axis, node_line(node)))
+
+    def _squeeze(self, node: torch.fx.Node, scope: Scope) -> Value | None:
+        """`x.squeeze(-1)` of a value whose one-wide axis an earlier `keepdim=True` or
+        `x[:, None]` inserted in the same loop body: the value before the insertion."""
+        x = self._value(scope, node.args[0], node)
+        dim = node.args[1] if len(node.args) > 1 else None
+        axis = dim % x.rank if isinstance(dim, int) else None
+        for op in reversed(scope.ops):
+            if isinstance(op, ExpandDims) and op.result == x and op.axis == axis:
+                return op.operand
+        self._unsupported(
+            node,
+            "squeeze of a value other than one with an axis inserted in the same loop body",
+            "squeeze the axis a `keepdim=True` reduction or `[:, None]` kept in the same loop "
+            "body, or reduce with keepdim=False",
+        )
