@@ -1,7 +1,8 @@
 """Per-row cross entropy as Helion's example writes it: the label's logit read from a
 flattened view (`hl.load(logits.view(-1), [tile_n.index * v + labels])`, int64 labels),
 which Loom selects from the rows the kernel loads anyway (`loom.frontend.gathers`), and
-`keepdim=True` reductions squeezed back (`m.squeeze(-1)`)."""
+`keepdim=True` reductions squeezed back (`m.squeeze(-1)`); the mean loss returned as an
+expression (`return losses.mean()`), computed on the host from what the loop wrote."""
 
 from __future__ import annotations
 
@@ -22,7 +23,7 @@ def cross_entropy_rows(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tens
         peak = torch.amax(rows, dim=-1, keepdim=True)
         total = torch.sum(torch.exp(rows - peak), dim=-1, keepdim=True)
         losses[tile_n] = peak.squeeze(-1) + torch.log(total.squeeze(-1)) - at_target
-    return losses
+    return losses.mean()
 
 
 def make_inputs() -> tuple[torch.Tensor, torch.Tensor]:
@@ -32,7 +33,7 @@ def make_inputs() -> tuple[torch.Tensor, torch.Tensor]:
 
 
 def reference(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    return torch.nn.functional.cross_entropy(logits, labels, reduction="none")
+    return torch.nn.functional.cross_entropy(logits, labels)
 
 
 def main() -> None:
