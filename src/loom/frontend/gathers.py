@@ -188,12 +188,3 @@ class GatherOps(IndexOps):
             if bid is not None and isinstance(column, Value) and column.rank == 1:
                 return bid, column
         return None
-        for offset, column in (add.args, add.args[::-1]):
-            mul = ops.get(offset.name) if isinstance(offset, Value) else None
-            if mul is None or mul.op != "mul" or float(v) not in mul.args:
-                continue
-            (rows,) = mul.operands()
-            bid = self.index_loads.get(rows.name)
-            if bid is not None and isinstance(column, Value) and column.rank == 1:
-                return bid, column
-        return None
