@@ -31,11 +31,11 @@ CASES = {
     ),
     "integer_input": (
         [],
-        r"integer_input\.py:10: .*`reading the torch\.int64 tensor x`.*no 64-bit integer tiles",
+        r"integer_input\.py:9: .*`storing into the int64 tensor x, which the kernel reads`",
     ),
     "int8_input": (
         [],
-        r"int8_input\.py:10: .*`tensor x of dtype torch\.int8`.*integer tile format is int32",
+        r"int8_input\.py:10: .*`storing into the torch\.int8 tensor out`.*int32 tensor",
     ),
     "int_matmul": (
         ["--arg", "a=64x64:int32", "--arg", "b=64x64:int32"],

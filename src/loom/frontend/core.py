@@ -34,6 +34,7 @@ from loom.frontend.scope import (
     with_extra_inputs,
 )
 from loom.ir.geometry import TILE
+from loom.ir.integers import integer_read
 from loom.ir.tile import Convert, Elementwise, Full, Op, Reduce, TensorArg, Value, Window
 from loom.symbolic import Const, Expr, Sym, ceildiv
 
@@ -89,6 +90,23 @@ UNSUPPORTED_HINTS = {
         "tensor-indexed gather",
         "index with tiles or `:` only (data-dependent indices are not supported)",
     ),
+    **{
+        target: (
+            "integer division or remainder of tile values (`tile.index // s`, `% s`)",
+            "indices computed per element pick a different address for each row, a gather "
+            "TT-Lang cannot issue (a data-movement kernel cannot read at a computed "
+            "address); Loom gathers whole rows of a 2-D table by indices loaded from a "
+            "tensor (`w[idx[tile_b], :]`): reshape the operand on the host so that the rows "
+            "to pick are rows of a table and pass their indices as a tensor",
+        )
+        for target in (
+            aten.div.Tensor_mode,
+            aten.div.Scalar_mode,
+            aten.floor_divide.default,
+            aten.remainder.Tensor,
+            aten.remainder.Scalar,
+        )
+    },
 }
 
 _TILE_POSITIONS = (tile_ops.tile_id, tile_ops.tile_begin, tile_ops.tile_end)
@@ -145,6 +163,10 @@ class ImporterCore:
         """Tensor -> (phase, window) of each load, to catch a later phase overwriting
         what other blocks of an earlier phase still read."""
         self.index_values: set[str] = set()
+        self.read_indices: set[str] = set()
+        self.widened: dict[str, torch.dtype] = {}
+        """int8/uint8/int16 tensors, read widened to int32 (loom.ir.integers)."""
+        """int64 tensors the kernel loads (stored as int32 by the host, loom.ir.integers)."""
         """Values holding indices (argmax/argmin results), exact integers in fp32."""
         self.used_names: set[str] = set()
         self.superseded: set[str] = set()
@@ -271,11 +293,12 @@ class ImporterCore:
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
         if val.dtype == torch.bool:
             return _MASK_DTYPE
-        if val.dtype in INDEX_DTYPES:
-            # int64 tile values come only from argmax/argmin, integer fills and
-            # selections between them (int64 tensors cannot be loaded or converted to):
-            # exact integers held in fp32
-            return "fp32"
+        read = integer_read(val.dtype)
+        if read is not None:
+            # int64 tile values (argmax/argmin, loaded indices, integer fills and
+            # selections between them) are exact integers held in fp32; narrower
+            # integers are int32 tiles (loom.ir.integers)
+            return read.tile.value
         if val.dtype not in DTYPES:
             self._unsupported(node, f"dtype {val.dtype}", dtype_hint(val.dtype))
         return DTYPES[val.dtype]
@@ -412,6 +435,22 @@ class ImporterCore:
         result = self._temp(like, name)
         self._emit(scope, Elementwise(result, op, tuple(args), line))
         return result
+
+    def _not_equal(
+        self, scope: Scope, a: Operand, b: Operand, result: Value, negate: bool, line: int
+    ) -> Value:
+        """`a != b` as `(a < b) + (a > b)` (no `ne` primitive; the masks never overlap,
+        so the sum is exact), or `a == b` as one minus that when `negate`."""
+        like = Value("", result.shape, "fp32")
+        below = self._ew(scope, "lt", (a, b), like, line, "cmp_lt")
+        above = self._ew(scope, "gt", (a, b), like, line, "cmp_gt")
+        if negate:
+            mask = self._ew(scope, "add", (below, above), like, line, "cmp")
+            out = self._emit(scope, Elementwise(result, "sub", (1.0, mask), line))
+        else:
+            out = self._emit(scope, Elementwise(result, "add", (below, above), line))
+        assert out is not None
+        return out
 
     def _total_as(self, scope: Scope, total: RowTotal, like: Value) -> Value:
         """`total` in the shape of a 1-D value `like` (one per row): the vector broadcast

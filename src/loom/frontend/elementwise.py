@@ -62,8 +62,14 @@ _COMPARE = {
     aten.ge.Scalar: ("lt", True),
     aten.le.Tensor: ("gt", True),
     aten.le.Scalar: ("gt", True),
+    aten.ne.Tensor: ("ne", False),
+    aten.ne.Scalar: ("ne", False),
+    aten.eq.Tensor: ("ne", True),
+    aten.eq.Scalar: ("ne", True),
 }
-"""Comparison -> (primitive, negate): `a >= b` is `1 - (a < b)`."""
+"""Comparison -> (primitive, negate): `a >= b` is `1 - (a < b)`; `ne` is no primitive
+but `(a < b) + (a > b)` (exact: the two masks never overlap), so `a == b` (a label
+compared with the column indices) is `1 - ((a < b) + (a > b))`."""
 _FILL_LIKE = {
     aten.full_like.default: 1,
     aten.zeros_like.default: None,
@@ -260,10 +266,10 @@ class ElementwiseOps(ImporterCore):
         line = node_line(node)
         result = self._new_value(node, node.name)
         result = Value(result.name, result.shape, "fp32")
+        if op == "ne":
+            return self._not_equal(scope, a, b, result, negate, line)
         if not negate:
             return self._emit(scope, Elementwise(result, op, (a, b), line))
-        like = a if isinstance(a, Value) else b
-        assert isinstance(like, Value)
         mask = self._ew(scope, op, (a, b), Value("", result.shape, "fp32"), line, "cmp")
         return self._emit(scope, Elementwise(result, "sub", (1.0, mask), line))
 

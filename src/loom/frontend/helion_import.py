@@ -40,6 +40,7 @@ from loom.frontend.scope import Handler, Scope
 from loom.frontend.symbols import SymbolOps
 from loom.frontend.sync import SyncOps
 from loom.frontend.views import ViewOps
+from loom.ir.integers import READS
 from loom.ir.tile import Load, TensorArg, TileProgram, walk
 
 
@@ -88,7 +89,9 @@ class HelionImporter(
             if t.name in loaded or t.name in self.stored or t.name not in self._index_inputs()
         )
         notes = tuple(
-            f"{name} ({dtype}) holds argmax/argmin indices as fp32 (exact below 2^24)"
+            f"{name} ({dtype}) is {READS[str(dtype)].how}"
+            if name in self.read_indices
+            else f"{name} ({dtype}) holds argmax/argmin indices as fp32 (exact below 2^24)"
             for name, dtype in self.index_tensors.items()
         )
         return TileProgram(

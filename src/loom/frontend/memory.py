@@ -4,6 +4,7 @@ block stored forwarded from the stored value, and new axes (`x[:, None]`, `unsqu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import cast
 
@@ -11,7 +12,7 @@ import torch
 from helion.language import _tracing_ops, memory_ops, view_ops
 
 from loom.frontend.core import DTYPES, INDEX_DTYPES, dtype_hint
-from loom.frontend.indices import IndexOps
+from loom.frontend.gathers import GatherOps
 from loom.frontend.leading import LeadingAxisError, store_leading
 from loom.frontend.scope import (
     GridBarrierNeeded,
@@ -22,7 +23,8 @@ from loom.frontend.scope import (
     node_line,
     seq_arg,
 )
-from loom.ir.tile import ExpandDims, Load, Op, Store, TensorArg, Value, Window
+from loom.ir.integers import integer_read
+from loom.ir.tile import Convert, ExpandDims, Load, Op, Store, TensorArg, Value, Window
 from loom.symbolic import Const, Expr
 
 aten = torch.ops.aten
@@ -34,7 +36,7 @@ def _sympy_of(val: torch.SymInt | torch.SymFloat) -> object:
     return sympy_of()
 
 
-class MemoryOps(IndexOps):
+class MemoryOps(GatherOps):
     """Host tensors and scalars, loads, stores and views."""
 
     def memory_handlers(self) -> dict[object, Handler]:
@@ -46,6 +48,7 @@ class MemoryOps(IndexOps):
             view_ops.subscript: self._subscript,
             aten.sym_size.int: self._sym_size,
             aten.unsqueeze.default: self._unsqueeze,
+            aten.squeeze.dim: self._squeeze,
         }
 
     def _host_tensor(self, node: torch.fx.Node, scope: Scope) -> str:
@@ -54,13 +57,18 @@ class MemoryOps(IndexOps):
             raise TypeError(f"{node.target}: argument 0 is {name!r}, not a tensor name")
         val = node.meta["val"]
         if name not in self.tensors:
+            read = integer_read(val.dtype)
             if val.dtype in INDEX_DTYPES:
                 self.index_tensors[name] = val.dtype
-            elif val.dtype not in DTYPES:
+            elif val.dtype not in DTYPES and read is None:
                 what = f"tensor {name} of dtype {val.dtype}"
                 self._unsupported(node, what, dtype_hint(val.dtype))
+            elif read is not None and read.tile == "int32" and val.dtype != torch.int32:
+                self.widened[name] = val.dtype
             shape = tuple(self._host_extent(node, name, d) for d in val.shape)
-            self.tensors[name] = TensorArg(name, shape, DTYPES.get(val.dtype, "fp32"), "input")
+            # an int64 tensor is fp32 (argmax's indices) until a load reads it as int32
+            held = DTYPES.get(val.dtype) or ("int32" if val.dtype not in INDEX_DTYPES else "fp32")
+            self.tensors[name] = TensorArg(name, shape, held, "input")
         return name
 
     def _host_extent(self, node: torch.fx.Node, name: str, dim: object) -> int:
@@ -132,9 +140,10 @@ class MemoryOps(IndexOps):
         if not isinstance(tensor, str):
             self._unsupported(node, f"a load of {tensor} (not a kernel argument)")
         if tensor in self.index_tensors:
-            what = f"reading the {self.index_tensors[tensor]} tensor {tensor}"
-            self._unsupported(node, what, dtype_hint(self.index_tensors[tensor]))
+            return self._load_indices(node, scope, tensor)
         index = list(seq_arg(node, 1))
+        if self._gathered(scope, index):
+            return self._gather_rows(node, scope, tensor, index, self._note_load)
         if None in index and len(index) > len(self.tensors[tensor].shape):
             return self._load_new_axes(node, scope, tensor, index)
         window = self._window(node, tensor, index)
@@ -149,6 +158,25 @@ class MemoryOps(IndexOps):
         self._note_load(scope, tensor, window)
         result = self._new_value(node, f"{tensor}_tile")
         return self._emit(scope, Load(result, tensor, window, node_line(node)))
+
+    def _load_indices(self, node: torch.fx.Node, scope: Scope, tensor: str) -> Value | None:
+        """A load of an int64 tensor (labels, token ids): the host stores it as int32
+        (checking its range, loom.ir.integers), the tile is converted to the exact fp32
+        integers Loom's index values are."""
+        if tensor in self.stored:
+            what = f"reading the int64 tensor {tensor}, which the kernel also stores"
+            self._unsupported(node, what, "read indices from one tensor and store into another")
+        self.read_indices.add(tensor)
+        self.tensors[tensor] = dataclasses.replace(self.tensors[tensor], dtype="int32")
+        window = self._window(node, tensor, list(seq_arg(node, 1)))
+        result = self._new_value(node)
+        loaded = self._loaded_before(scope, tensor, window, "int32")
+        if loaded is None:
+            self._note_load(scope, tensor, window)
+            raw = self._renamed(Value("", result.shape, "int32"), f"{tensor}_tile")
+            loaded = self._emit(scope, Load(raw, tensor, window, node_line(node)))
+        assert loaded is not None
+        return self._emit(scope, Convert(result, loaded, node_line(node)))
 
     def _load_new_axes(
         self, node: torch.fx.Node, scope: Scope, tensor: str, index: list[object]
@@ -236,6 +264,17 @@ class MemoryOps(IndexOps):
         tensor = self._tensor_of(scope, node)
         self.stored.add(tensor)
         window = self._window(node, tensor, seq_arg(node, 1))
+        if tensor in self.widened:
+            self._unsupported(
+                node,
+                f"storing into the {self.widened[tensor]} tensor {tensor}",
+                "Loom reads narrow integer tensors widened to int32 but does not narrow "
+                "results back (torch would wrap them at that width); store into an int32 "
+                "tensor (`torch.empty(..., dtype=torch.int32)`)",
+            )
+        if tensor in self.read_indices:
+            what = f"storing into the int64 tensor {tensor}, which the kernel reads"
+            self._unsupported(node, what, "read indices from one tensor and store into another")
         arg = node.args[2]
         joined = scope.values.get(arg) if isinstance(arg, torch.fx.Node) else None
         if not isinstance(joined, Joined):
@@ -330,3 +369,19 @@ class MemoryOps(IndexOps):
         if bid is not None and x.rank == 1 and axis == 1:
             return self._index_column(bid, node, scope)
         return self._emit(scope, ExpandDims(self._new_value(node), x, axis, node_line(node)))
+
+    def _squeeze(self, node: torch.fx.Node, scope: Scope) -> Value | None:
+        """`x.squeeze(-1)` of a value whose one-wide axis an earlier `keepdim=True` or
+        `x[:, None]` inserted in the same loop body: the value before the insertion."""
+        x = self._value(scope, node.args[0], node)
+        dim = node.args[1] if len(node.args) > 1 else None
+        axis = dim % x.rank if isinstance(dim, int) else None
+        for op in reversed(scope.ops):
+            if isinstance(op, ExpandDims) and op.result == x and op.axis == axis:
+                return op.operand
+        self._unsupported(
+            node,
+            "squeeze of a value other than one with an axis inserted in the same loop body",
+            "squeeze the axis a `keepdim=True` reduction or `[:, None]` kept in the same loop "
+            "body, or reduce with keepdim=False",
+        )

@@ -18,7 +18,7 @@ import torch
 
 from loom.errors import FrontendError
 from loom.ir.tile import TileProgram
-from loom.kernels.files import FileKernel, NoCpuKernel, as_outputs, returned_tensors
+from loom.kernels.files import RETURNED, FileKernel, NoCpuKernel, as_outputs, returned_tensors
 from loom.kernels.tile_reference import TileIRReference, evaluate
 
 
@@ -216,10 +216,18 @@ def host_epilogue(fk: FileKernel) -> Epilogue | None:
     if not loops or not isinstance(body[-1], ast.Return) or not all(fk.output_names):
         return None
     after = body[loops[-1] + 1 : -1]
-    if not after:
+    returned = body[-1].value
+    items = returned.elts if isinstance(returned, ast.Tuple) else [returned] if returned else []
+    computed: list[ast.stmt] = [  # `return losses.mean()`: the expression, named
+        ast.Assign(targets=[ast.Name(name, ast.Store())], value=item)
+        for name, item in zip(fk.output_names, items, strict=False)
+        if name.startswith(RETURNED)
+    ]
+    if not after and not computed:
         return None
     prelude = [_statement(stmt) for stmt in body[: loops[0]]]
-    rest = compile(ast.Module(body=after, type_ignores=[]), "<host epilogue>", "exec")
+    epilogue = ast.fix_missing_locations(ast.Module(body=after + computed, type_ignores=[]))
+    rest = compile(epilogue, "<host epilogue>", "exec")
 
     def run(device: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         namespace = dict(fn.__globals__)

@@ -244,9 +244,34 @@ def _returned(kernel: helion.Kernel) -> list[ast.expr]:
     return list(value.elts) if isinstance(value, ast.Tuple) else [value]
 
 
+RETURNED = "returned"
+"""The name of a returned expression the host computes after the loop (`losses.mean()`):
+`returned<i>` for the i-th returned value (see loom.kernels.checks.host_epilogue)."""
+
+
 def _output_names(kernel: helion.Kernel) -> tuple[str, ...]:
-    """Variable names in the kernel's `return` statement ("" for other expressions)."""
-    return tuple(i.id if isinstance(i, ast.Name) else "" for i in _returned(kernel))
+    """Variable names in the kernel's `return` statement: "" for a view of a tensor
+    (`out.view(...)`), `returned<i>` for another expression (computed on the host)."""
+    return tuple(
+        item.id
+        if isinstance(item, ast.Name)
+        else ""
+        if _viewed(item) is not None
+        else f"{RETURNED}{i}"
+        for i, item in enumerate(_returned(kernel))
+    )
+
+
+def _viewed(item: ast.expr) -> str | None:
+    """The tensor a returned same-elements view (`out.contiguous().view(n, s)`) shows,
+    or None for another expression."""
+    while (
+        isinstance(item, ast.Call)
+        and isinstance(item.func, ast.Attribute)
+        and item.func.attr in _SAME_ELEMENTS
+    ):
+        item = item.func.value
+    return item.id if isinstance(item, ast.Name) else None
 
 
 _SAME_ELEMENTS = {"view", "reshape", "contiguous", "flatten", "squeeze", "unsqueeze", "view_as"}
@@ -256,16 +281,7 @@ _SAME_ELEMENTS = {"view", "reshape", "contiguous", "flatten", "squeeze", "unsque
 def returned_tensors(kernel: helion.Kernel) -> tuple[str, ...]:
     """The host tensor each returned value is, or is a same-elements view of
     (`out.view(q.size())` is `out`), in return order ("" for other expressions)."""
-    names = []
-    for item in _returned(kernel):
-        while (
-            isinstance(item, ast.Call)
-            and isinstance(item.func, ast.Attribute)
-            and item.func.attr in _SAME_ELEMENTS
-        ):
-            item = item.func.value
-        names.append(item.id if isinstance(item, ast.Name) else "")
-    return tuple(names)
+    return tuple(_viewed(item) or "" for item in _returned(kernel))
 
 
 def import_reference(text: str) -> Callable[..., object] | TileIRReference:
@@ -352,7 +368,9 @@ def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
     eager = helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, **settings)
 
     def run(*args: object) -> object:
-        promoted = [a.float() if isinstance(a, torch.Tensor) else a for a in args]
+        promoted = [  # float data in fp32; integers (indices, labels) as they are
+            a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args
+        ]
         try:
             return eager(*promoted)
         except Exception as err:  # Helion's interpreter: report, don't crash

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from loom.errors import ScheduleError
+from loom.ir.integers import converts_by_product
 from loom.ir.program import (
     BinaryExpr,
     BlockRef,
@@ -75,6 +76,8 @@ class ExprBuilder:
                 return Built(ReduceExpr(op.op, inner.expr, dim=-2), inner.reads)
             case Matmul():
                 return self._matmul(op)
+            case Convert(result=r, operand=x) if converts_by_product(x.dtype, r.dtype):
+                return self._int_to_float(name, x)
             case Convert(operand=x) | ExpandDims(operand=x):
                 return self.value(x.name)
             case Full(fill=fill):
@@ -84,6 +87,13 @@ class ExprBuilder:
             f"value {name!r} has no buffer and cannot be computed inline "
             f"({type(op).__name__ if op else 'undefined'})."
         )
+
+    def _int_to_float(self, name: str, x: Value) -> Built:
+        """An int32 tile made float, as a product with ones (loom.ir.integers; a matmul
+        multiplies like-typed blocks only, so the conversion cannot be left implicit)."""
+        rows, cols = self.ctx.value_tiles(name)
+        inner = self.value(x.name)
+        return Built(BinaryExpr("mul", inner.expr, FillExpr(1.0, rows, cols)), inner.reads)
 
     def operand(self, arg: Value | float, result: str) -> Built:
         """`arg` shaped like `result`: row vectors broadcast, scalars fill."""

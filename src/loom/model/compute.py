@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from loom.ir.buffers import PLACEMENTS
 from loom.ir.geometry import TILE
+from loom.ir.integers import converts_by_product
 from loom.ir.problem import Term
 from loom.ir.tile import (
     Convert,
@@ -82,6 +83,12 @@ class Compute(HegCore):
                 return terms
             case Convert(result=r, operand=x) if x.name in self.accumulated:
                 return [self.final_copy(r, x)]
+            case Convert(result=r, operand=x) if converts_by_product(x.dtype, r.dtype):
+                terms.append(
+                    prim.eltwise_term(
+                        arch, "mul", f"int32->{r.dtype} {r.name} ({where})", self.tiles(r)
+                    )
+                )
             case Convert() | ExpandDims():
                 return terms
             case _:

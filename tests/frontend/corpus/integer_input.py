@@ -5,10 +5,9 @@ import torch
 
 @helion.kernel(static_shapes=True)
 def count(x: torch.Tensor) -> torch.Tensor:
-    out = torch.empty_like(x)
     for tile_m, tile_n in hl.tile(x.size()):
-        out[tile_m, tile_n] = x[tile_m, tile_n] + 1
-    return out
+        x[tile_m, tile_n] = x[tile_m, tile_n] + 1
+    return x
 
 
 def make_inputs() -> tuple[torch.Tensor]:

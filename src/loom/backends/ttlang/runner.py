@@ -49,6 +49,7 @@ from loom.backends.ttlang.emit import emit, ident
 from loom.errors import VerificationError
 from loom.ir.formats import is_block_float
 from loom.ir.geometry import TILE
+from loom.ir.integers import range_error
 from loom.ir.program import (
     Compute,
     DramTensor,
@@ -223,6 +224,11 @@ def _device_tensors(program: Program, inputs: tuple[Any, ...], ttnn: Any, module
                 f"input {t.name!r} of kernel {program.kernel!r} has shape {tuple(x.shape)}, "
                 f"but the program was compiled for {t.shape}."
             )
+    for t, x in zip(ins, inputs, strict=True):
+        if x.numel() and not x.is_floating_point():  # the host narrows integers as read
+            narrowed = range_error(t.name, x.dtype, int(x.min()), int(x.max()))
+            if narrowed:
+                raise VerificationError(narrowed)
     host = dict(zip((t.name for t in ins), inputs, strict=True))
     dtypes = sim_dtypes(ttnn)
     out = []
