@@ -199,3 +199,23 @@ def test_a_matmul_without_reference_verifies_against_loom_s_tile_ir(capsys) -> N
         "'aten::mm.dtype' with arguments from the 'CPU' backend)"
     ) in out
     assert "output      out: PASS" in out
+
+
+def test_launches_verify_on_the_description_they_were_compiled_for(tmp_path: Path) -> None:
+    """A kernel run as launches, compiled for a user's description (a name no built-in
+    has), verifies on that description: each launch runs with its L1 and buffer count,
+    not a built-in looked up by the program's name."""
+    from loom.arch import load_arch
+    from loom.flows.helion import CompileOptions, compile_kernel
+    from loom.flows.lowered import verify_lowered
+    from loom.flows.stages import StageLog
+    from loom.kernels.registry import resolve_kernel
+
+    path = tmp_path / "small.yaml"
+    path.write_text("base: wormhole_n150\nname: wormhole_user_variant\nl1_usable_bytes: 1000000\n")
+    arch = load_arch(path)
+    spec = resolve_kernel(str(EXAMPLES_DIR / "global_norm.py"), "global_norm")
+    result = compile_kernel(spec, CompileOptions(arch=arch, shape=spec.default_shape, jobs=1))
+    assert result.lowered.then is not None  # two launches
+    outcome = verify_lowered(spec, result.lowered, StageLog(), arch)
+    assert outcome.passed, outcome.message

@@ -232,7 +232,7 @@ def verify_cuda(c: CudaCompiled, folder: str | None = None, native: bool = False
         from loom.cuda.consts import const_table
 
         vals["loom_const"] = torch.from_numpy(const_table(lp.consts).astype(np.float32))
-        after = run_program(lp.program, vals, folder, native and prec == "bf16")
+        after = run_program(lp.program, vals, folder, native and prec == "bf16", c.options.arch)
         dev[lp.writes] = _round(after[lp.writes].numpy(), prec)
         n += 1
     ref64 = run_reference(c.source, init)

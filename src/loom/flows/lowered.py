@@ -103,7 +103,7 @@ def verify_lowered(
     `arch` is the description the schedule was compiled for (a user's file included);
     without it the runner loads the built-in description the program names."""
     if lowered.then is not None:
-        return log.timed("verify", lambda: _verify_launches(spec, lowered))
+        return log.timed("verify", lambda: _verify_launches(spec, lowered, arch))
     if spec.file is not None:
         from loom.kernels.checks import file_references, host_epilogue  # imports torch
 
@@ -141,7 +141,7 @@ def verify_lowered(
     return dataclasses.replace(result, reference=MODULE_REFERENCE)
 
 
-def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
+def _verify_launches(spec: KernelSpec, lowered: Lowered, arch: Arch | None) -> VerifyResult:
     """Every launch on tt-lang-sim in order, DRAM persisting between them; the kernel's
     returned tensors compared with the file's reference."""
     from loom.kernels.checks import launch_references  # imports torch: only here
@@ -154,7 +154,8 @@ def _verify_launches(spec: KernelSpec, lowered: Lowered) -> VerifyResult:
         )
     programs = tuple(lw.program for lw in lowered.launches())
     tensors, references, used = launch_references(spec.file, programs)
-    result = verify_launches(tuple(lw.lowered for lw in lowered.launches()), tensors, references)
+    launches = tuple(lw.lowered for lw in lowered.launches())
+    result = verify_launches(launches, tensors, references, arch)
     return dataclasses.replace(result, reference=used)
 
 

@@ -16,7 +16,7 @@ import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from loom.arch import load_arch
+from loom.arch import Arch, load_arch
 from loom.backends.ttlang.emit import ident
 from loom.backends.ttlang.runner import (
     VerifyResult,
@@ -46,16 +46,19 @@ def run_program(
     values: dict[str, torch.Tensor],
     source_dir: str | None = None,
     native: bool = False,
+    arch: Arch | None = None,
 ) -> dict[str, torch.Tensor]:
     """Emit `program`, run it on tt-lang-sim with `values` (2-D tensors, one per program
     tensor, tile-aligned) and return every tensor's contents afterwards (float32).
 
     `native` runs bf16 tensors in bf16 arithmetic (tt-lang-sim without its float32
-    promotion), as a device computing in bf16 would; by default it computes in fp32."""
+    promotion), as a device computing in bf16 would; by default it computes in fp32.
+    `arch` is the description the program was compiled for (a user's file or a variant
+    included); without it the built-in description the program names is loaded."""
     import torch
 
     target = str(Path(source_dir) / f"{ident(program.kernel)}.py") if source_dir else None
-    arch = load_arch(program.arch)
+    arch = arch or load_arch(program.arch)
     log = io.StringIO()
     with (
         _emitted(program, target) as path,  # a temporary folder is removed afterwards
@@ -103,6 +106,7 @@ def verify_launches(
     programs: tuple[Program, ...],
     tensors: dict[str, torch.Tensor],
     references: dict[str, torch.Tensor],
+    arch: Arch | None = None,
 ) -> VerifyResult:
     """Run `programs` one after the other on tt-lang-sim, DRAM contents persisting between
     them (a later launch reads what an earlier one stored: the grid-wide barrier between
@@ -134,7 +138,7 @@ def verify_launches(
             for t in program.tensors
         }
         start = time.perf_counter()
-        after = run_program(program, values)
+        after = run_program(program, values, arch=arch)
         wall += time.perf_counter() - start
         for t in program.tensors:
             if t.role == "output":
