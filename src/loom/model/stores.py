@@ -36,7 +36,8 @@ class Stores(Compute):
         (no floor) when the store engine loads nothing here or nothing is stored.
 
         The other engine's reads of the next pass start when the body pops its blocks,
-        i.e. with the store, so the store shares the banks with them (`_shared_store`)."""
+        after the last op that reads one of them: they run alone through the compute
+        after that op, and the store shares the banks with the rest (`_shared_store`)."""
         mine = [
             op
             for op, t in zip(self.own_loads(ops), loads, strict=True)
@@ -46,6 +47,7 @@ class Stores(Compute):
             return Const(0)
         load = prim.engine_read_stage(self.arch, tuple(loads), self.store_engine)
         compute = latency(body)
+        alone: Expr = Const(0)
         if not any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             names = {op.result.name for op in mine}
             body_ops = [op for op in ops if not isinstance(op, (Load, Store))]
@@ -56,23 +58,39 @@ class Stores(Compute):
             before = [t.cycles for op in body_ops[:first] for t in self.op_terms(op)]
             if before:
                 compute = maximum(compute - add(*before), 0)
-        return load + compute + self._shared_store(loads, store, stores)
+            theirs = {
+                op.result.name
+                for op, t in zip(self.own_loads(ops), loads, strict=True)
+                if t.engine != self.store_engine
+            }
+            readers = [
+                i for i, op in enumerate(body_ops) if theirs & {x.name for x in op.operands()}
+            ]
+            after = body_ops[readers[-1] + 1 :] if readers else []
+            alone = add(*(t.cycles for op in after for t in self.op_terms(op)))
+        return load + compute + self._shared_store(loads, store, stores, alone)
 
     def _shared_store(
-        self, loads: list[prim.TransferSpec], store: Stage, stores: list[prim.TransferSpec]
+        self,
+        loads: list[prim.TransferSpec],
+        store: Stage,
+        stores: list[prim.TransferSpec],
+        alone: Expr,
     ) -> Expr:
-        """The store stage of a load-body-store chain, beside the other engines' reads
-        that start with it: a bank serves each stream fairly, so the store's DRAM time
-        ω_w (`dram_wide`) stretches by min(ω_w, ω_r), ω_r the DRAM time of those reads,
-        then its write latency; at least the store stage itself. 0 when the store runs in
-        the body (`place_store`)."""
+        """The store stage of a load-body-store chain, beside the other engines' reads of
+        the next pass: they start `alone` cycles of compute before it, and a bank serves
+        each stream fairly, so the store's DRAM time ω_w (`dram_wide`) stretches by
+        min(ω_w, ω_r − alone), ω_r the DRAM time of those reads, then its write latency;
+        at least the store stage itself. 0 when the store runs in the body
+        (`place_store`)."""
         if not store.terms or not stores:
             return latency(store)
         reads = [prim.dram_wide(self.arch, t) for t in loads if t.engine != self.store_engine]
         if not reads:
             return latency(store)
         written = add(*(prim.dram_wide(self.arch, t, write=True) for t in stores))
-        shared = written + minimum(written, add(*reads)) + self.arch.dram.write_latency_cycles
+        rest = maximum(add(*reads) - alone, 0)
+        shared = written + minimum(written, rest) + self.arch.dram.write_latency_cycles
         return maximum(latency(store), shared)
 
     @staticmethod
