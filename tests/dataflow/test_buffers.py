@@ -110,3 +110,29 @@ def test_a_stored_value_read_back_keeps_its_operands_live(tmp_path) -> None:  # 
     first, second = sorted(masks, key=lambda vb: vb.birth)
     assert first.death > second.birth  # read where the rebuilt `red` is read
     assert b.allocation_of(first.name) != b.allocation_of(second.name)
+
+
+def test_rebuilt_values_are_counted_per_evaluation() -> None:
+    """RMSNorm storing its inverse RMS and scaling the row by it: the store's buffer is
+    the writer's, so the scaling statement rebuilds the inverse inline, and with it the
+    sum of squares it computes inline (`x_tile_fp32` has a buffer: read, not rebuilt).
+    Row statistics' variance squares an inlined difference: `d * d` computes it twice."""
+    from loom.dataflow import build_buffers
+    from loom.flows.helion import run_frontend
+    from loom.flows.stages import StageLog
+    from loom.ir.tile import walk
+    from loom.kernels.examples import EXAMPLES_DIR
+    from loom.kernels.registry import resolve_kernel
+
+    spec = resolve_kernel(str(EXAMPLES_DIR / "rms_norm.py"))
+    b = build_buffers(run_frontend(spec, spec.default_shape, StageLog()))
+    ops = {r.name: type(op).__name__ for op in walk(b.program.body) for r in op.results()}
+    rebuilt = {ops.get(name, name) for name in b.rebuilt}
+    assert set(b.rebuilt.values()) == {1}
+    assert {"Elementwise", "Reduce"} <= rebuilt
+    assert "x_tile_fp32" not in b.rebuilt and "x_tile" not in b.rebuilt
+    spec = resolve_kernel(str(EXAMPLES_DIR / "row_stats.py"))
+    b = build_buffers(run_frontend(spec, spec.default_shape, StageLog()))
+    squared = next(op for op in walk(b.program.body) if "var_sq" in {r.name for r in op.results()})
+    diff = squared.operands()[0].name
+    assert squared.operands()[1].name == diff and b.rebuilt[diff] == 1

@@ -14,7 +14,7 @@ from loom.ir.tile import TileProgram
 def build_buffers(program: TileProgram, accumulate: str = "strict") -> BufferedProgram:
     """Reify `program`'s tile values into virtual buffers and bind them to L1 storage;
     `accumulate` is the accumulation policy (`loom.ir.buffers.ACCUMULATE_POLICIES`)."""
-    layouts, buffers, inlined = reify(program)
+    layouts, buffers, inlined, rebuilt = reify(program)
     scopes = _scopes(buffers)
     buffers = tuple(replace(vb, scope=scopes[vb.scope]) for vb in buffers)
     allocations = tuple(replace(a, scope=scopes[a.scope]) for a in concretize(buffers))
@@ -24,6 +24,7 @@ def build_buffers(program: TileProgram, accumulate: str = "strict") -> BufferedP
         buffers=spread_loads(buffers, allocations),
         allocations=allocations,
         inlined=inlined,
+        rebuilt=rebuilt,
         scopes=tuple(scopes.values()),
         accumulators=find_accumulators(program, buffers, allocations, accumulate),
     )

@@ -215,7 +215,9 @@ class Reifier:
         for v in values:
             self.owned.setdefault(v, name)
 
-    def run(self) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...]]:
+    def run(
+        self,
+    ) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...], dict[str, int]]:
         self._walk(self.program.body, ())
         for site in self.a.sites:
             self._reify(site)
@@ -229,7 +231,44 @@ class Reifier:
             and name not in self.a.root
             and not isinstance(site.op, ForLoop)
         )
-        return self.layouts, tuple(self.buffers), inlined
+        return self.layouts, tuple(self.buffers), inlined, self._rebuilt()
+
+    def _rebuilt(self) -> dict[str, int]:
+        """How many more times than once the lowering evaluates each op's result. An
+        inlined value is rebuilt wherever its consumer is evaluated, once per operand it
+        fills (`x * x` of an inlined `x` computes `x` twice); a value in a store buffer
+        that other ops also read (`_unreadable`) is computed into it once and rebuilt
+        inline where each of them is evaluated (`loom.lower.exprs`)."""
+        memo: dict[str, int] = {}
+        extra = {}
+        for name in self.a.defs:
+            count = self._evaluations(name, memo)
+            if count > 1 and self._computed(name) and name not in self.a.root:
+                extra[name] = count - 1
+        return extra
+
+    def _evaluations(self, name: str, memo: dict[str, int]) -> int:
+        """Times the lowered compute evaluates `name` (`_rebuilt`)."""
+        if name in memo:
+            return memo[name]
+        memo[name] = 1  # a loop's carried value reaches itself: its statement, once
+        owned = name in self.owned
+        count = 1 if owned else 0
+        if not owned or self._unreadable(name):
+            for use in self.a.uses.get(name, ()):
+                if isinstance(use.op, Store | ForLoop | Gather) or not use.op.results():
+                    count += 0 if owned else 1
+                    continue
+                result = self._root(use.op.results()[0].name)
+                rebuilt = result not in self.owned or self._unreadable(result)
+                count += self._evaluations(result, memo) if rebuilt else 1
+        memo[name] = max(count, 1)
+        return memo[name]
+
+    def _computed(self, name: str) -> bool:
+        """Whether `name` is the result of an op the compute engine evaluates."""
+        site = self.a.defs.get(name)
+        return site is not None and not isinstance(site.op, Load | ForLoop | Gather)
 
     def _reify(self, site: _Site) -> None:
         op = site.op
@@ -274,6 +313,7 @@ class Reifier:
 
 def reify(
     program: TileProgram,
-) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...]]:
-    """Virtual buffers of `program`, the layout of every value, and the inlined values."""
+) -> tuple[dict[str, ValueLayout], tuple[VirtualBuffer, ...], tuple[str, ...], dict[str, int]]:
+    """Virtual buffers of `program`, the layout of every value, the inlined values and
+    the values the lowering evaluates more than once (`Reifier._rebuilt`)."""
     return Reifier(program).run()

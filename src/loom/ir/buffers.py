@@ -13,7 +13,7 @@ symbols, so the model can charge the L1 footprint as a function of the block siz
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from loom.ir.geometry import TILE
@@ -152,6 +152,9 @@ class BufferedProgram:
     allocations: tuple[Allocation, ...]
     inlined: tuple[str, ...]
     """Values computed inside the expression of their single consumer (no buffer)."""
+    rebuilt: dict[str, int] = field(default_factory=dict)
+    """Values the lowering evaluates this many more times than once (a stored value that
+    other ops read is rebuilt inline in each of their statements, `dataflow.reify`)."""
     scopes: tuple[Scope, ...] = ()
     """Every scope that holds a buffer, with the load and store buffers it owns."""
     accumulators: tuple[Accumulator, ...] = ()

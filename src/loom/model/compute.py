@@ -54,8 +54,21 @@ class Compute(HegCore):
         not the candidate), built once per compile (`ops`)."""
         terms = self.ops.get(id(op))
         if terms is None:
-            terms = self.ops[id(op)] = tuple(self._op_terms(op))
+            terms = self.ops[id(op)] = tuple(self._evaluations(op, self._op_terms(op)))
         return list(terms)
+
+    def _evaluations(self, op: Op, terms: list[Term]) -> list[Term]:
+        """`terms` times the statements that evaluate the op: a stored value other ops
+        read is rebuilt inline in each of their statements, with the operands it
+        computes inline (`BufferedProgram.rebuilt`)."""
+        results = op.results() if not isinstance(op, ForLoop) else ()
+        again = self.b.rebuilt.get(results[0].name, 0) if results else 0
+        if not again:
+            return terms
+        return [
+            Term(t.kind, f"{t.what} (evaluated {again + 1} times)", t.cycles * (again + 1))
+            for t in terms
+        ]
 
     def _op_terms(self, op: Op) -> list[Term]:
         arch, terms = self.arch, []

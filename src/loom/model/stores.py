@@ -22,6 +22,7 @@ class Stores(Compute):
         loads: list[prim.TransferSpec],
         body: HegNode,
         store: Stage,
+        stores: list[prim.TransferSpec],
     ) -> Expr:
         """The least one pass takes when the engine that stores also loads in this scope
         (a third operand dealt to the writer: RMSNorm's residual, SwiGLU's up): in program
@@ -32,7 +33,11 @@ class Stores(Compute):
         that reads one of its blocks to the end of the body + the store stage (0 when the
         store already runs in the body). The compute before that op runs while the engine
         stores the previous pass. A body with loops, gathers or merges: all of it. 0
-        (no floor) when the store engine loads nothing here or nothing is stored."""
+        (no floor) when the store engine loads nothing here or nothing is stored.
+
+        The other engine's reads of the next pass start when the body pops its blocks,
+        after the last op that reads one of them: they run alone through the compute
+        after that op, and the store shares the banks with the rest (`_shared_store`)."""
         mine = [
             op
             for op, t in zip(self.own_loads(ops), loads, strict=True)
@@ -42,6 +47,7 @@ class Stores(Compute):
             return Const(0)
         load = prim.engine_read_stage(self.arch, tuple(loads), self.store_engine)
         compute = latency(body)
+        alone: Expr = Const(0)
         if not any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             names = {op.result.name for op in mine}
             body_ops = [op for op in ops if not isinstance(op, (Load, Store))]
@@ -52,7 +58,40 @@ class Stores(Compute):
             before = [t.cycles for op in body_ops[:first] for t in self.op_terms(op)]
             if before:
                 compute = maximum(compute - add(*before), 0)
-        return load + compute + latency(store)
+            theirs = {
+                op.result.name
+                for op, t in zip(self.own_loads(ops), loads, strict=True)
+                if t.engine != self.store_engine
+            }
+            readers = [
+                i for i, op in enumerate(body_ops) if theirs & {x.name for x in op.operands()}
+            ]
+            after = body_ops[readers[-1] + 1 :] if readers else []
+            alone = add(*(t.cycles for op in after for t in self.op_terms(op)))
+        return load + compute + self._shared_store(loads, store, stores, alone)
+
+    def _shared_store(
+        self,
+        loads: list[prim.TransferSpec],
+        store: Stage,
+        stores: list[prim.TransferSpec],
+        alone: Expr,
+    ) -> Expr:
+        """The store stage of a load-body-store chain, beside the other engines' reads of
+        the next pass: they start `alone` cycles of compute before it, and a bank serves
+        each stream fairly, so the store's DRAM time ω_w (`dram_wide`) stretches by
+        min(ω_w, ω_r − alone), ω_r the DRAM time of those reads, then its write latency;
+        at least the store stage itself. 0 when the store runs in the body
+        (`place_store`)."""
+        if not store.terms or not stores:
+            return latency(store)
+        reads = [prim.dram_wide(self.arch, t) for t in loads if t.engine != self.store_engine]
+        if not reads:
+            return latency(store)
+        written = add(*(prim.dram_wide(self.arch, t, write=True) for t in stores))
+        rest = maximum(add(*reads) - alone, 0)
+        shared = written + minimum(written, rest) + self.arch.dram.write_latency_cycles
+        return maximum(latency(store), shared)
 
     @staticmethod
     def own_loads(ops: tuple[Op, ...]) -> list[Load]:
