@@ -295,7 +295,7 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     """The lowered program of TTNN's SDPA configuration of `row` (see the module doc),
     and its busiest core's block steps (`loom_wall_steps`)."""
     from loom.baselines.build import build_schedule
-    from loom.baselines.sdpa_program import ttnn_sdpa_program
+    from loom.baselines.sdpa_program import source_program
     from loom.baselines.ttnn_sdpa import sdpa_policy
     from loom.dataflow import build_buffers
     from loom.flows.helion import run_frontend
@@ -314,7 +314,7 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     schedule = build_schedule(buffered, arch.name, shape, row.fidelity, policy)
     lowered = lower_schedule(tile, buffered, schedule, _room_for(arch), log).lowered
     q_cores = schedule.mapping.spatial_factor("tile_m")
-    program = ttnn_sdpa_program(ttnn_formats(lowered, row.dtype), row.causal)
+    program = source_program(policy, ttnn_formats(lowered, row.dtype))
     return program, loom_wall_steps(row, schedule.waves, q_cores)
 
 

@@ -9,7 +9,7 @@ import dataclasses
 
 from loom.arch import load_arch
 from loom.baselines.build import build_schedule
-from loom.baselines.sdpa_program import generated_masks, ttnn_sdpa_program, ttnn_softmax
+from loom.baselines.sdpa_program import generated_masks, source_program, ttnn_softmax
 from loom.baselines.ttnn_sdpa import sdpa_policy
 from loom.dataflow import build_buffers
 from loom.flows.helion import run_frontend
@@ -115,7 +115,7 @@ def test_the_lowered_causal_kernel_keeps_its_matmuls_and_gets_cheaper() -> None:
     policy = sdpa_policy(shape, (2, 1), True, chunks=(64, 64))
     schedule = build_schedule(buffered, arch.name, shape, "HiFi2", policy)
     lowered = lower_schedule(tile, buffered, schedule, arch, log).lowered
-    got = ttnn_sdpa_program(lowered, causal=True)
+    got = source_program(policy, lowered)
 
     def computes(p: Program) -> list[Compute]:
         return [s for s in walk_stmts(p.compute) if isinstance(s, Compute)]

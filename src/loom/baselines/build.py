@@ -39,6 +39,12 @@ class Policy:
     ``k=bfp8,v=bfp8``: TTNN's models keep the KV cache in bfloat8_b); empty: the
     kernel's own, as Loom compiles it. The evaluation builds the policy's program with
     them."""
+    rewrites: tuple[str, ...] = ()
+    """The rewrites of the lowered program (names in `loom.baselines.sdpa_program.REWRITES`)
+    that make it compute as the source's kernel does where that differs from Loom's kernel
+    in time but not in result (TTNN's SDPA: the scale inside exp, the generated causal
+    mask); `sdpa_program.source_program` applies them, for every caller that lowers a
+    baseline."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:

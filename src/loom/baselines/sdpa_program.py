@@ -10,15 +10,19 @@ kernel does differently, which change the time but not the result:
   to the diagonal key chunk only, where Loom's kernels multiply every score block by the
   scale and compute the mask on every block.
 
-`ttnn_sdpa_program` applies both (the mask ones when causal). The calibration against
-TTNN's published SDPA times (`benchmarks/calibration_attention.py`) replays TTNN through
-it; `loom eval`'s TTNN attention baselines do not yet (they pay both terms).
+Every TTNN attention policy names the ones its kernel does (`Policy.rewrites`, set by
+`ttnn_sdpa.sdpa_policy` and `sdpa_decode_policy`: TTNN's decode kernel also scales inside
+exp, `DECODE_SOFTMAX_SOURCE`), and `source_program` applies them: `loom eval`, `loom sweep`
+and the calibration against TTNN's published SDPA times
+(`benchmarks/calibration_attention.py`) all lower a baseline through it.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
+from loom.baselines.build import Policy
 from loom.baselines.ttnn_sdpa import MASK_ON_WRITER
 from loom.ir.program import (
     BinaryExpr,
@@ -42,6 +46,12 @@ SOFTMAX_SOURCE = (
     "compute_common.hpp (sub_exp_block_bcast_cols_inplace: exp_tile_init with scale_fp32, "
     "the row sums packed with L1 accumulation) and the SDPA compute kernels (the mask tile "
     "added to the diagonal key chunk only); stored version of 2026"
+)
+DECODE_SOFTMAX_SOURCE = (
+    "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/kernels/"
+    'compute/sdpa_flash_decode.cpp @ 00d8eec3a0b8ea88c9d8b8f6d70caee39366d487 ("the '
+    'scaling is fused into exp both in exp(x - max) and exp(prev_max - cur_max)": '
+    "sub_exp_block_bcast_cols_inplace<..., scale_fp32, ...>, no score multiply)"
 )
 
 
@@ -107,8 +117,16 @@ def ttnn_softmax(program: Program) -> Program:
     return dataclasses.replace(program, compute=_rewrite(program.compute, edit))
 
 
-def ttnn_sdpa_program(program: Program, causal: bool) -> Program:
-    """The lowered program of TTNN's schedule with TTNN's score arithmetic and, when
-    `causal`, its generated mask (module doc)."""
-    program = ttnn_softmax(program)
-    return generated_masks(program) if causal else program
+REWRITES: dict[str, Callable[[Program], Program]] = {
+    "ttnn_softmax": ttnn_softmax,
+    "generated_masks": generated_masks,
+}
+"""The rewrites a baseline policy may name (`Policy.rewrites`)."""
+
+
+def source_program(policy: Policy, program: Program) -> Program:
+    """`program` (lowered from `policy`'s schedule) as the policy's source computes it:
+    each of `policy.rewrites` applied (module doc)."""
+    for name in policy.rewrites:
+        program = REWRITES[name](program)
+    return program

@@ -235,7 +235,10 @@ def sdpa_policy(
     blocks = {"tile_b": 1, "tile_m": q_chunk, "tile_n": k_chunk}
     multicast = ("k", "v") if plan.chains else ()
     engines = {**QKV_ON_READER, **(MASK_ON_WRITER if causal else {})}
-    return Policy(name, view, blocks, multicast, pipeline, notes, load_engines=engines)
+    rewrites = ("ttnn_softmax", "generated_masks") if causal else ("ttnn_softmax",)
+    return Policy(
+        name, view, blocks, multicast, pipeline, notes, load_engines=engines, rewrites=rewrites
+    )
 
 
 def decode_split(
@@ -309,4 +312,7 @@ def sdpa_decode_policy(
     blocks = {"tile_b": 1, "tile_s": tile_s, "tile_n": k_chunk}
     pipeline = {Scope("tile_n").key: {"b_load": 1}}
     engines = dict(QKV_ON_READER)
-    return Policy(name, view, blocks, (), pipeline, notes, load_engines=engines, formats=formats)
+    return Policy(
+        name, view, blocks, (), pipeline, notes, load_engines=engines, formats=formats,
+        rewrites=("ttnn_softmax",),
+    )  # fmt: skip

@@ -21,6 +21,7 @@ from loom.baselines.sdpa_decode_tuned import (
     sdpa_decode_models_policy,
     sdpa_decode_tuned_candidates,
 )
+from loom.baselines.sdpa_program import source_program
 from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
 from loom.baselines.ttnn_matmul import oob_policy
@@ -179,9 +180,19 @@ class _Case:
             self._buffers[key] = build_buffers(program, key[0])
         return self._buffers[key]
 
-    def simulate(self, program, buffered, schedule: Schedule) -> tuple[SimResult, float]:  # type: ignore[no-untyped-def]
-        start = time.perf_counter()
+    def lower(self, program, buffered, schedule: Schedule, policy: Policy | None) -> Program:  # type: ignore[no-untyped-def]
+        """The lowered program of `schedule`; of a baseline's (`policy` given) as its
+        source computes it (`sdpa_program.source_program`: TTNN's SDPA scales inside exp
+        and generates its causal mask)."""
         lowered = lower_schedule(program, buffered, schedule, self.arch, self.log).lowered
+        return lowered if policy is None else source_program(policy, lowered)
+
+    def simulate(  # type: ignore[no-untyped-def]
+        self, program, buffered, schedule: Schedule, policy: Policy | None = None
+    ) -> tuple[SimResult, float]:
+        """The simulation of `schedule` (of `policy`'s, when a baseline's) and its seconds."""
+        start = time.perf_counter()
+        lowered = self.lower(program, buffered, schedule, policy)
         key = dataclasses.replace(lowered, notes=())
         sim = self._sims.get(key)
         if sim is None:
@@ -197,7 +208,7 @@ class _Case:
             own_program = self.program_for(policy, program)
             own = self.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, self.fidelity, policy)
-            sim, secs = self.simulate(own_program, own, schedule)
+            sim, secs = self.simulate(own_program, own, schedule, policy)
             return schedule, sim, secs
 
         return fastest(candidates, run)
@@ -301,16 +312,18 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     program = run_frontend(state.spec, case.shape_dict, state.log)
     tuned = dict(_tuned_baselines(case, state.arch))
     if name in tuned:  # the fastest candidate's: simulates every candidate
-        buffered = build_buffers(program)
-        schedule = state.tune(program, buffered, tuned[name]()).schedule
-        return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
+        strict = build_buffers(program)
+        best = state.tune(program, strict, tuned[name]())
+        own = state.program_for(best.policy, program)
+        own_buffers = state.buffers_for(best.policy, own, strict)
+        return state.lower(own, own_buffers, best.schedule, best.policy)
     policy = dict(_baselines(case, state.arch))[name]()
     if policy is None:
         raise ValueError(f"{name} has no schedule for {case.key}")
     program = state.program_for(policy, program)
     buffered = state.buffers_for(policy, program)
     schedule = build_schedule(buffered, case.arch, case.shape_dict, state.fidelity, policy)
-    return lower_schedule(program, buffered, schedule, state.arch, state.log).lowered
+    return state.lower(program, buffered, schedule, policy)
 
 
 def tileloom_rows(case: EvalCase, options: EvalOptions | None = None) -> list[ResultRow]:
@@ -331,7 +344,7 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             own_program = state.program_for(policy, program)
             own = state.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
-            sim, secs = state.simulate(own_program, own, schedule)
+            sim, secs = state.simulate(own_program, own, schedule, policy)
             rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))

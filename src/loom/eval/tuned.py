@@ -17,8 +17,10 @@ from loom.sim import SimResult
 
 @dataclass(frozen=True)
 class Tuned:
-    """The fastest candidate's schedule and simulation, and the search's wall seconds."""
+    """The fastest candidate's policy, schedule and simulation, and the search's wall
+    seconds."""
 
+    policy: Policy
     schedule: Schedule
     sim: SimResult
     seconds: float
@@ -31,7 +33,7 @@ def fastest(
     """The candidate `run` simulates fastest (the first on ties); a candidate Loom's
     lowering rejects (a ScheduleError: its buffers do not fit Loom's L1 plan) is left out
     and named in the notes. ScheduleError when none is left or there is none."""
-    timed: list[tuple[float, str, Schedule, SimResult]] = []
+    timed: list[tuple[float, str, Schedule, SimResult, Policy]] = []
     rejected: list[str] = []
     seconds = 0.0
     for policy in candidates:
@@ -42,16 +44,16 @@ def fastest(
             rejected.append(f"{label} ({' '.join(str(err).split())[:80]})")
             continue
         seconds += secs
-        timed.append((sim.cycles, label, schedule, sim))
+        timed.append((sim.cycles, label, schedule, sim, policy))
     if not timed:
         raise ScheduleError(f"no candidate builds: {'; '.join(rejected) or 'none offered'}")
     best = min(timed, key=lambda t: t[0])
-    tried = ", ".join(f"{label} {cycles:.0f}" for cycles, label, _, _ in timed)
+    tried = ", ".join(f"{label} {cycles:.0f}" for cycles, label, *_ in timed)
     notes: tuple[str, ...] = (f"fastest of {len(timed)} simulated (cycles): {tried}",)
     if rejected:
         notes += (f"not built by Loom's lowering: {'; '.join(rejected)}",)
     schedule = dataclasses.replace(best[2], notes=best[2].notes + notes)
-    return Tuned(schedule, best[3], seconds)
+    return Tuned(best[4], schedule, best[3], seconds)
 
 
 def _label(policy: Policy) -> str:
