@@ -5,6 +5,7 @@ Loom's Tile IR reference at several chunk sizes against the program as written."
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -192,8 +193,8 @@ def test_a_one_dim_weight_and_a_column_store(golden) -> None:  # type: ignore[no
 @pytest.mark.parametrize("chunk", [32, 64, 128])
 @pytest.mark.parametrize("make", [softmax, rms_norm_weight, layer_norm])
 def test_the_looped_program_computes_what_the_persistent_one_does(
-    make, chunk: int, monkeypatch: pytest.MonkeyPatch
-) -> None:  # type: ignore[no-untyped-def]
+    make: Callable[[], TileProgram], chunk: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
     before = make()
     looped = loop_rows(before)
     assert looped is not None
