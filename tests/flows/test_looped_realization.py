@@ -12,7 +12,7 @@ import pytest
 
 from loom.kernels.examples import EXAMPLES_DIR
 
-ROW_KERNELS = ("rms_norm_residual", "layer_norm_affine", "softmax", "log_sum_exp")
+ROW_KERNELS = ("rms_norm_residual", "layer_norm", "layer_norm_affine", "softmax", "log_sum_exp")
 
 
 def _compile(kernel: str, realization: str):  # type: ignore[no-untyped-def]

@@ -14,7 +14,12 @@ whose full slice sets the dim; the solver picks it like any tile):
 * the online form of max-then-sum-of-exp (softmax, log-sum-exp): the sum of
   `exp(a - max)` joins the max's pass as a running sum rescaled by
   `exp(old_max - new_max)` whenever the running max grows, so that pattern costs one
-  pass less.
+  pass less;
+* the one-pass variance: `sum((a - k * sum(a))**2)` (a variance about the row's mean,
+  `torch.var`, `var_mean`, a LayerNorm written out) joins the pass of `sum(a)` as the
+  sum of squares, `sum(a**2) - (2k - n k**2) * sum(a)**2` after it (fp32 accumulators,
+  as TTNN's layernorm computes E[x**2] - E[x]**2), so LayerNorm reads its row twice
+  (statistics, then output) rather than three times.
 
 The frontend keeps the program as written; the Helion flow compiles both realizations
 and keeps the one the model finds faster (`loom.flows.helion`). Nothing here reads the
@@ -67,6 +72,8 @@ class LoopedRows:
     """The sums of exp folded into their max's pass (online softmax form)."""
     online_lines: tuple[int, ...] = ()
     """Their source lines."""
+    squares: tuple[str, ...] = ()
+    """The variances folded into their mean's pass (sum of squares, one-pass form)."""
 
     def describe(self, chunk: int | None = None) -> str:
         """One sentence for reports: which dim, in chunks of which symbol, how many passes."""
@@ -75,9 +82,10 @@ class LoopedRows:
         final = " + 1 store pass" if _has_row_store(self.program) else ""
         lines = ", ".join(f"line {n}" for n in self.online_lines)
         online = f", the sum of exp ({lines}) online with its max" if self.online else ""
+        squares = ", the variance as a sum of squares with its mean" if self.squares else ""
         return (
             f"looped: the full {self.extent} of {self.tensor}'s last dim{where} in chunks "
-            f"of {size}, {self.passes} statistics pass(es){final}{online}"
+            f"of {size}, {self.passes} statistics pass(es){final}{online}{squares}"
         )
 
 
@@ -110,6 +118,7 @@ def loop_rows(program: TileProgram) -> LoopedRows | None:
         rows.passes,
         tuple(rows.online),
         tuple(getattr(rows.producer[name], "line", 0) for name in rows.online),
+        tuple(rows.squares),
     )
 
 
@@ -157,6 +166,8 @@ class _Rows:
         self.level: dict[str, int] = {}
         self.online: dict[str, tuple[Reduce, Elementwise, Elementwise, Value]] = {}
         """A sum's name -> (its max, the sub, the exp, the sub's row operand)."""
+        self.squares: dict[str, tuple[Reduce, Value, float]] = {}
+        """A centred sum of squares' name -> (the row's sum, the row, 2k - n k**2)."""
         for op in ops:
             for r in op.results():
                 self.level[r.name] = self._level(op)
@@ -176,7 +187,58 @@ class _Rows:
         if online is not None:
             self.online[op.result.name] = online
             return self.level[online[0].result.name]
+        square = self._square_parts(op)
+        if square is not None:
+            self.squares[op.result.name] = square
+            return self.level[square[0].result.name]
         return ins + 1
+
+    def _square_parts(self, op: Reduce) -> tuple[Reduce, Value, float] | None:
+        """`sum((a - k * sum(a))**2)`: the row's sum `s`, `a` and 2k - n k**2, so that
+        the reduction is `sum(a**2) - (2k - n k**2) * s**2`, one pass with `s`'s."""
+        sq = self.producer.get(op.operand.name)
+        if not (isinstance(sq, Elementwise) and sq.op == "mul" and len(sq.args) == 2):
+            return None
+        c, c2 = sq.args
+        if not (isinstance(c, Value) and isinstance(c2, Value) and c.name == c2.name):
+            return None
+        sub = self.producer.get(c.name)
+        if not (isinstance(sub, Elementwise) and sub.op == "sub" and len(sub.args) == 2):
+            return None
+        a, m = sub.args
+        if not (isinstance(a, Value) and isinstance(m, Value) and self.wide(a)):
+            return None
+        if self.wide(m):
+            return None
+        k, top = self._scaled_sum(m)
+        if not (
+            isinstance(top, Reduce)
+            and top.op == "sum"
+            and top.axis == 1
+            and top.operand.name == a.name
+            and top.result.name in self.level
+            and top.result.name not in self.online
+        ):
+            return None
+        return top, a, 2 * k - self.n.value * k * k
+
+    def _scaled_sum(self, m: Value) -> tuple[float, Op | None]:
+        """`m` as k times a reduction's result, through column views and scalings."""
+        k = 1.0
+        op = self.producer.get(m.name)
+        while True:
+            if isinstance(op, ExpandDims) and op.axis == 1:
+                op = self.producer.get(op.operand.name)
+            elif isinstance(op, Elementwise) and op.op == "mul" and len(op.args) == 2:
+                x, y = op.args
+                if isinstance(x, Value) and isinstance(y, float | int):
+                    k, op = k * float(y), self.producer.get(x.name)
+                elif isinstance(y, Value) and isinstance(x, float | int):
+                    k, op = k * float(x), self.producer.get(y.name)
+                else:
+                    return k, None
+            else:
+                return k, op
 
     def _online_parts(self, op: Reduce) -> tuple[Reduce, Elementwise, Elementwise, Value] | None:
         """`sum(exp(a - max_r[:, None]))` with `a` computable before the max's pass."""
@@ -268,6 +330,8 @@ class _Builder:
         self.rows = rows
         self.tile = tile
         self.index = Sym(f"{tile.name}_id", 0, max(rows.n.value - 1, 0), 1, "index")
+        self.sums: dict[str, Value] = {}
+        """A centred sum of squares' name -> its pass's `sum(a**2)`."""
         self.names = {v.name for op in walk(program.body) for v in (*op.results(), *op.operands())}
 
     def fresh(self, base: str) -> str:
@@ -284,11 +348,18 @@ class _Builder:
     def build(self) -> tuple[Op, ...]:
         rows = self.rows
         out: list[Op] = []
-        columns = [op for op in rows.ops if not self._is_row(op) and not isinstance(op, Reduce)]
+        columns = [
+            op
+            for op in rows.ops
+            if not self._is_row(op)
+            and (not isinstance(op, Reduce) or op.result.name in rows.squares)
+        ]
         out += [op for op in columns if self._column_level(op) == 0]
         for p in range(1, rows.passes + 1):
             out += self._pass(p)
-            out += [op for op in columns if self._column_level(op) == p]
+            for op in columns:
+                if self._column_level(op) == p:
+                    out += self._centred(op) if isinstance(op, Reduce) else [op]
         stores = [op for op in rows.ops if isinstance(op, Store) and rows.wide(op.value)]
         if stores:
             chunk: dict[str, Value] = {}
@@ -326,8 +397,12 @@ class _Builder:
         carried: list[Carried] = []
         fills: list[Op] = []
         for red in reduces:
-            body += self._recompute([red.operand], chunk)
-            nxt, c, fill = self._fold(red, chunk[red.operand.name], body)
+            if red.result.name in rows.squares:
+                red, part_of = self._square(red, chunk, body)
+            else:
+                body += self._recompute([red.operand], chunk)
+                part_of = chunk[red.operand.name]
+            nxt, c, fill = self._fold(red, part_of, body)
             carried.append(c)
             fills.append(fill)
             for name, (top, sub, exp, a) in rows.online.items():
@@ -339,6 +414,30 @@ class _Builder:
                     carried.append(c2)
                     fills.append(fill2)
         return [*fills, self._loop(tuple(body), tuple(carried))]
+
+    def _square(self, red: Reduce, chunk: dict[str, Value], body: list[Op]) -> tuple[Reduce, Value]:
+        """The sum of squares of the row a centred sum of squares reads, on one chunk:
+        the reduction to fold (its result `sum(a**2)`) and the chunk's squares."""
+        _, a, _ = self.rows.squares[red.result.name]
+        body += self._recompute([a], chunk)
+        x = chunk[a.name]
+        sq = self.value(x, f"{a.name}_sq_chunk")
+        body.append(Elementwise(sq, "mul", (x, x), red.line))
+        total = self.value(red.result, f"{red.result.name}_sq")
+        self.sums[red.result.name] = total
+        return Reduce(total, "sum", red.operand, red.axis, red.line), sq
+
+    def _centred(self, red: Reduce) -> list[Op]:
+        """`sum((a - m)**2) = sum(a**2) - (2k - n k**2) * sum(a)**2` for m = k * sum(a),
+        after the pass that summed both."""
+        top, _, coef = self.rows.squares[red.result.name]
+        r, line = red.result, red.line
+        s2, t = self.value(r, f"{r.name}_mean_sq"), self.value(r, f"{r.name}_shift")
+        return [
+            Elementwise(s2, "mul", (top.result, top.result), line),
+            Elementwise(t, "mul", (s2, coef), line),
+            Elementwise(r, "sub", (self.sums[r.name], t), line),
+        ]
 
     def _fold(self, red: Reduce, part_of: Value, body: list[Op]) -> tuple[Value, Carried, Full]:
         """`acc = combine(acc, reduce(chunk))` carried across the chunks."""
