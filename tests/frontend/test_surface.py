@@ -560,3 +560,18 @@ def test_an_operand_read_by_two_matmuls_is_loaded_once() -> None:
     (loop,) = [op for op in walk(program.body) if isinstance(op, ForLoop)]
     (xk,) = [op.result for op in loop.body if isinstance(op, Load) and op.tensor == "x"]
     assert [mm.lhs for mm in walk(loop.body) if isinstance(mm, Matmul)] == [xk, xk]
+
+
+def test_two_leading_axes_inserted_on_an_index_are_two_expands() -> None:
+    """`tile_v.index[None, None, :]` (GRPO's one-hot select): one ExpandDims per None,
+    at its position in the subscript's result (axis 0, then axis 1)."""
+    from loom.frontend import import_kernel
+    from loom.kernels.examples import EXAMPLES_DIR
+    from loom.kernels.files import kernels_of
+    from loom.kernels.registry import load_path
+
+    module = load_path(EXAMPLES_DIR / "one_hot_select.py")
+    program = import_kernel(kernels_of(module)["one_hot_select"], module.make_inputs())
+    expands = [op for op in walk(program.body) if isinstance(op, ExpandDims)]
+    assert [(op.axis, op.operand.rank, op.result.rank) for op in expands] == [(0, 1, 2), (1, 2, 3)]
+    assert expands[1].operand == expands[0].result

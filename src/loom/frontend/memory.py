@@ -352,12 +352,20 @@ class MemoryOps(GatherOps):
     def _insert_axis(
         self, node: torch.fx.Node, scope: Scope, operand: Value, index: list[object]
     ) -> Value | None:
-        if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
-            self._unsupported(node, "subscript other than inserting one axis with None")
-        axis = index.index(None)
-        shape = (*operand.shape[:axis], Const(1), *operand.shape[axis:])
-        result = self._renamed(Value("", shape, operand.dtype), node.name)
-        return self._emit(scope, ExpandDims(result, operand, axis, node_line(node)))
+        """`x[None, None, :]`: one ExpandDims per None, in order, each axis counted in
+        the subscript's result (so each insertion sees the axes inserted before it)."""
+        if any(e is not None and e != slice(None) for e in index) or None not in index:
+            self._unsupported(node, "subscript other than inserting axes with None")
+        axes = [i for i, e in enumerate(index) if e is None]
+        value = operand
+        for k, axis in enumerate(axes):
+            shape = (*value.shape[:axis], Const(1), *value.shape[axis:])
+            name = node.name if k == len(axes) - 1 else f"{node.name}_{k}"
+            result = self._renamed(Value("", shape, value.dtype), name)
+            emitted = self._emit(scope, ExpandDims(result, value, axis, node_line(node)))
+            assert isinstance(emitted, Value)
+            value = emitted
+        return value
 
     def _unsqueeze(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
