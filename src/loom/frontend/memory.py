@@ -14,6 +14,7 @@ from helion.language import _tracing_ops, memory_ops, view_ops
 from loom.frontend.core import DTYPES, INDEX_DTYPES, dtype_hint
 from loom.frontend.gathers import GatherOps
 from loom.frontend.leading import LeadingAxisError, store_leading
+from loom.frontend.recompute import recompute_stored
 from loom.frontend.scope import (
     GridBarrierNeeded,
     Handler,
@@ -241,7 +242,8 @@ class MemoryOps(GatherOps):
         """A load of what this phase already stored: the loads and the stores run on
         different data-movement threads, which do not wait for each other, so the load
         would race the store. The same window stored earlier in the same loop body is the
-        stored value itself (`d[tile] = ...; out[tile] = x[tile] * d[tile]`); any other
+        stored value itself (`d[tile] = ...; out[tile] = x[tile] * d[tile]`); the window
+        an earlier inner loop stored is recomputed (`loom.frontend.recompute`); any other
         read of a tensor this phase stores is refused."""
         written = self.phase_stores.get(tensor)
         if written is None or written[0] != self.phase:
@@ -251,6 +253,11 @@ class MemoryOps(GatherOps):
                 if op.window == window:
                     return self._cast(scope, op.value, self.tensors[tensor].dtype, op.line)
                 break
+        again = recompute_stored(self.root_scope.ops, tensor, window, self.stored, self._renamed)
+        if again is not None:  # stored by an earlier inner loop: recompute, do not re-read
+            ops, value = again
+            scope.ops.extend(ops)
+            return self._cast(scope, value, self.tensors[tensor].dtype, node_line(node))
         self._unsupported(
             node,
             f"a load of {tensor}, which the same hl.tile loop stores before it",
