@@ -253,7 +253,8 @@ class MemoryOps(GatherOps):
                 if op.window == window:
                     return self._cast(scope, op.value, self.tensors[tensor].dtype, op.line)
                 break
-        again = recompute_stored(self.root_scope.ops, tensor, window, self.stored, self._renamed)
+        last = (window, written[2])  # the value stored last, wherever its store sits
+        again = recompute_stored(self.root_scope.ops, tensor, last, self.stored, self._renamed)
         if again is not None:  # stored by an earlier inner loop: recompute, do not re-read
             ops, value = again
             scope.ops.extend(ops)

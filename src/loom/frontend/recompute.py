@@ -35,33 +35,46 @@ _RECOMPUTABLE = (Load, Elementwise, Convert, ExpandDims, Full, Matmul)
 
 
 def _storing_body(ops: list[Op] | tuple[Op, ...], tensor: str) -> tuple[Op, ...] | None:
-    """The body of the inner loop whose last store of `tensor` is the stored value."""
-    found = None
+    """The body of the inner loop (or guard) holding the last store of `tensor`, in
+    program order; None where that store is not in one."""
+    last: tuple[Op, ...] | None = None
     for op in ops:
-        if isinstance(op, ForLoop | If):
-            if any(isinstance(o, Store) and o.tensor == tensor for o in op.body):
-                found = op.body
-            else:
-                found = _storing_body(op.body, tensor) or found
-    return found
+        if isinstance(op, Store) and op.tensor == tensor:
+            last = None  # stored at this level after any inner loop
+        elif isinstance(op, ForLoop | If) and _stores(op.body, tensor):
+            inner = _storing_body(op.body, tensor)
+            direct = any(isinstance(o, Store) and o.tensor == tensor for o in op.body)
+            last = inner if inner is not None else (op.body if direct else None)
+    return last
+
+
+def _stores(ops: tuple[Op, ...], tensor: str) -> bool:
+    return any(
+        (isinstance(o, Store) and o.tensor == tensor)
+        or (isinstance(o, ForLoop | If) and _stores(o.body, tensor))
+        for o in ops
+    )
 
 
 def recompute_stored(
     ops: list[Op],
     tensor: str,
-    window: tuple[Window, ...],
+    last: tuple[tuple[Window, ...], Value],
     written: set[str],
     renamed: Callable[[Value, str], Value],
 ) -> tuple[list[Op], Value] | None:
     """The ops that recompute what an earlier inner loop among `ops` stored into
-    `tensor` at `window`, and their result; None where that cannot be done (another
-    window, a producer outside that loop body, a load of a tensor in `written`, an
-    op other than a load, elementwise op, conversion, new axis, fill or matmul)."""
+    `tensor`, and their result, where that store is the last one (`last`: the window
+    read and the value the kernel stored last); None where that cannot be done (another
+    store since, another window, a producer outside that loop body, a load of a tensor
+    in `written`, an op other than a load, elementwise op, conversion, new axis, fill or
+    matmul)."""
     body = _storing_body(ops, tensor)
     if body is None:
         return None
     stores = [o for o in body if isinstance(o, Store) and o.tensor == tensor]
-    if len(stores) != 1 or stores[0].window != window:
+    window, value = last
+    if len(stores) != 1 or stores[0].window != window or stores[0].value != value:
         return None
     producers = {r.name: o for o in body for r in o.results()}
     order: list[Op] = []
