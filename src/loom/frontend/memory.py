@@ -14,6 +14,7 @@ from helion.language import _tracing_ops, memory_ops, view_ops
 from loom.frontend.core import DTYPES, INDEX_DTYPES, dtype_hint
 from loom.frontend.gathers import GatherOps
 from loom.frontend.leading import LeadingAxisError, store_leading
+from loom.frontend.recompute import recompute_stored
 from loom.frontend.scope import (
     GridBarrierNeeded,
     Handler,
@@ -241,7 +242,8 @@ class MemoryOps(GatherOps):
         """A load of what this phase already stored: the loads and the stores run on
         different data-movement threads, which do not wait for each other, so the load
         would race the store. The same window stored earlier in the same loop body is the
-        stored value itself (`d[tile] = ...; out[tile] = x[tile] * d[tile]`); any other
+        stored value itself (`d[tile] = ...; out[tile] = x[tile] * d[tile]`); the window
+        an earlier inner loop stored is recomputed (`loom.frontend.recompute`); any other
         read of a tensor this phase stores is refused."""
         written = self.phase_stores.get(tensor)
         if written is None or written[0] != self.phase:
@@ -251,6 +253,12 @@ class MemoryOps(GatherOps):
                 if op.window == window:
                     return self._cast(scope, op.value, self.tensors[tensor].dtype, op.line)
                 break
+        last = (window, written[2])  # the value stored last, wherever its store sits
+        again = recompute_stored(self.root_scope.ops, tensor, last, self.stored, self._renamed)
+        if again is not None:  # stored by an earlier inner loop: recompute, do not re-read
+            ops, value = again
+            scope.ops.extend(ops)
+            return self._cast(scope, value, self.tensors[tensor].dtype, node_line(node))
         self._unsupported(
             node,
             f"a load of {tensor}, which the same hl.tile loop stores before it",
@@ -352,12 +360,20 @@ class MemoryOps(GatherOps):
     def _insert_axis(
         self, node: torch.fx.Node, scope: Scope, operand: Value, index: list[object]
     ) -> Value | None:
-        if any(e is not None and e != slice(None) for e in index) or index.count(None) != 1:
-            self._unsupported(node, "subscript other than inserting one axis with None")
-        axis = index.index(None)
-        shape = (*operand.shape[:axis], Const(1), *operand.shape[axis:])
-        result = self._renamed(Value("", shape, operand.dtype), node.name)
-        return self._emit(scope, ExpandDims(result, operand, axis, node_line(node)))
+        """`x[None, None, :]`: one ExpandDims per None, in order, each axis counted in
+        the subscript's result (so each insertion sees the axes inserted before it)."""
+        if any(e is not None and e != slice(None) for e in index) or None not in index:
+            self._unsupported(node, "subscript other than inserting axes with None")
+        axes = [i for i, e in enumerate(index) if e is None]
+        value = operand
+        for k, axis in enumerate(axes):
+            shape = (*value.shape[:axis], Const(1), *value.shape[axis:])
+            name = node.name if k == len(axes) - 1 else f"{node.name}_{k}"
+            result = self._renamed(Value("", shape, value.dtype), name)
+            emitted = self._emit(scope, ExpandDims(result, value, axis, node_line(node)))
+            assert isinstance(emitted, Value)
+            value = emitted
+        return value
 
     def _unsqueeze(self, node: torch.fx.Node, scope: Scope) -> Value | None:
         x = self._operand(scope, node.args[0], node)
