@@ -3,6 +3,7 @@ matmuls, and every example of examples/helion that multiplies matrices has flops
 
 from __future__ import annotations
 
+import ast
 import re
 
 import pytest
@@ -31,15 +32,27 @@ def test_a_kernel_that_states_no_flops_gets_its_tile_ir_count(tile_programs) -> 
     assert kernel_flops(lambda shape: 0, {}, (program,)) == count_flops(program).total
 
 
+def _kernel_source(file: str, kernel: str) -> str:
+    """The source of one kernel of an example file (a file may hold several kernels,
+    only some of which multiply matrices)."""
+    text = (EXAMPLES_DIR / file).read_text()
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.FunctionDef) and node.name == kernel:
+            return ast.get_source_segment(text, node) or ""
+    raise AssertionError(f"{file} has no kernel {kernel}")
+
+
 MATMUL_EXAMPLES = [
     (file, kernel)
     for file, kernel in example_kernels()
-    if MATMUL_SOURCE.search((EXAMPLES_DIR / file).read_text())
+    if MATMUL_SOURCE.search(_kernel_source(file, kernel))
 ]
 
 
 def test_the_matmul_examples_are_found() -> None:
     assert {f for f, _ in MATMUL_EXAMPLES} >= {"matmul_relu.py", "split_k_matmul.py"}
+    assert ("integer_widths.py", "int16_matmul") in MATMUL_EXAMPLES
+    assert ("integer_widths.py", "label_logit") not in MATMUL_EXAMPLES  # no matmul of its own
 
 
 @pytest.mark.parametrize(("file", "kernel"), MATMUL_EXAMPLES, ids=[k for _, k in MATMUL_EXAMPLES])
