@@ -129,9 +129,13 @@ def test_the_lowered_causal_kernel_keeps_its_matmuls_and_gets_cheaper() -> None:
     assert any(_reads(c.expr) & mask for c in computes(lowered))
     reads = [s for s in walk_stmts(got.reader + got.writer) if isinstance(s, ReadDram)]
     assert reads and not any("index" in r.tensor for r in reads)
-    assert [matmuls(c.expr) for c in computes(got)] == [matmuls(c.expr) for c in computes(lowered)]
+    # the scale Loom's frontend moved onto q is dropped (TTNN scales inside exp)
+    hoisted = [c for c in computes(lowered) if c.dst == "q_tile_scaled"]
+    assert len(hoisted) == 1 and all(c.dst != "q_tile_scaled" for c in computes(got))
+    kept = [c for c in computes(lowered) if c not in hoisted]
+    assert [matmuls(c.expr) for c in computes(got)] == [matmuls(c.expr) for c in kept]
     before = CostModel(arch, from_arch(arch), lowered, True)
     after = CostModel(arch, from_arch(arch), got, True)
-    pairs = list(zip(computes(lowered), computes(got), strict=True))
+    pairs = list(zip(kept, computes(got), strict=True))
     score = [(a, b) for a, b in pairs if a.expr != b.expr]
     assert score and all(after.cost(b).cycles < before.cost(a).cycles for a, b in score)

@@ -42,11 +42,26 @@ def _computes(program: Program) -> list[CExpr]:
 
 
 def scale_multiplies(program: Program) -> int:
-    """Score blocks multiplied by a constant (the softmax scale) after their matmul."""
-    return sum(
+    """Score blocks multiplied by a constant (the softmax scale) after their matmul, or
+    the matmul's operand multiplied by it first (the scale Loom's frontend moves onto q,
+    `loom.frontend.hoist`)."""
+    exprs = _computes(program)
+    operands = {
+        x.buffer
+        for e in exprs
+        if isinstance(e, MatmulExpr)
+        for x in (e.lhs, e.rhs)
+        if isinstance(x, BlockRef)
+    }
+    hoisted = sum(
+        isinstance(s, Compute) and s.dst in operands and isinstance(s.expr, BinaryExpr)
+        and s.expr.op == "mul" and isinstance(s.expr.rhs, FillExpr)
+        for s in walk_stmts(program.compute)
+    )  # fmt: skip
+    return hoisted + sum(
         isinstance(e, BinaryExpr) and e.op == "mul"
         and isinstance(e.lhs, MatmulExpr) and isinstance(e.rhs, FillExpr)
-        for e in _computes(program)
+        for e in exprs
     )  # fmt: skip
 
 

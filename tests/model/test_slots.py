@@ -33,7 +33,7 @@ def test_single_slot_loads_on_one_engine_refill_while_the_compute_holds_the_othe
     body = pipe.body
     assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
     terms = body.children[0].terms
-    assert "bmm" in terms[0].what and "acc_1_1" in terms[-1].what
+    assert "matmul qk" in terms[0].what and "acc_1_1" in terms[-1].what
     load = {t.what.split()[1]: t.cycles.eval(env) for t in pipe.load.terms}
     slot_k = load["k"] + terms[0].cycles.eval(env)
     slot_v = load["v"] + terms[-1].cycles.eval(env)

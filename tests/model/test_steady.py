@@ -46,7 +46,7 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     body = loop.body.body
     assert isinstance(body, Seq) and isinstance(body.children[0], Leaf)
     terms = body.children[0].terms
-    assert terms[0].kind == "matmul" and "bmm" in terms[0].what  # the scores read q
+    assert terms[0].kind == "matmul" and "matmul qk" in terms[0].what  # the scores read q
     assert terms[-1].kind == "matmul" and "line 44" in terms[-1].what  # p @ V
     reads = [t for t in loop.body.load.terms if t.kind == "dram_read"]
     assert ["load k" in reads[0].what, "load v" in reads[1].what] == [True, True]

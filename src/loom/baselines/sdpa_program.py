@@ -94,8 +94,11 @@ def ttnn_softmax(program: Program) -> Program:
     tile to the diagonal key chunk only, where Loom's causal kernel computes the mask on
     every block from the tile indices (about 60% of the FPU time of the score matmul at
     HiFi4), so the mask term (the subtraction of a subexpression reading the mask inputs,
-    `MASK_ON_WRITER`) is dropped. Left out: the diagonal chunk's one mask add (q x k tiles
-    at the FPU add rate once per query chunk, under 2% of a diagonal step)."""
+    `MASK_ON_WRITER`) is dropped. Where Loom's frontend moved the scale onto the query
+    block (`(q * scale) @ k.T`), that once-per-chunk multiply is dropped instead (its
+    buffer is still reserved and pushed; the matmul reads it unscaled, as TTNN's does).
+    Left out: the diagonal chunk's one mask add (q x k tiles at the FPU add rate once per
+    query chunk, under 2% of a diagonal step)."""
     mask = {b.name for b in program.buffers if b.name.removesuffix("_tile") in MASK_ON_WRITER}
 
     def reads_mask(e: CExpr) -> bool:
@@ -111,10 +114,37 @@ def ttnn_softmax(program: Program) -> Program:
                 return mm
         return e
 
-    def edit(s: Stmt) -> Stmt:
-        return dataclasses.replace(s, expr=scores(s.expr)) if isinstance(s, Compute) else s
+    operands = _matmul_operands(program.compute)
+
+    def edit(s: Stmt) -> Stmt | None:
+        if not isinstance(s, Compute):
+            return s
+        match s.expr:  # the scale the frontend moved onto the query block (loom.frontend.hoist)
+            case BinaryExpr(op="mul", lhs=BlockRef(), rhs=FillExpr()) if s.dst in operands:
+                return None
+        return dataclasses.replace(s, expr=scores(s.expr))
 
     return dataclasses.replace(program, compute=_rewrite(program.compute, edit))
+
+
+def _matmul_operands(stmts: tuple[Stmt, ...]) -> frozenset[str]:
+    """The buffers some matmul of `stmts` reads as an operand."""
+    found: set[str] = set()
+
+    def visit(e: CExpr) -> None:
+        if isinstance(e, MatmulExpr):
+            found.update(x.buffer for x in (e.lhs, e.rhs) if isinstance(x, BlockRef))
+        for v in vars(e).values():
+            if isinstance(v, CExpr):
+                visit(v)
+
+    def edit(s: Stmt) -> Stmt:
+        if isinstance(s, Compute):
+            visit(s.expr)
+        return s
+
+    _rewrite(stmts, edit)
+    return frozenset(found)
 
 
 REWRITES: dict[str, Callable[[Program], Program]] = {

@@ -15,6 +15,7 @@ from helion._compiler.device_ir import RootGraphInfo
 
 from loom.errors import FrontendError, ShapeError
 from loom.frontend.helion_import import HelionImporter
+from loom.frontend.hoist import hoist_matmul_scales
 from loom.frontend.scope import GridBarrierNeeded
 from loom.frontend.vectors import lift_1d_tensors
 from loom.ir.geometry import TILE
@@ -55,7 +56,8 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
         ) from None
     with bound.env, bound.host_function:
         try:
-            return lift_1d_tensors(HelionImporter(bound, name, source_file, scalars).run())
+            program = HelionImporter(bound, name, source_file, scalars).run()
+            return hoist_matmul_scales(lift_1d_tensors(program))
         except GridBarrierNeeded:
             pass
         # A phase reads tiles other blocks wrote (or overwrites tiles they read, or runs
@@ -69,7 +71,7 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
         ]
     chained: TileProgram | None = None
     for launch in reversed(launches):
-        chained = replace(lift_1d_tensors(launch), after=chained)
+        chained = replace(hoist_matmul_scales(lift_1d_tensors(launch)), after=chained)
     assert chained is not None
     return chained
 

@@ -11,11 +11,11 @@
       %l_i = "loom.full"() {value = 0.0 : f64, shape = ["tile_b", "1"]} : () -> tensor<?x1xf32>
       %acc = "loom.full"() {value = 0.0 : f64, shape = ["tile_b", "1", "64"]} : () -> tensor<?x1x64xf32>
       %q_tile = "loom.load"(%q) {offsets = ["tile_b*tile_b_id", "0", "0"], sizes = ["tile_b", "1", "64"]} : (memref<2x1x64xbf16>) -> tensor<?x1x64xbf16>
+      %q_tile_scaled = "loom.elementwise"(%q_tile) {fn = "mul", scalars = [0.125 : f64], scalar_positions = [1]} : (tensor<?x1x64xbf16>) -> tensor<?x1x64xbf16>
       %m_i_final, %l_i_final, %acc_final = "loom.for"(%m_i, %l_i, %acc) ({
       ^bb0(%tile_n_id: index, %m_i_iter: tensor<?x1xf32>, %l_i_iter: tensor<?x1xf32>, %acc_iter: tensor<?x1x64xf32>):
         %k_tile = "loom.load"(%k) {offsets = ["tile_b*tile_b_id", "tile_n*tile_n_id + tile_s*tile_s_id", "0"], sizes = ["tile_b", "tile_n", "64"]} : (memref<2x1024x64xbf16>) -> tensor<?x?x64xbf16>
-        %bmm = "loom.matmul"(%q_tile, %k_tile) {rhs_transposed = true} : (tensor<?x1x64xbf16>, tensor<?x?x64xbf16>) -> tensor<?x1x?xbf16>
-        %qk = "loom.elementwise"(%bmm) {fn = "mul", scalars = [0.125 : f64], scalar_positions = [1]} : (tensor<?x1x?xbf16>) -> tensor<?x1x?xbf16>
+        %qk = "loom.matmul"(%q_tile_scaled, %k_tile) {rhs_transposed = true} : (tensor<?x1x64xbf16>, tensor<?x?x64xbf16>) -> tensor<?x1x?xbf16>
         %amax = "loom.reduce"(%qk) {fn = "max", axis = 2 : i64} : (tensor<?x1x?xbf16>) -> tensor<?x1xbf16>
         %m_ij = "loom.elementwise"(%m_i_iter, %amax) {fn = "maximum"} : (tensor<?x1xf32>, tensor<?x1xbf16>) -> tensor<?x1xf32>
         %subscript = "loom.expand_dims"(%m_ij) {axis = 2 : i64} : (tensor<?x1xf32>) -> tensor<?x1x1xf32>
