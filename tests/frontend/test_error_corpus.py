@@ -101,10 +101,13 @@ CASES = {
     ),
     "import_error": ([], r"could not import kernel file .*import_error\.py.*RuntimeError"),
     "no_kernel": ([], r"no_kernel\.py defines no @helion\.kernel function"),
-    "unaligned": (["--arg", "x=100x64"], r"100 \(x\[0\]=100\).*not a multiple of the 32x32"),
+    "unaligned": (
+        ["--arg", "x=100x64"],
+        r"unaligned\.py:7: kernel copy: .*100 \(x\[0\]=100\).*not a multiple of the 32x32",
+    ),
     "helion_rejects": (
         ["--arg", "x=64x64"],
-        r"Helion rejected kernel 'broken'.*undefined_name is not defined\. ",
+        r"helion_rejects\.py:7: Helion rejected kernel 'broken'.*undefined_name is not defined\. ",
     ),
 }
 ARG_ERRORS = {

@@ -55,13 +55,13 @@ def run_frontend(
 ) -> TileProgram:
     """Import the kernel and apply the user's data formats (`--dtype`, see
     loom.frontend.formats) to it."""
-    from loom.frontend import check_alignment, import_kernel  # imports Helion: only here
+    from loom.frontend import check_alignment, import_kernel, kernel_location  # Helion: here
     from loom.frontend.formats import apply_formats, parse_format_spec
 
     with log.stage("frontend", f"tracing {spec.name} with Helion"):
         inputs = spec.example_inputs(shape)
         program = import_kernel(spec.kernel, inputs)
-        check_alignment(program, shape)
+        check_alignment(program, shape, kernel_location(spec.kernel))
         program = apply_formats(program, parse_format_spec(formats))
     log.artifacts["00_frontend.mlir"] = print_tile_program(program)
     return program

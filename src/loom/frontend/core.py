@@ -11,6 +11,7 @@ it so.
 
 from __future__ import annotations
 
+import inspect
 import operator
 import re
 from collections.abc import Callable, Sequence
@@ -128,6 +129,19 @@ _HELION_INTERNAL = {"_associative_scan": "cumsum/cumprod/associative_scan (a sca
 `_associative_scan`), so that a refusal names what is in the kernel."""
 
 
+def def_line(fn: Callable[..., object]) -> int:
+    """The line of `fn`'s `def` (below its decorators): where an error about the whole
+    kernel (its grid, its shapes) points the user."""
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return 0
+    for k, text in enumerate(lines):
+        if text.lstrip().startswith(("def ", "async def ")):
+            return first + k
+    return first
+
+
 class ImporterCore:
     """The state of one import and the helpers every handler module uses; call
     `loom.frontend.helion_import.HelionImporter.run` inside the bound kernel's environment."""
@@ -148,6 +162,8 @@ class ImporterCore:
         self.device_ir = bound.host_function.device_ir
         self.name = name
         self.source_file = source_file
+        self.where = f"{source_file}:{def_line(bound.kernel.fn)}"
+        """The kernel's `def` as file:line, for errors about the whole kernel."""
         self.tensors: dict[str, TensorArg] = {}
         self.index_loads: dict[str, int] = {}
         """Values holding a tile's element indices (`tile.index`) -> its block id."""
@@ -592,7 +608,7 @@ class ImporterCore:
                     if isinstance(outer.size, int):
                         return outer.size
         raise FrontendError(
-            f"kernel {self.name!r}: cannot bound the extent of loop block {bid}: the "
+            f"{self.where}: kernel {self.name!r}: cannot bound the extent of loop block {bid}: the "
             "argument shapes do not fix it (a data-dependent extent); use loop bounds known "
             "from the input shapes."
         )

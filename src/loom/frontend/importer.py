@@ -14,6 +14,7 @@ import helion.language as hl
 from helion._compiler.device_ir import RootGraphInfo
 
 from loom.errors import FrontendError, ShapeError
+from loom.frontend.core import def_line
 from loom.frontend.helion_import import HelionImporter
 from loom.frontend.hoist import hoist_matmul_scales
 from loom.frontend.scope import GridBarrierNeeded
@@ -51,8 +52,8 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
         text = str(err).strip()
         first_line = (text.splitlines()[0] if text else type(err).__name__).rstrip(".")
         raise FrontendError(
-            f"Helion rejected kernel {name!r} ({source_file}): {first_line}. Fix the kernel "
-            "so that Helion can bind it on these input shapes."
+            f"{source_file}:{def_line(fn)}: Helion rejected kernel {name!r}: {first_line}. "
+            "Fix the kernel so that Helion can bind it on these input shapes."
         ) from None
     with bound.env, bound.host_function:
         try:
@@ -125,10 +126,17 @@ def _launch_name(name: str, phase: int) -> str:
     return name if phase == 0 else f"{name}_launch{phase + 1}"
 
 
-def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:
-    """Loom computes on whole 32x32 tiles: tiled extents and matrix dims must fit them."""
+def kernel_location(kernel: helion.Kernel) -> str:
+    """The kernel's `def` as file:line (the file as artifacts name it)."""
+    fn = kernel.fn
+    return f"{_display_path(inspect.getsourcefile(fn) or '<unknown>')}:{def_line(fn)}"
+
+
+def check_alignment(program: TileProgram, shape: dict[str, int], where: str = "") -> None:
+    """Loom computes on whole 32x32 tiles: tiled extents and matrix dims must fit them.
+    `where` (the kernel's file:line) leads the error."""
     if program.after is not None:
-        check_alignment(program.after, shape)
+        check_alignment(program.after, shape, where)
     problems: list[str] = []
 
     def key_of(extent: int) -> str:
@@ -146,7 +154,8 @@ def check_alignment(program: TileProgram, shape: dict[str, int]) -> None:
                 problems.append(f"dimension {dim}{key_of(dim)} of tensor {arg.name}")
     if problems:
         raise ShapeError(
-            f"kernel {program.name}: {'; '.join(sorted(set(problems)))} is not a multiple of "
+            f"{where + ': ' if where else ''}kernel {program.name}: "
+            f"{'; '.join(sorted(set(problems)))} is not a multiple of "
             f"the {TILE}x{TILE} tile. Loom computes on whole tiles; choose shapes whose matrix "
             f"dimensions are multiples of {TILE} (or smaller than one tile)."
         )

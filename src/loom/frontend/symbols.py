@@ -100,8 +100,8 @@ class SymbolOps(ImporterCore):
         sym = self.block_exprs[bid]
         if not isinstance(sym, Sym) or not isinstance(info.size, int):
             raise FrontendError(
-                f"kernel {self.name!r}: grid axis {bid} has no named tile; write the grid as "
-                "`for tile_x, tile_y in hl.tile([...])`."
+                f"{self.where}: kernel {self.name!r}: grid axis {bid} has no named tile; write "
+                "the grid as `for tile_x, tile_y in hl.tile([...])`."
             )
         index = Sym(f"{sym.name}_id", 0, max(info.size - 1, 0), 1, "index")
         self.block_index[bid] = index
