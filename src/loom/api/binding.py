@@ -225,15 +225,19 @@ def _inputs_like(
             built = original(shape)
             if _same_signature(built, args):
                 return tuple(built)
+        from loom.frontend import kernel_location  # imports Helion: only here
+
         gen = torch.Generator().manual_seed(seed)
-        return tuple(_random_like(a, gen) if _is_tensor(a) else a for a in args)
+        where = kernel_location(spec.kernel)
+        return tuple(_random_like(a, gen, where) if _is_tensor(a) else a for a in args)
 
     return make
 
 
-def _random_like(arg: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
+def _random_like(arg: torch.Tensor, gen: torch.Generator, where: str) -> torch.Tensor:
     """Seeded standard-normal values in `arg`'s shape and dtype; a dtype torch cannot even
-    convert to (the 4-bit floats) has no tile format either, so it is refused here."""
+    convert to (the 4-bit floats) has no tile format either, so it is refused here, at
+    `where` (the kernel's file:line)."""
     import torch
 
     values = torch.randn(tuple(arg.shape), generator=gen)
@@ -243,7 +247,7 @@ def _random_like(arg: torch.Tensor, gen: torch.Generator) -> torch.Tensor:
         from loom.frontend.core import dtype_hint
 
         raise FrontendError(
-            f"an argument is a {str(arg.dtype).removeprefix('torch.')} tensor "
+            f"{where}: an argument is a {str(arg.dtype).removeprefix('torch.')} tensor "
             f"({_describe(arg)}), which has no tile format: {dtype_hint(arg.dtype)}."
         ) from None
 
