@@ -606,7 +606,7 @@ def outputs_verdict(
     passed = all(c.passed for c in checks)
     detail = "; ".join(
         f"{c.name}: max abs {c.max_abs_error:.3e}, rel {c.max_rel_error:.3e} "
-        f"(tol {c.tolerance:.1e}{_noise_note(c)})"
+        f"(tol {c.tolerance:.1e}{noise_note(c)})"
         for c in checks
     )
     return VerifyResult(
@@ -621,8 +621,8 @@ def outputs_verdict(
     )
 
 
-def _noise_note(check: OutputCheck) -> str:
-    """Where the tolerance is the reference's rounding noise, say so."""
+def noise_note(check: OutputCheck) -> str:
+    """Where the tolerance is the reference's rounding noise, say so ("" elsewhere)."""
     if not check.noise:
         return ""
     return f", {NOISE_MULTIPLE:g}x the fp32 reference's rounding noise {check.noise:.1e}"
