@@ -10,6 +10,7 @@ construct, constructs covered, seconds); OUT/log.txt one line per program.
 
     OMP_NUM_THREADS=1 PYTHONPATH=src nice -n 10 .venv/bin/python benchmarks/fuzz.py \\
         --minutes 60 --out fuzz-out [--programs 1000] [--seed 0] [--round 50]
+    .venv/bin/python benchmarks/fuzz.py --table fuzz-out/summary.json  # coverage table
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from hypothesis import HealthCheck, given, seed, settings
 from hypothesis.errors import Flaky
 
 from fuzz.check import Outcome, check_program
-from fuzz.coverage import constructs
+from fuzz.coverage import constructs, coverage_table
 from fuzz.grammar import Program
 from fuzz.render import kernel_name, render
 from fuzz.strategies import programs
@@ -198,7 +199,18 @@ def main() -> None:
     parser.add_argument(
         "--max-shrinks", type=int, default=60, help="runs spent shrinking one failure"
     )
+    parser.add_argument(
+        "--table",
+        type=Path,
+        metavar="SUMMARY",
+        help="print the coverage table of docs/fuzzing.md from a campaign's summary.json, "
+        "and run nothing",
+    )
     args = parser.parse_args()
+    if args.table:
+        summary = json.loads(args.table.read_text())
+        print(coverage_table(summary["coverage"], summary["programs"]))
+        return
     start = time.monotonic()
     campaign = Campaign(args.out, start + 60 * args.minutes, args.max_shrinks)
     rounds, error = 0, ""

@@ -2,11 +2,12 @@
 
 `check_program` renders the program to a Helion file, takes it as `loom verify FILE
 --kernel NAME` does (`resolve_kernel`, `compile_kernel`, `verify_lowered`: tt-lang-sim
-against Helion's interpret mode, each output with its format's tolerance) on the
-program's architecture variant, and checks the model's promises against the lowered
-program: the L1 its buffers take is at most the schedule's modeled footprint, its
-dataflow buffers at most the core's, and its core grid is the mapping's. Every way this
-can end is one `Outcome.kind`:
+against Helion's interpret mode, each output with its format's tolerance, or Loom's
+allowance for an output that is mostly rounding noise, loom.backends.ttlang.conditioning:
+the check asks verify, never a rule of its own) on the program's architecture variant,
+and checks the model's promises against the lowered program: the L1 its buffers take is
+at most the schedule's modeled footprint, its dataflow buffers at most the core's, and
+its core grid is the mapping's. Every way this can end is one `Outcome.kind`:
 
   pass       compiled, verified, promises kept
   refused    a named refusal Loom is allowed to make: a `LoomError` naming the

@@ -1,12 +1,13 @@
 """Which constructs of docs/helion-surface.md a fuzzed program uses, by the docs' names.
 
-benchmarks/fuzz.py counts them over a campaign (the generator's coverage table), and
-tests/fuzz/test_fuzz.py checks that a modest sample already reaches every family.
+benchmarks/fuzz.py counts them over a campaign (the generator's coverage table, printed
+from its summary.json by `benchmarks/fuzz.py --table`), and tests/fuzz/test_fuzz.py
+checks that a modest sample already reaches every family.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from .grammar import (
     Binary,
@@ -98,3 +99,13 @@ def constructs(program: Program) -> set[str]:
     dims = program.dims[-2:]
     found.add("dims all multiples of 32" if all(d % 32 == 0 for d in dims) else "misaligned dims")
     return found
+
+
+def coverage_table(coverage: Mapping[str, int], programs: int) -> str:
+    """The coverage table of docs/fuzzing.md (markdown) from a campaign's counts (its
+    summary.json `coverage` and `programs`): most frequent first, ties by name, the share
+    of programs rounded to a whole percent."""
+    rows = sorted(coverage.items(), key=lambda item: (-item[1], item[0]))
+    lines = ["| construct | programs | share |", "| --- | ---: | ---: |"]
+    lines += [f"| {name} | {n} | {round(100 * n / max(programs, 1))}% |" for name, n in rows]
+    return "\n".join(lines)

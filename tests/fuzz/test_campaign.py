@@ -6,6 +6,8 @@ by a stand-in here, so no program is compiled."""
 from __future__ import annotations
 
 import importlib.util
+import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
@@ -89,3 +91,22 @@ def test_an_error_of_the_harness_is_written_with_its_program(
     (path,) = _files(campaign)
     assert "RuntimeError: the harness broke" in path.read_text()
     load_program(path)
+
+
+def test_the_coverage_table_is_printed_from_a_summary(
+    campaign_module: ModuleType, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    summary = tmp_path / "summary.json"
+    coverage = {"tile load": 200, "unary exp": 3, "binary add": 3, "unary tanh": 1}
+    summary.write_text(json.dumps({"programs": 200, "coverage": coverage}))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(sys, "argv", ["fuzz.py", "--table", str(summary)])
+        campaign_module.main()
+    assert capsys.readouterr().out.splitlines() == [
+        "| construct | programs | share |",
+        "| --- | ---: | ---: |",
+        "| tile load | 200 | 100% |",
+        "| binary add | 3 | 2% |",  # ties by name; 1.5% rounds to even
+        "| unary exp | 3 | 2% |",
+        "| unary tanh | 1 | 0% |",  # 0.5% rounds to even
+    ]

@@ -95,6 +95,7 @@ def _verify(spec, lowered, log, arch, quiet: bool = False) -> dict[str, Any]:  #
 
 def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ignore[no-untyped-def]
     """(JSON-ready verdict, VerifyResult or None when tt-lang-sim rejected the kernel)."""
+    from loom.backends.ttlang import noise_note
     from loom.errors import VerificationError
     from loom.flows.lowered import verify_lowered
 
@@ -112,7 +113,7 @@ def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ign
                 print(
                     f"output      {check.name}: {'PASS' if check.passed else 'FAIL'} max abs "
                     f"error {check.max_abs_error:.3e}, max rel error {check.max_rel_error:.3e} "
-                    f"(tolerance {check.tolerance:.3e})"
+                    f"(tolerance {check.tolerance:.3e}{noise_note(check)})"
                 )
         print(
             f"verify      {verdict} on tt-lang-sim: max abs error {outcome.max_abs_error:.3e}, "
@@ -137,6 +138,7 @@ def _verify_outcome(spec, lowered, log, arch, quiet: bool = False):  # type: ign
                 "max_abs_error": c.max_abs_error,
                 "max_rel_error": c.max_rel_error,
                 "tolerance": c.tolerance,
+                "noise": c.noise,
             }
             for c in outcome.outputs
         ],

@@ -105,14 +105,23 @@ def verify_lowered(
     if lowered.then is not None:
         return log.timed("verify", lambda: _verify_launches(spec, lowered, arch))
     if spec.file is not None:
-        from loom.kernels.checks import file_references, host_epilogue  # imports torch
+        from loom.kernels.checks import (  # imports torch
+            file_references,
+            host_epilogue,
+            noise_by_output,
+        )
 
-        inputs, references, used = file_references(spec.file, lowered.program)
-        epilogue = host_epilogue(spec.file)
+        fk, program = spec.file, lowered.program
+        inputs, references, used = file_references(fk, program)
+        epilogue = host_epilogue(fk)
+
+        def noise() -> dict[str, float]:  # run only for an output beyond its tolerance
+            return noise_by_output(fk, lambda precision: file_references(fk, program, precision)[1])
+
         result = log.timed(
             "verify",
             lambda: verify_outputs(
-                lowered.lowered, inputs, references, arch=arch, epilogue=epilogue
+                lowered.lowered, inputs, references, arch=arch, epilogue=epilogue, noise=noise
             ),
         )
         return dataclasses.replace(result, reference=used)
@@ -144,7 +153,7 @@ def verify_lowered(
 def _verify_launches(spec: KernelSpec, lowered: Lowered, arch: Arch | None) -> VerifyResult:
     """Every launch on tt-lang-sim in order, DRAM persisting between them; the kernel's
     returned tensors compared with the file's reference."""
-    from loom.kernels.checks import launch_references  # imports torch: only here
+    from loom.kernels.checks import launch_references, noise_by_output  # imports torch
 
     if spec.file is None:
         raise ScheduleError(
@@ -153,9 +162,14 @@ def _verify_launches(spec: KernelSpec, lowered: Lowered, arch: Arch | None) -> V
             "file: pass the file and --kernel."
         )
     programs = tuple(lw.program for lw in lowered.launches())
-    tensors, references, used = launch_references(spec.file, programs)
+    fk = spec.file
+    tensors, references, used = launch_references(fk, programs)
     launches = tuple(lw.lowered for lw in lowered.launches())
-    result = verify_launches(launches, tensors, references, arch)
+
+    def noise() -> dict[str, float]:  # run only for an output beyond its tolerance
+        return noise_by_output(fk, lambda precision: launch_references(fk, programs, precision)[1])
+
+    result = verify_launches(launches, tensors, references, arch, noise)
     return dataclasses.replace(result, reference=used)
 
 

@@ -12,13 +12,22 @@ import ast
 import inspect
 import textwrap
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 
-from loom.errors import FrontendError
+from loom.backends.ttlang.conditioning import reference_noise
+from loom.errors import FrontendError, LoomError
 from loom.ir.tile import TileProgram
-from loom.kernels.files import RETURNED, FileKernel, NoCpuKernel, as_outputs, returned_tensors
+from loom.kernels.files import (
+    RETURNED,
+    FileKernel,
+    NoCpuKernel,
+    as_outputs,
+    interpret_name,
+    interpret_reference,
+    returned_tensors,
+)
 from loom.kernels.tile_reference import TileIRReference, evaluate
 
 
@@ -40,13 +49,15 @@ def program_inputs(fk: FileKernel, program: TileProgram) -> tuple[torch.Tensor, 
 
 
 def file_references(
-    fk: FileKernel, program: TileProgram
+    fk: FileKernel, program: TileProgram, precision: str | None = None
 ) -> tuple[tuple[torch.Tensor, ...], dict[str, torch.Tensor], str]:
     """The program's inputs, the reference's outputs by output name, and which
-    reference ran (in words)."""
+    reference ran (in words); with a `precision`, the reference run in it (see
+    `_run_reference`)."""
     inputs = program_inputs(fk, program)
     ins = [a.name for a in program.args if a.role == "input"]
-    outputs, used = _run_reference(fk, (program,), dict(zip(ins, inputs, strict=True)))
+    named = dict(zip(ins, inputs, strict=True))
+    outputs, used = _run_reference(fk, (program,), named, precision)
     if isinstance(outputs, dict):  # Loom's Tile IR reference: every output by name
         return inputs, outputs, used
     outs = [a.name for a in program.args if a.role == "output"]
@@ -90,24 +101,56 @@ def _returned_outputs(fk: FileKernel, outs: list[str], count: int) -> list[str]:
     return names
 
 
+def runs_at_precision(fk: FileKernel) -> bool:
+    """Whether Loom can run the kernel's reference in another precision: Helion's
+    interpret mode and Loom's Tile IR reference (a user's reference runs as given)."""
+    return isinstance(fk.reference, TileIRReference) or fk.reference_name == interpret_name(
+        fk.kernel
+    )
+
+
 def _run_reference(
-    fk: FileKernel, launches: tuple[TileProgram, ...], inputs: dict[str, torch.Tensor]
+    fk: FileKernel,
+    launches: tuple[TileProgram, ...],
+    inputs: dict[str, torch.Tensor],
+    precision: str | None = None,
 ) -> tuple[tuple[torch.Tensor, ...] | dict[str, torch.Tensor], str]:
     """The reference's outputs (in return order, or by name from the Tile IR reference)
     and which reference ran: Loom's Tile IR reference when chosen, or when Helion's
-    interpret mode has no CPU kernel for one of the kernel's ops."""
+    interpret mode has no CPU kernel for one of the kernel's ops. A `precision` (fp32,
+    fp64) runs a reference that `runs_at_precision` in it."""
     reference = fk.reference
     if isinstance(reference, TileIRReference):
-        return evaluate(launches, inputs, reference.precision), fk.reference_name
+        return evaluate(launches, inputs, precision or reference.precision), fk.reference_name
+    if precision is not None and runs_at_precision(fk):
+        reference = interpret_reference(fk.kernel, precision)
     try:
         return as_outputs(reference(*fk.args)), fk.reference_name
     except NoCpuKernel as err:
-        fallback = TileIRReference()
-        return evaluate(launches, inputs), fallback.describe(fk.name, err.reason)
+        fallback = TileIRReference(precision or "fp32")
+        return evaluate(launches, inputs, fallback.precision), fallback.describe(
+            fk.name, err.reason
+        )
+
+
+def noise_by_output(
+    fk: FileKernel, references_in: Callable[[str], Mapping[str, torch.Tensor]]
+) -> dict[str, float]:
+    """The rounding noise of the kernel's fp32 reference per output name (the same
+    reference, `references_in(precision)`, run in fp32 and in fp64:
+    `loom.backends.ttlang.conditioning`); empty where Loom cannot run the reference in
+    both precisions (a user's reference, or one that fails in fp64)."""
+    if not runs_at_precision(fk):
+        return {}
+    try:
+        fp32, fp64 = references_in("fp32"), references_in("fp64")
+    except LoomError:  # e.g. an op without an fp64 CPU kernel: no allowance
+        return {}
+    return {name: reference_noise(ref, fp64[name]) for name, ref in fp32.items() if name in fp64}
 
 
 def launch_references(
-    fk: FileKernel, programs: tuple[TileProgram, ...]
+    fk: FileKernel, programs: tuple[TileProgram, ...], precision: str | None = None
 ) -> tuple[dict[str, torch.Tensor], dict[str, torch.Tensor], str]:
     """Inputs by name, references by output name and which reference ran, for a kernel
     run as several launches (`TileProgram.after`): a launch's input that an earlier
@@ -130,7 +173,7 @@ def launch_references(
         )
     shapes = {a.name: a.shape for p in programs for a in p.args}
     inputs = {n: tensors[n].reshape(shapes[n]) for n in dict.fromkeys(needed)}
-    outputs, used = _run_reference(fk, programs, inputs)
+    outputs, used = _run_reference(fk, programs, inputs, precision)
     if isinstance(outputs, dict):  # Loom's Tile IR reference: every stored tensor by name
         return inputs, outputs, used
     names = list(fk.output_names)

@@ -359,17 +359,20 @@ def interpret_name(kernel: helion.Kernel) -> str:
     return f"Helion interpret mode (eager CPU torch run of {kernel.fn.__name__})"
 
 
-def interpret_reference(kernel: helion.Kernel) -> Callable[..., object]:
-    """The same kernel run eagerly, op by op, on CPU torch (Helion's interpret mode);
+def interpret_reference(kernel: helion.Kernel, precision: str = "fp32") -> Callable[..., object]:
+    """The same kernel run eagerly, op by op, on CPU torch (Helion's interpret mode), its
+    float arguments in `precision` (fp32; fp64 measures the fp32 run's rounding noise);
     raises NoCpuKernel where torch has no CPU kernel for one of its ops."""
     settings = {
         k: getattr(kernel.settings, k) for k in ("static_shapes",) if hasattr(kernel.settings, k)
     }
     eager = helion.kernel(kernel.fn, ref_mode=helion.RefMode.EAGER, **settings)
+    dtype = PRECISIONS[precision]
 
     def run(*args: object) -> object:
-        promoted = [  # float data in fp32; integers (indices, labels) as they are
-            a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args
+        promoted = [  # float data in `precision`; integers (indices, labels) as they are
+            a.to(dtype) if isinstance(a, torch.Tensor) and a.is_floating_point() else a
+            for a in args
         ]
         try:
             return eager(*promoted)

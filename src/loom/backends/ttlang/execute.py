@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING
 from loom.arch import Arch, load_arch
 from loom.backends.ttlang.emit import ident
 from loom.backends.ttlang.runner import (
+    Noise,
+    Pending,
     VerifyResult,
-    _check,
     _emitted,
     _failure,
     _from_grid,
@@ -28,6 +29,7 @@ from loom.backends.ttlang.runner import (
     _native,
     _simulator,
     _to_grid,
+    checked_outputs,
     outputs_verdict,
 )
 from loom.errors import VerificationError
@@ -107,10 +109,12 @@ def verify_launches(
     tensors: dict[str, torch.Tensor],
     references: dict[str, torch.Tensor],
     arch: Arch | None = None,
+    noise: Noise | None = None,
 ) -> VerifyResult:
     """Run `programs` one after the other on tt-lang-sim, DRAM contents persisting between
     them (a later launch reads what an earlier one stored: the grid-wide barrier between
-    launches is the launch boundary), then compare every output that has a reference.
+    launches is the launch boundary), then compare every output that has a reference
+    (allowing the reference's rounding `noise` where it is larger: `checked_outputs`).
 
     `tensors` holds the kernel's inputs by name; a tensor no launch was given and none
     wrote yet starts as zeros."""
@@ -145,16 +149,17 @@ def verify_launches(
                 out = _from_grid(after[t.name], t)
                 state[t.name] = out.to(torch.bfloat16).float() if t.dtype == "bf16" else out
                 written[t.name] = t
-    checks = [
-        _check(name, state[name].reshape(ref.shape), ref, written[name].dtype)
+    pending: list[Pending] = [
+        (name, state[name].reshape(ref.shape), ref, written[name].dtype, 0.0)
         for name, ref in references.items()
         if name in written
     ]
-    if not checks:
+    if not pending:
         raise VerificationError(
             f"no reference matches an output of kernel {programs[0].kernel!r} "
             f"({', '.join(written)}); return the outputs from the reference."
         )
+    checks = checked_outputs(pending, noise)
     return outputs_verdict(
         checks, f"{programs[0].kernel} on {programs[0].arch} ({len(programs)} launches)", wall, ""
     )
