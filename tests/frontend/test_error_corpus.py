@@ -80,6 +80,11 @@ CASES = {
         r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x \(inside a 32x32 "
         r"tile, not on its edge\)`.*multiple of 32",
     ),
+    "shift_unaligned": (
+        ["--arg", "x=64x64"],
+        r"shift_unaligned\.py:10: Loom cannot compile `the index tile\.index - 16 of x \(a "
+        r"shift inside a 32x32 tile\)`.*multiple of 32",
+    ),
     "view_quarters": (
         ["--arg", "x=64x128"],
         r"view_quarters\.py:10: Loom cannot compile `a view of a \[tile_m, 128\] tile as "

@@ -511,6 +511,9 @@ class ImporterCore:
             self._unsupported(node, f"indexing {tensor} with {len(index)} of {len(shape)} dims")
         windows = []
         for dim, entry in zip(shape, index, strict=True):
+            if isinstance(entry, Window):  # built by the caller (a shifted tile)
+                windows.append(entry)
+                continue
             if isinstance(entry, slice):
                 windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
