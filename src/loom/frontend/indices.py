@@ -79,13 +79,22 @@ class IndexOps(ImporterCore):
         result = self._renamed(Value("", (sym, Const(1)), "fp32"), f"{name}_tile")
         return self._emit(scope, Load(result, name, window, node_line(node)))
 
-    def _span_index(self, scope: Scope, n: int, line: int) -> Value:
+    def _span_index(self, scope: Scope, n: int, line: int, column: bool = False) -> Value:
         """The element indices 0..n-1 of a full `:` slice of extent n (argmax's
-        candidates), read from an index vector Loom adds as the DRAM input `span<n>_index`."""
-        name = f"span{n}_index"
-        self.tensors.setdefault(name, TensorArg(name, (n,), "fp32", "input"))
-        result = self._renamed(Value("", (Const(n),), "fp32"), f"{name}_tile")
-        self._emit(scope, Load(result, name, (Window(Const(0), Const(n)),), line))
+        candidates), read from an index vector Loom adds as the DRAM input `span<n>_index`
+        (as a column `span<n>_col_index` where `column`: a row cannot be turned into a
+        column on the device)."""
+        shape: tuple[int, ...]
+        window: tuple[Window, ...]
+        if column:
+            name, shape = f"span{n}_col_index", (n, 1)
+            window = (Window(Const(0), Const(n)), Window(Const(0), Const(1)))
+        else:
+            name, shape, window = f"span{n}_index", (n,), (Window(Const(0), Const(n)),)
+        self.tensors.setdefault(name, TensorArg(name, shape, "fp32", "input"))
+        vshape = tuple(Const(d) for d in shape)
+        result = self._renamed(Value("", vshape, "fp32"), f"{name}_tile")
+        self._emit(scope, Load(result, name, window, line))
         return result
 
     def _argreduce_block(self, n: Expr) -> tuple[int, int, Expr] | None:

@@ -142,6 +142,16 @@ class MemoryOps(GatherOps):
             self._unsupported(node, f"a load of {tensor} (not a kernel argument)")
         if tensor in self.index_tensors:
             return self._load_indices(node, scope, tensor)
+        picked = self._pick_constant(node, scope, tensor, list(seq_arg(node, 1)), self._note_load)
+        if picked is not None:
+            return picked
+        if node.meta["val"].dim() == 0 and any(type(e) is int for e in seq_arg(node, 1)):
+            self._unsupported(
+                node,
+                f"a load of one element of {tensor} by constant indices (a 0-d value)",
+                "a tile holds no 0-d value: read the element with its neighbours (`x[..., "
+                "tile_k]`) and select it there, or pass it as its own tensor",
+            )
         index, masks = self._shifted_entries(node, scope, tensor, list(seq_arg(node, 1)))
         loaded = self._load_window(node, scope, tensor, index)
         if len(node.args) > 2 and node.args[2] is not None:
