@@ -41,6 +41,9 @@ from loom.ir.tile import (
 )
 from loom.symbolic import Const
 
+NoteLoad = Callable[[Scope, str, tuple[Window, ...]], None]
+"""Records a load for the phase rules, as every load does (`MemoryOps._note_load`)."""
+
 
 class GatherOps(IndexOps):
     """Row gathers by loaded indices."""
@@ -57,7 +60,7 @@ class GatherOps(IndexOps):
         scope: Scope,
         tensor: str,
         index: list[object],
-        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+        note_load: NoteLoad,
     ) -> Value | None:
         """`table[idx, cols]`: the rows of a 2-D table at the 1-D indices `idx`, as the
         one-hot matmul the module docstring describes (`note_load` records the table's
@@ -111,12 +114,7 @@ class GatherOps(IndexOps):
         return self._emit(scope, Convert(result, picked, line))
 
     def _pick_constant(
-        self,
-        node: torch.fx.Node,
-        scope: Scope,
-        tensor: str,
-        index: list[object],
-        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+        self, node: torch.fx.Node, scope: Scope, tensor: str, index: list[object], note: NoteLoad
     ) -> Value | None:
         """`x[tile_m, 63]` (`x[63, tile_n]`): a constant index inside a 32x32 tile of one
         of a tensor's last two dims, or None when the load has none. Loom reads whole
@@ -153,7 +151,7 @@ class GatherOps(IndexOps):
         width = min(TILE, shape[pos] - start)
         sliced = [slice(start, start + width) if p == pos else e for p, e in enumerate(index)]
         window = self._window(node, tensor, sliced)
-        note_load(scope, tensor, window)
+        note(scope, tensor, window)
         last = pos == rank - 1
         wide = (result.shape[0], Const(width)) if last else (Const(width), result.shape[0])
         tile = self._renamed(Value("", wide, self.tensors[tensor].dtype), f"{tensor}_tile")
@@ -176,7 +174,7 @@ class GatherOps(IndexOps):
         scope: Scope,
         tensor: str,
         idx: object,
-        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+        note_load: NoteLoad,
     ) -> Value | None:
         """`flat[tile_n.index * v + labels]` on `flat = x.view(-1)` of an [n, v] tensor:
         the element `x[r, labels[r]]` of each row of the tile, selected from the row
