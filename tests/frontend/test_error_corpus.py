@@ -76,9 +76,14 @@ CASES = {
         r"it`.*race the store.*hl\.barrier",
     ),
     "index_inside_tile": (
+        ["--arg", "x=2x64x64"],
+        r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x inside a 32x32 tile, "
+        r"giving a rank-0 value`.*a tile holds no 0-d value",
+    ),
+    "shift_unaligned": (
         ["--arg", "x=64x64"],
-        r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x \(inside a 32x32 "
-        r"tile, not on its edge\)`.*multiple of 32",
+        r"shift_unaligned\.py:10: Loom cannot compile `the index tile\.index - 16 of x \(a "
+        r"shift inside a 32x32 tile\)`.*multiple of 32",
     ),
     "view_quarters": (
         ["--arg", "x=64x128"],

@@ -511,6 +511,9 @@ class ImporterCore:
             self._unsupported(node, f"indexing {tensor} with {len(index)} of {len(shape)} dims")
         windows = []
         for dim, entry in zip(shape, index, strict=True):
+            if isinstance(entry, Window):  # built by the caller (a shifted tile)
+                windows.append(entry)
+                continue
             if isinstance(entry, slice):
                 windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
@@ -543,23 +546,24 @@ class ImporterCore:
     def _element(
         self, node: torch.fx.Node, tensor: str, dim: int, entry: object, pos: int, rank: int
     ) -> Window:
-        """A constant index (`x[tile_m, 0]`, `x[0, tile_n]`) into one of the two dims of
-        a 2-D tensor, on a tile edge: a window one element wide, which drops that dim
-        from the value (a column of one value per row, or a row), as a 1-D tensor's
-        window does."""
-        if isinstance(entry, bool) or not isinstance(entry, int) or rank != 2:
-            where = "" if rank == 2 else f" (this is a rank-{rank} tensor)"
+        """A constant index (`x[tile_m, 0]`, `x[0, tile_n]`, `x[2, tile_m, tile_n]`): a
+        window one element wide, which drops that dim from the value (of the last two
+        dims: a column of one value per row, or a row, as a 1-D tensor's window does). In
+        the last two dims it is on a tile edge (an index inside a tile is picked out of
+        its tile, `loom.frontend.gathers`)."""
+        if isinstance(entry, bool) or not isinstance(entry, int) or rank < 2:
             self._unsupported(
                 node,
                 f"index {entry} of {tensor}",
-                "index with tiles, `:`, static slices, or a constant into one dim of a 2-D "
-                f"tensor{where}; positions computed from tile offsets (`tile.begin`, "
-                "`tile.index - n`) or read from a tensor (a gather) are not supported",
+                "index with tiles, `:`, static slices, or a constant into one dim of a "
+                "tensor of rank 2 or more; positions computed from tile offsets "
+                "(`tile.begin`, `tile.index * n`) or read from a tensor (a gather) are not "
+                "supported",
             )
         if not -dim <= entry < dim:
             self._unsupported(node, f"index {entry} of {tensor} (its dim {pos} has {dim})")
         index = entry % dim
-        if dim > TILE and index % TILE:
+        if pos >= rank - 2 and dim > TILE and index % TILE:
             self._unsupported(
                 node,
                 f"index {entry} of {tensor} (inside a {TILE}x{TILE} tile, not on its edge)",

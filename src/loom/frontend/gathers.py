@@ -1,5 +1,7 @@
 """Row gathers by loaded indices (`weight[idx[tile_b], tile_e]`, an embedding lookup),
-compiled as a one-hot matmul over the whole table.
+compiled as a one-hot matmul over the whole table; and picks of one element per row or
+column (a label's logit, a constant index inside a 32x32 tile) from the tile that holds
+it, as a masked sum.
 
 TT-Lang 1.1.6 cannot read a row at an address it loaded: a block cannot be indexed
 (`Block.__getitem__` raises "Block indexing is not allowed"), so no data-movement kernel
@@ -24,6 +26,7 @@ import torch
 
 from loom.frontend.indices import IndexOps
 from loom.frontend.scope import Scope, node_line
+from loom.ir.geometry import TILE
 from loom.ir.integers import converts_by_product
 from loom.ir.tile import (
     Convert,
@@ -37,6 +40,9 @@ from loom.ir.tile import (
     Window,
 )
 from loom.symbolic import Const
+
+NoteLoad = Callable[[Scope, str, tuple[Window, ...]], None]
+"""Records a load for the phase rules, as every load does (`MemoryOps._note_load`)."""
 
 
 class GatherOps(IndexOps):
@@ -54,7 +60,7 @@ class GatherOps(IndexOps):
         scope: Scope,
         tensor: str,
         index: list[object],
-        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+        note_load: NoteLoad,
     ) -> Value | None:
         """`table[idx, cols]`: the rows of a 2-D table at the 1-D indices `idx`, as the
         one-hot matmul the module docstring describes (`note_load` records the table's
@@ -107,6 +113,55 @@ class GatherOps(IndexOps):
         result = self._new_value(node)
         return self._emit(scope, Convert(result, picked, line))
 
+    def _pick_constant(
+        self, node: torch.fx.Node, scope: Scope, tensor: str, index: list[object], note: NoteLoad
+    ) -> Value | None:
+        """`x[tile_m, 63]` (`x[63, tile_n]`): a constant index inside a 32x32 tile of one
+        of a tensor's last two dims, or None when the load has none. Loom reads whole
+        tiles, so the load reads the tile that holds the element (a window of 32 at the
+        tile's edge) and picks it out: `sum(x[tile_m, 32:64] * (0..31 == 31))` along that
+        dim, one nonzero term per sum (exact for finite values). The value keeps one dim
+        (a column of one value per row, or a row), as an index on a tile edge does."""
+        shape = self.tensors[tensor].shape
+        rank = len(shape)
+        inside = [
+            (pos, e % shape[pos])
+            for pos, e in enumerate(index)
+            if pos >= rank - 2
+            and isinstance(e, int)
+            and not isinstance(e, bool)
+            and -shape[pos] <= e < shape[pos]
+            and (e % shape[pos]) % TILE
+        ]
+        if not inside:
+            return None
+        result = self._new_value(node)
+        if len(inside) > 1 or result.rank != 1 or len(index) != rank:
+            self._unsupported(
+                node,
+                f"index {index[inside[0][0]]} of {tensor} inside a {TILE}x{TILE} tile, giving "
+                f"a rank-{result.rank} value",
+                "a constant index inside a tile is compiled where the value keeps one dim of "
+                "a tile (`x[tile_m, 63]`, `x[tile_b.begin, tile_m, 63]`); a tile holds no "
+                "0-d value: read the element with its neighbours (`x[..., tile_k]`) and "
+                "select it there, or pass it as its own tensor",
+            )
+        (pos, at), line = inside[0], node_line(node)
+        start = at - at % TILE
+        width = min(TILE, shape[pos] - start)
+        sliced = [slice(start, start + width) if p == pos else e for p, e in enumerate(index)]
+        window = self._window(node, tensor, sliced)
+        note(scope, tensor, window)
+        last = pos == rank - 1
+        wide = (result.shape[0], Const(width)) if last else (Const(width), result.shape[0])
+        tile = self._renamed(Value("", wide, self.tensors[tensor].dtype), f"{tensor}_tile")
+        self._emit(scope, Load(tile, tensor, window, line))
+        numbers = self._span_index(scope, width, line, column=not last)
+        hit = self._renamed(Value("", numbers.shape, "fp32"), f"{tensor}_hit")
+        hit = self._not_equal(scope, numbers, float(at - start), hit, True, line)
+        kept = self._ew(scope, "mul", (tile, hit), Value("", wide, "fp32"), line, "picked")
+        return self._emit(scope, Reduce(result, "sum", kept, 1 if last else 0, line))
+
     def _ew_convert(self, scope: Scope, idx: Value, line: int) -> Value:
         """The int32 indices as fp32 (exact below 2^24, as Loom's index values are)."""
         out = self._renamed(Value("", idx.shape, "fp32"), f"{idx.name}_fp32")
@@ -119,7 +174,7 @@ class GatherOps(IndexOps):
         scope: Scope,
         tensor: str,
         idx: object,
-        note_load: Callable[[Scope, str, tuple[Window, ...]], None],
+        note_load: NoteLoad,
     ) -> Value | None:
         """`flat[tile_n.index * v + labels]` on `flat = x.view(-1)` of an [n, v] tensor:
         the element `x[r, labels[r]]` of each row of the tile, selected from the row

@@ -11,8 +11,9 @@ from helion.language import tile_ops
 
 from loom.frontend.core import ImporterCore
 from loom.frontend.scope import Handler, Scope, node_line
-from loom.ir.tile import ForLoop, If, Load, Op, TensorArg, Value, Window, walk
-from loom.symbolic import Const, Expr, Sym
+from loom.ir.geometry import TILE
+from loom.ir.tile import Convert, Elementwise, ForLoop, If, Load, Op, TensorArg, Value, Window, walk
+from loom.symbolic import Const, Expr, Sym, maximum
 
 
 class IndexOps(ImporterCore):
@@ -78,13 +79,22 @@ class IndexOps(ImporterCore):
         result = self._renamed(Value("", (sym, Const(1)), "fp32"), f"{name}_tile")
         return self._emit(scope, Load(result, name, window, node_line(node)))
 
-    def _span_index(self, scope: Scope, n: int, line: int) -> Value:
+    def _span_index(self, scope: Scope, n: int, line: int, column: bool = False) -> Value:
         """The element indices 0..n-1 of a full `:` slice of extent n (argmax's
-        candidates), read from an index vector Loom adds as the DRAM input `span<n>_index`."""
-        name = f"span{n}_index"
-        self.tensors.setdefault(name, TensorArg(name, (n,), "fp32", "input"))
-        result = self._renamed(Value("", (Const(n),), "fp32"), f"{name}_tile")
-        self._emit(scope, Load(result, name, (Window(Const(0), Const(n)),), line))
+        candidates), read from an index vector Loom adds as the DRAM input `span<n>_index`
+        (as a column `span<n>_col_index` where `column`: a row cannot be turned into a
+        column on the device)."""
+        shape: tuple[int, ...]
+        window: tuple[Window, ...]
+        if column:
+            name, shape = f"span{n}_col_index", (n, 1)
+            window = (Window(Const(0), Const(n)), Window(Const(0), Const(1)))
+        else:
+            name, shape, window = f"span{n}_index", (n,), (Window(Const(0), Const(n)),)
+        self.tensors.setdefault(name, TensorArg(name, shape, "fp32", "input"))
+        vshape = tuple(Const(d) for d in shape)
+        result = self._renamed(Value("", vshape, "fp32"), f"{name}_tile")
+        self._emit(scope, Load(result, name, window, line))
         return result
 
     def _argreduce_block(self, n: Expr) -> tuple[int, int, Expr] | None:
@@ -122,6 +132,75 @@ class IndexOps(ImporterCore):
         result = self._renamed(Value("", vshape, "fp32"), f"{name}_tile")
         self._emit(scope, Load(result, name, window, line))
         return result
+
+    def _shifted_entries(
+        self, node: torch.fx.Node, scope: Scope, tensor: str, index: list[object]
+    ) -> tuple[list[object], list[Value]]:
+        """The entries `tile.index + c` / `tile.index - c` (a constant c) of a load's
+        index as windows shifted by c, and the masks that zero the elements left of the
+        tensor. A block of such a tile is one 32-wide tile (`loom.frontend.symbols`) and
+        c a multiple of 32, so each block's window lies wholly inside or outside the
+        tensor: a window right of it reads the zeros the tensor is padded with, one left
+        of it reads the tensor's first tile (the window clamped at 0), which the mask
+        `tile.index + c >= 0` zeroes."""
+        out: list[object] = list(index)
+        masks: list[Value] = []
+        for pos, entry in enumerate(index):
+            found = self._shifted_index(scope, entry)
+            if found is None:
+                continue
+            bid, shift, indices = found
+            size, line = self.block_exprs[bid], node_line(node)
+            where = f"the index tile.index {'+' if shift >= 0 else '-'} {abs(shift)} of {tensor}"
+            narrow = isinstance(size, Sym) and size.upper == TILE
+            if bid not in self.block_index or not narrow or pos != len(index) - 1:
+                self._unsupported(
+                    node,
+                    f"{where} (dim {pos}) other than in the last dim of a masked load",
+                    "shift a grid tile's index in the last dim of `hl.load(t, [..., "
+                    "tile.index - n1], extra_mask=...)`; other positions computed from tile "
+                    "indices are gathers",
+                )
+            if shift % TILE:
+                self._unsupported(
+                    node,
+                    f"{where} (a shift inside a {TILE}x{TILE} tile)",
+                    f"shift by a multiple of {TILE}: Loom reads whole {TILE}x{TILE} tiles, so "
+                    "a shifted window must start on a tile edge; pad the tensor on the host",
+                )
+            offset = self.block_begin[bid] + shift
+            if shift < 0:
+                offset = maximum(self.block_index[bid] + shift // TILE, 0) * size
+                like = Value("", indices.shape, "fp32")
+                masks.append(self._ew(scope, "gt", (indices, -shift - 0.5), like, line, "inside"))
+            out[pos] = Window(offset, size)
+        return out, masks
+
+    def _shifted_index(self, scope: Scope, entry: object) -> tuple[int, int, Value] | None:
+        """(block, c, the tile's indices) of an index value `tile.index + c`, or None."""
+        value = scope.values.get(entry) if isinstance(entry, torch.fx.Node) else None
+        if not isinstance(value, Value):
+            return None
+        ops = {op.result.name: op for op in scope.ops if isinstance(op, Elementwise | Convert)}
+
+        def source(v: Value) -> Value:
+            while isinstance(op := ops.get(v.name), Convert):
+                v = op.operand
+            return v
+
+        op = ops.get(source(value).name)
+        if not isinstance(op, Elementwise) or op.op not in ("add", "sub") or len(op.args) != 2:
+            return None
+        a, b = op.args
+        if op.op == "add" and not isinstance(a, Value):
+            a, b = b, a
+        if not isinstance(a, Value) or isinstance(b, Value) or not float(b).is_integer():
+            return None
+        indices = source(a)
+        bid = self.index_loads.get(indices.name)
+        if bid is None:
+            return None
+        return bid, int(b) if op.op == "add" else -int(b), indices
 
     def _index_inputs(self) -> set[str]:
         """Index vectors Loom adds as inputs (`tile.index`, argmax's candidates)."""

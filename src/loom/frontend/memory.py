@@ -142,7 +142,31 @@ class MemoryOps(GatherOps):
             self._unsupported(node, f"a load of {tensor} (not a kernel argument)")
         if tensor in self.index_tensors:
             return self._load_indices(node, scope, tensor)
-        index = list(seq_arg(node, 1))
+        picked = self._pick_constant(node, scope, tensor, list(seq_arg(node, 1)), self._note_load)
+        if picked is not None:
+            return picked
+        if node.meta["val"].dim() == 0 and any(type(e) is int for e in seq_arg(node, 1)):
+            self._unsupported(
+                node,
+                f"a load of one element of {tensor} by constant indices (a 0-d value)",
+                "a tile holds no 0-d value: read the element with its neighbours (`x[..., "
+                "tile_k]`) and select it there, or pass it as its own tensor",
+            )
+        index, masks = self._shifted_entries(node, scope, tensor, list(seq_arg(node, 1)))
+        loaded = self._load_window(node, scope, tensor, index)
+        if len(node.args) > 2 and node.args[2] is not None:
+            masks.append(self._value(scope, node.args[2], node))
+        line = node_line(node)
+        for mask in masks:  # masked elements read as 0, as Helion's masked loads give
+            assert loaded is not None
+            loaded = self._ew(scope, "mul", (loaded, mask), loaded, line, f"{tensor}_masked")
+        return loaded
+
+    def _load_window(
+        self, node: torch.fx.Node, scope: Scope, tensor: str, index: list[object]
+    ) -> Value | None:
+        """The tile a load reads: gathered, forwarded from a store, shared with an
+        earlier load of the same window, or loaded."""
         if self._gathered(scope, index):
             return self._gather_rows(node, scope, tensor, index, self._note_load)
         if None in index and len(index) > len(self.tensors[tensor].shape):

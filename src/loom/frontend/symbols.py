@@ -5,8 +5,9 @@ an index symbol (`tile_m_id`)."""
 
 from __future__ import annotations
 
+import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
-from helion.language import memory_ops
+from helion.language import memory_ops, tile_ops
 
 from loom.errors import FrontendError
 from loom.frontend.core import ImporterCore
@@ -49,8 +50,43 @@ class SymbolOps(ImporterCore):
                         in_tile_dims[bid] = in_tile_dims.get(bid, False) or tiled
         return in_tile_dims
 
+    def _shifted_blocks(self) -> set[int]:
+        """Blocks whose `tile.index` shifted by a constant indexes a masked load
+        (`hl.load(y, [tile_m, tile_n.index - n1], extra_mask=...)`): such a block holds
+        one 32-wide tile of the dim, so each block's window lies wholly inside the tensor
+        or wholly outside it (see `loom.frontend.indices`)."""
+        found: set[int] = set()
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.target is not memory_ops.load or len(node.args) < 3 or node.args[2] is None:
+                    continue
+                for entry in node.args[1]:
+                    if isinstance(entry, torch.fx.Node) and isinstance(
+                        entry.meta.get("val"), torch.Tensor
+                    ):
+                        found |= self._index_blocks(entry)
+        return found
+
+    def _index_blocks(self, node: torch.fx.Node) -> set[int]:
+        """The blocks whose `tile.index` a computed index reads."""
+        found: set[int] = set()
+        stack, seen = [node], set()
+        while stack:
+            n = stack.pop()
+            if n in seen:
+                continue
+            seen.add(n)
+            if n.target is tile_ops.tile_index:
+                bid = self._block_of(n.args[0])
+                if bid is not None:
+                    found.add(bid)
+                continue
+            stack.extend(a for a in n.all_input_nodes)
+        return found
+
     def _make_symbols(self) -> None:
         tiled = self._tile_positions()
+        shifted = self._shifted_blocks()
         by_name: dict[str, Sym] = {}
         for info in self.env.block_sizes:
             bid = info.block_id
@@ -78,6 +114,8 @@ class SymbolOps(ImporterCore):
                 # split_k))`) is the split Loom's solver chooses: a free tile below
                 fixed = int(fixed_size)
                 sym = Sym(name, fixed, fixed, 1, "tile")
+            elif bid in shifted and upper >= TILE_ALIGN:
+                sym = Sym(name, TILE_ALIGN, TILE_ALIGN, TILE_ALIGN, "tile")
             else:
                 align = TILE_ALIGN if tiled.get(bid, True) else 1
                 if upper < align:

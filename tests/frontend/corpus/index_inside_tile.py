@@ -4,9 +4,9 @@ import torch
 
 
 @helion.kernel(static_shapes=True)
-def last_column(x: torch.Tensor) -> torch.Tensor:
-    m, n = x.size()
-    out = torch.empty([m, n], dtype=x.dtype, device=x.device)
-    for tile_m in hl.tile(m):
-        out[tile_m, :] = x[tile_m, :] - x[tile_m, 63][:, None]
+def minus_last(x: torch.Tensor) -> torch.Tensor:
+    b, m, _ = x.size()
+    out = torch.empty_like(x)
+    for tile_b, tile_m in hl.tile([b, m], block_size=[1, None]):
+        out[tile_b.begin, tile_m, :] = x[tile_b.begin, tile_m, :] - x[tile_b.begin, 0, 63]
     return out
