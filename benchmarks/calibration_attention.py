@@ -33,10 +33,13 @@ Two figures per row: the replay's kernel time as simulated, and work-matched: th
 simulated time per block step (query chunk x key chunk) of the replay's busiest core
 times the block steps of TTNN's busiest core (`ttnn_wall_steps`, `loom_wall_steps`).
 TTNN's current SDPA spreads the flat (batch, head, query chunk) work over the cores in
-contiguous runs, causal runs in zigzag order; a Loom mapping hands a core query chunks
-round-robin (padding chunks included), which cannot express that, so the busiest cores
-differ in work (up to 1.3x at 110 cores). Work matching removes that policy difference
-and keeps everything the simulator decides (per-step compute, K/V streaming, contention).
+contiguous runs, causal runs in zigzag order. The causal replay runs that deal (the
+policy's `Policy.deal`, lowered by `loom.lower.mesh.dealt_indices`), so its busiest core
+does TTNN's block steps and the two figures agree; the non-causal one hands a core query
+chunks round-robin over a 2-D mapping that shares K/V along TTNN's chains, one more unit
+than TTNN's busiest core at 110 cores (352 block steps against 320). Work matching
+removes what policy difference is left and keeps everything the simulator decides
+(per-step compute, K/V streaming, contention).
 
 The fixed fit/held-out split (`fit_half`): the distinct configurations in file order
 alternate fit, held out, fit, ... (rows of one configuration, measured in different
@@ -58,13 +61,10 @@ from pathlib import Path
 from bench_util import CALIBRATION, forked_map
 from loom.arch import Arch, load_arch
 from loom.ir.program import Program
+from loom.ir.schedule import Schedule
+from loom.symbolic import Sym
 
 SDPA_FILE = "ttnn_sdpa_prefill_blackhole.csv"
-TTNN_WORK_SOURCE = (
-    "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/transformer/sdpa/device/kernels/dataflow/"
-    "reader_interleaved.cpp (global_q_start, global_q_count) and the SDPA kernels' "
-    "linear_to_zigzag (stored versions of 2026)"
-)
 ARCH = "blackhole_p100a"
 TIMED = {"device_time": 1.0, "device_cycles": 0.0, "device_kernel_cycles": 0.0}
 """Metrics that are a device kernel duration -> us per unit (0: cycles at the row's clock)."""
@@ -249,7 +249,9 @@ def ttnn_wall_steps(row: SdpaRow) -> int:
     """Block steps (query chunk x key chunk) of TTNN's busiest core. TTNN's current SDPA
     flattens the (batch, head, query chunk) work and gives each core a contiguous run of
     ceil(total / cores) of it; causal runs visit each head's chunks in zigzag order (0,
-    N-1, 1, N-2, ...), so a run pairs light and heavy chunks (`TTNN_WORK_SOURCE`)."""
+    N-1, 1, N-2, ...), so a run pairs light and heavy chunks
+    (`loom.baselines.ttnn_sdpa.ZIGZAG_SOURCE`). Counted here from the rule, independently
+    of the lowering's `dealt_indices`, which the causal replay runs."""
     b, h, s, _ = row.shape
     n = -(-s // row.chunks[0])
     total = b * h * n
@@ -275,13 +277,33 @@ def ttnn_mean_steps(row: SdpaRow) -> float:
     return b * h * sum(k_steps(row, c) for c in range(n)) / (row.grid[0] * row.grid[1])
 
 
-def loom_wall_steps(row: SdpaRow, waves: dict[str, int], q_cores: int) -> int:
-    """Block steps of the busiest core of the Loom mapping that replays `row`: a core
-    takes query chunks `core + wave * q_cores` (padding chunks past the end included:
-    they run their key loop too) for each of its `waves['tile_b']` heads."""
-    last = q_cores - 1
-    per_head = sum(k_steps(row, last + w * q_cores) for w in range(waves["tile_m"]))
-    return waves["tile_b"] * per_head
+def loom_wall_steps(row: SdpaRow, schedule: Schedule) -> int:
+    """Block steps of the busiest core of the Loom mapping that replays `row`. Round-robin
+    (no `Schedule.deal`): a core takes query chunks `core + wave * q_cores` (padding chunks
+    past the end included: they run their key loop too) for each of its
+    `waves['tile_b']` heads. Dealt (causal: TTNN's zigzag runs): the query chunk the
+    lowering's `dealt_indices` gives each core at each wave."""
+    from loom.ir.program import CORE_X, CORE_Y
+    from loom.lower.mesh import dealt_indices
+
+    waves, mapping = schedule.waves, schedule.mapping
+    if not schedule.deal:
+        q_cores = mapping.spatial_factor("tile_m")
+        last = q_cores - 1
+        per_head = sum(k_steps(row, last + w * q_cores) for w in range(waves["tile_m"]))
+        return waves["tile_b"] * per_head
+    b, h, s, _ = row.shape
+    wave = Sym("tile_m_wave", 0, max(waves["tile_m"] - 1, 0), 1, "index")
+    blocks = (("tile_b", b * h), ("tile_m", -(-s // row.chunks[0])))
+    chunk = dealt_indices(mapping, blocks, wave)["tile_m"]
+    return max(
+        sum(
+            k_steps(row, chunk.eval({CORE_X.name: x, CORE_Y.name: y, wave.name: w}))
+            for w in range(waves["tile_m"])
+        )
+        for y in range(mapping.cores_y)
+        for x in range(mapping.cores_x)
+    )
 
 
 def _room_for(arch: Arch) -> Arch:
@@ -313,9 +335,8 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     policy = sdpa_policy(shape, row.grid, row.causal, noc_x, row.chunks)
     schedule = build_schedule(buffered, arch.name, shape, row.fidelity, policy)
     lowered = lower_schedule(tile, buffered, schedule, _room_for(arch), log).lowered
-    q_cores = schedule.mapping.spatial_factor("tile_m")
     program = source_program(policy, ttnn_formats(lowered, row.dtype))
-    return program, loom_wall_steps(row, schedule.waves, q_cores)
+    return program, loom_wall_steps(row, schedule)
 
 
 @dataclass(frozen=True)

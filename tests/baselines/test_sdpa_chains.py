@@ -131,10 +131,11 @@ def test_heads_on_one_core_build_no_chain(b: int, h: int, s: int) -> None:
 
 def test_causal_keeps_unicast_on_ttnn_placement() -> None:
     """TTNN builds chains for non-causal runs only: the causal kernel reads K/V per core,
-    on the same core placement as the non-causal one."""
+    on every core of the grid, each taking a contiguous zigzag run of the flat work."""
     shape = {"B": 1, "H": 8, "S": 2048, "D": 64}
     assert _plan(WH, 1, 8, 2048, causal=True) == ChainPlan((), False)
     causal = sdpa_policy(shape, (8, 8), True)
     assert causal.multicast == ()
-    assert causal.view == sdpa_policy(shape, (8, 8), False).view
+    assert causal.view == (("x", 8, "tile_m"), ("y", 8, "tile_m"))
+    assert causal.deal == "zigzag" and sdpa_policy(shape, (8, 8), False).deal == ""
     assert "no chain" in causal.notes[1]

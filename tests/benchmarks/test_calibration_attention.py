@@ -156,13 +156,50 @@ def test_ttnn_spreads_flat_work_in_zigzag_order(changes: dict[str, str], steps: 
     assert isinstance(row, SdpaRow) and ttnn_wall_steps(row) == steps
 
 
+def _schedule(view: tuple[tuple[str, int, str], ...], row: SdpaRow, deal: str = ""):  # type: ignore[no-untyped-def]
+    from loom.baselines.build import mapping_of
+    from loom.ir.schedule import Schedule, grid_waves
+
+    b, h, s, _ = row.shape
+    mapping = mapping_of(view)
+    sizes = {"tile_b": 1, "tile_m": row.chunks[0]}
+    waves = grid_waves({"tile_b": b * h, "tile_m": s}, mapping, sizes, deal)
+    return Schedule(
+        "flash_attention_causal", "blackhole_p100a", {}, "bf16", "HiFi2", "", mapping, (),
+        sizes, {}, waves=waves, deal=deal,
+    )  # fmt: skip
+
+
 def test_loom_round_robin_counts_padding_chunks() -> None:
     # S=1024, q=k=128: 8 chunks over 3 cores in 3 waves; the last core takes chunks 2, 5
     # and the padding chunk 8, which visits 9 key chunks.
-    row = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", grid="(11,10)"))
+    row = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", grid="(11,10)", batch="1",
+                           n_q_heads="1"))  # fmt: skip
     assert isinstance(row, SdpaRow)
-    assert loom_wall_steps(row, {"tile_b": 1, "tile_m": 3}, 3) == 3 + 6 + 9
-    assert loom_wall_steps(row, {"tile_b": 2, "tile_m": 1}, 8) == 2 * 8
+    assert loom_wall_steps(row, _schedule((("x", 3, "tile_m"),), row)) == 3 + 6 + 9
+    two = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", n_q_heads="2"))
+    assert isinstance(two, SdpaRow)
+    assert loom_wall_steps(two, _schedule((("x", 8, "tile_m"),), two)) == 2 * 8
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [{}, {"grid": "(11,10)"}, {"grid": "(11,10)", "seq_len": "8192"},
+     {"grid": "(11,10)", "q_chunk": "256", "k_chunk": "128"},
+     {"grid": "(11,10)", "seq_len": "1024", "q_chunk": "128", "k_chunk": "128"}],
+)  # fmt: skip
+def test_the_dealt_replay_has_ttnns_busiest_core(changes: dict[str, str]) -> None:
+    """Under the zigzag deal TTNN's causal baseline selects, the lowering's indices give
+    the replay's busiest core exactly TTNN's block steps (counted independently)."""
+    from loom.baselines.ttnn_sdpa import sdpa_policy
+
+    row = parse_row(2, rec(**changes))
+    assert isinstance(row, SdpaRow)
+    b, h, s, d = row.shape
+    policy = sdpa_policy({"B": b, "H": h, "S": s, "D": d}, row.grid, True, None, row.chunks)
+    assert policy.deal == "zigzag"
+    schedule = _schedule(policy.view, row, policy.deal)
+    assert loom_wall_steps(row, schedule) == ttnn_wall_steps(row)
 
 
 def test_ttnn_formats_set_the_inputs_and_intermediates() -> None:

@@ -61,9 +61,9 @@ def _ttnn_run(kernel: str, arch_name: str, shape: dict[str, int]) -> SimResult:
 def test_ttnn_sdpa_causal_skips_the_blocks_past_the_diagonal() -> None:
     """The same TTNN schedule (32 x 32 chunks, K/V per core) on the causal kernel: the
     key chunks past the diagonal are not run. Each core has four query chunks here
-    (round-robin: the busiest runs 8 + 16 + 24 + 32 of the dense 4 x 32 key chunks,
-    0.625), so its compute engine works 0.625 of the dense one's time, plus the mask's
-    arithmetic on every chunk it runs (0.70 in the simulator). The run takes
+    (TTNN's zigzag deal: a core runs two pairs of 33 of the dense 4 x 32 key chunks,
+    0.52), so its compute engine works 0.52 of the dense one's time, plus the mask's
+    arithmetic on every chunk it runs (0.58 in the simulator). The run takes
     little less than the dense one (0.99 in the simulator): both are bound by the
     reader's blocking K and V reads (every core its own, double-buffered in cb_k_in and
     cb_v_in as TTNN's), and every key chunk also reads its index row."""
@@ -71,7 +71,7 @@ def test_ttnn_sdpa_causal_skips_the_blocks_past_the_diagonal() -> None:
     causal = _ttnn_run("flash_attention_causal", WH, shape)
     dense = _ttnn_run("flash_attention", WH, shape)
     work = (causal.busy("compute").max * causal.cycles) / (dense.busy("compute").max * dense.cycles)
-    assert 0.6 < work < 0.75
+    assert 0.5 < work < 0.65
     assert 0.5 < causal.cycles / dense.cycles < 1.0
 
 

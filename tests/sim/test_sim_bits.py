@@ -44,7 +44,9 @@ PINNED = {
     # kernels compute (baselines/sdpa_program.py: no score * scale multiply, the scale being
     # inside exp; causal: no mask arithmetic per block, no DRAM reads of the mask's inputs)
     "fa_wh": "c7068f03d27317ec",
-    "fa_causal_bh": "84645251e7935efc",  # K and V in their own CBs (cb_k_in, cb_v_in), as TTNN
+    # fa_causal_bh moved when TTNN's causal baseline took TTNN's deal (contiguous zigzag
+    # runs of the flat (head, query chunk) work on every core: Policy.deal "zigzag")
+    "fa_causal_bh": "e32d0fc961a415b5",
     "fd_wh": "66849c6c9438888f",
     "gemm_wh": "ae389d4581adf3c7",
     "cuda_jacobi_2d": "8a4c812e4f203744",

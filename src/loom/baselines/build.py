@@ -45,6 +45,10 @@ class Policy:
     in time but not in result (TTNN's SDPA: the scale inside exp, the generated causal
     mask); `sdpa_program.source_program` applies them, for every caller that lowers a
     baseline."""
+    deal: str = ""
+    """How the grid blocks are dealt to the cores (a `loom.ir.schedule.DEALS` key): empty,
+    round-robin over the view's levels as Loom deals them; ``zigzag``, TTNN's SDPA deal
+    (the view then only names the cores)."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:
@@ -130,7 +134,7 @@ def build_schedule(
         placed[acc.state] = policy.accumulate
     mapping = mapping_of(policy.view)
     extents = {axis.tile.name: axis.extent for axis in program.grid}
-    waves = grid_waves(extents, mapping, policy.block_sizes)
+    waves = grid_waves(extents, mapping, policy.block_sizes, policy.deal)
     return Schedule(
         kernel=program.name,
         arch=arch,
@@ -146,6 +150,7 @@ def build_schedule(
         waves=waves,
         notes=policy.notes,
         accumulators=placed,
+        deal=policy.deal,
     )
 
 

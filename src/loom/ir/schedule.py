@@ -10,17 +10,34 @@ Mesh conventions: the compute grid has columns `x` and rows `y`; a core is (y, x
 coordinate along a dimension is the mixed-radix number of its level indices. Every level
 is assigned to one grid axis; an axis's spatial index is the mixed-radix number of its
 levels taken in (level, dim) order, least significant first. The rest of the axis runs
-temporally: ``logical tile = spatial index + wave * spatial factor``.
+temporally: ``logical tile = spatial index + wave * spatial factor``. A schedule may deal
+its blocks otherwise (`Schedule.deal`, `DEALS`): the mapping then only names the cores.
 """
 
 from __future__ import annotations
 
 import functools
 import json
+import math
 from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
+from loom.errors import ScheduleError
+
 SCHEDULE_VERSION = 1
+
+DEALS = {
+    "": "each grid axis over its mapping's levels, waves round-robin (spatial index + wave x "
+    "spatial factor)",
+    "zigzag": "the blocks of every grid axis flattened (outer axes outermost) and dealt to "
+    "the mapping's cores in contiguous runs of ceil(blocks / cores), core (y, x) taking run "
+    "y x cores_x + x; the innermost axis visits its blocks in zigzag order (0, N-1, 1, N-2, "
+    "...), so a run pairs light and heavy causal blocks; the runs past the last block are "
+    "padding, at the innermost axis's first block",
+}
+"""How a schedule hands its grid blocks to the cores (`Schedule.deal`). ``zigzag`` is
+TTNN's SDPA deal (`loom.baselines.ttnn_sdpa`); the lowering writes it
+(`loom.lower.mesh.dealt_indices`)."""
 
 
 @dataclass(frozen=True)
@@ -186,6 +203,9 @@ class Schedule:
     """``looped`` when the kernel's full-extent reduction dim runs as inner loops over
     chunks (`loom.dataflow.looped_rows`; the chunk size is in `block_sizes`, the sentence
     in `notes`); empty for the program as written."""
+    deal: str = ""
+    """How the grid blocks are dealt to the cores: a `DEALS` key; empty (Loom's own
+    schedules): round-robin over each axis's levels."""
 
     @property
     def realization_note(self) -> str:
@@ -200,6 +220,8 @@ class Schedule:
             del data["accumulators"]
         if not self.realization:
             del data["realization"]
+        if not self.deal:
+            del data["deal"]
         data["version"] = SCHEDULE_VERSION
         data["mapping"]["cores"] = [self.mapping.cores_y, self.mapping.cores_x]
         data["mapping"]["view"] = self.mapping.label()
@@ -207,14 +229,25 @@ class Schedule:
 
 
 def grid_waves(
-    extents: dict[str, int], mapping: Mapping, block_sizes: dict[str, int]
+    extents: dict[str, int], mapping: Mapping, block_sizes: dict[str, int], deal: str = ""
 ) -> dict[str, int]:
     """Temporal waves of each grid axis (tile symbol -> extent): its blocks over its cores.
 
     The mapping derives the same count symbolically for every candidate
     (:class:`loom.ir.candidate.Candidate` ``waves``); this is the number for a schedule
     built without a candidate (a baseline's policy, a block-size neighbour), and the
-    check that a schedule file's ``waves`` agree with its block sizes."""
+    check that a schedule file's ``waves`` agree with its block sizes. Under the
+    ``zigzag`` deal (`DEALS`) the innermost axis (the last of `extents`) counts a core's
+    run, every other axis one wave."""
+    if deal not in DEALS:
+        raise ScheduleError(
+            f"the schedule deals its blocks {deal!r}, which Loom does not know; set `deal` to "
+            f"one of {', '.join(repr(d) for d in DEALS)}."
+        )
+    if deal:
+        counts = [-(-extent // block_sizes[axis]) for axis, extent in extents.items()]
+        run = -(-math.prod(counts) // mapping.num_cores)
+        return {axis: run if i == len(counts) - 1 else 1 for i, axis in enumerate(extents)}
     waves = {}
     for axis, extent in extents.items():
         blocks = -(-extent // block_sizes[axis])

@@ -24,7 +24,7 @@ from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, Op, TileProgram, accesses, read_values, walk
 from loom.lower.dram import dram_tensor, padded_shapes
 from loom.lower.engines import assign_load_engines
-from loom.lower.mesh import spatial_index
+from loom.lower.mesh import dealt_indices, spatial_index
 from loom.symbolic import Const, Expr, Sym
 
 
@@ -40,7 +40,9 @@ class AxisPlan:
     waves: int
     wave_var: Sym | None
     logical: Expr
-    """Logical tile index: spatial index + wave * factor."""
+    """Logical tile index: spatial index + wave * factor (or as `Schedule.deal` deals)."""
+    reach: int
+    """Blocks the index may reach, padding included (DRAM tensors are padded to them)."""
 
 
 @dataclass(frozen=True)
@@ -128,19 +130,49 @@ class LowerContext:
 
 
 def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...]:
+    blocks = {}
+    for axis in program.grid:
+        name = axis.tile.name
+        blocks[name] = -(-axis.extent // schedule.block_sizes[name])  # may cover padding
+    waves = schedule.waves  # derived by the mapping, checked by fit.check_waves
+    wave_vars = {
+        name: Sym(f"{name}_wave", 0, waves[name] - 1, 1, "index")
+        for name in blocks
+        if waves[name] > 1
+    }
+    dealt: dict[str, Expr] = {}
+    reach = {name: waves[name] * schedule.mapping.spatial_factor(name) for name in blocks}
+    if schedule.deal:
+        inner = program.grid[-1].tile.name
+        dealt = dealt_indices(
+            schedule.mapping, tuple(blocks.items()), wave_vars.get(inner, Const(0))
+        )
+        flat = waves[inner] * schedule.mapping.num_cores  # every core's whole run
+        reach = dict(blocks)
+        reach[program.grid[0].tile.name] = -(-flat // _inner(blocks))
     plans = []
     for axis in program.grid:
         name = axis.tile.name
-        block = schedule.block_sizes[name]
-        tiles = -(-axis.extent // block)  # the last blocks may cover padding
         factor = schedule.mapping.spatial_factor(name)
-        waves = schedule.waves[name]  # derived by the mapping, checked by fit.check_waves
-        var = Sym(f"{name}_wave", 0, waves - 1, 1, "index") if waves > 1 else None
-        logical = spatial_index(schedule.mapping, name)
-        if var is not None:
+        var = wave_vars.get(name)
+        logical = dealt[name] if name in dealt else spatial_index(schedule.mapping, name)
+        if var is not None and not schedule.deal:
             logical = logical + var * factor
-        plans.append(AxisPlan(name, axis.index.name, block, tiles, factor, waves, var, logical))
+        plans.append(
+            AxisPlan(
+                name, axis.index.name, schedule.block_sizes[name], blocks[name], factor,
+                waves[name], var, logical, reach[name],
+            )
+        )  # fmt: skip
     return tuple(plans)
+
+
+def _inner(blocks: dict[str, int]) -> int:
+    """Blocks of every grid axis but the outermost (one outermost index's worth of runs)."""
+    n = 1
+    for count in list(blocks.values())[1:]:
+        n *= count
+    return n
 
 
 def _depth(alloc: Allocation, schedule: Schedule, buffered: BufferedProgram) -> int:
@@ -205,7 +237,7 @@ def build_context(buffered: BufferedProgram, schedule: Schedule, arch: Arch) -> 
     by_index = {c.op: c for c in schedule.copies}
     copies = {id(op): by_index[i] for i, op in enumerate(accesses(program.body))}
     alias, defs, used = _value_maps(program)
-    maxima = dict(schedule.block_sizes) | {a.index: a.waves * a.factor - 1 for a in axes}
+    maxima = dict(schedule.block_sizes) | {a.index: a.reach - 1 for a in axes}
     shapes = padded_shapes(program, maxima)
     tensors = tuple(dram_tensor(arg, shapes[arg.name]) for arg in program.args)
     ctx = LowerContext(

@@ -63,7 +63,7 @@ def check_waves(program: TileProgram, schedule: Schedule) -> None:
     """Raise ScheduleError unless the schedule carries the waves its mapping derived for
     its block sizes (lowering reads them; a hand edit of a block size must update them)."""
     extents = {axis.tile.name: axis.extent for axis in program.grid}
-    want = grid_waves(extents, schedule.mapping, schedule.block_sizes)
+    want = grid_waves(extents, schedule.mapping, schedule.block_sizes, schedule.deal)
     if schedule.waves != want:
         raise ScheduleError(
             f"the schedule's waves {_pairs(schedule.waves) or '(none)'} do not match its "
