@@ -47,9 +47,10 @@ The causal kernel (`flash_attention_causal`, TTNN's ``is_causal=True``) builds n
 query chunk's diagonal are skipped and the diagonal chunk is masked; and
 ``BALANCED_Q_PARALLEL`` (when ``is_causal``, the q chunks divide evenly over the
 q-parallel cores and each core has an even number) pairs early and late query chunks on
-a core so that every core does the same work. A Loom mapping hands a core its query tiles
-round-robin over waves (tile ``core + wave * cores``), which comes within about ``2 /
-waves`` of that balance (the paper's sizes give each core tens of waves).
+a core so that every core does the same work. Loom's lowering deals the query tiles of
+such triangular work back and forth over the waves (`loom.ir.deal`: the odd waves run in
+mirror order), so at an even number of waves every core does the same work, as here; an
+odd number leaves the last wave round-robin, TTNN's fallback when its conditions fail.
 
 `ttnn-sdpa-decode` (flash decode, no program config). Source: tenstorrent/tt-metal
 ``ttnn/cpp/ttnn/operations/transformer/sdpa_decode/device/sdpa_decode_program_factory.cpp``

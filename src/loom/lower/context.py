@@ -19,6 +19,7 @@ from loom.ir.buffers import (
     VirtualBuffer,
     state_depth,
 )
+from loom.ir.deal import logical_index, triangular_indices
 from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, Op, TileProgram, accesses, read_values, walk
@@ -40,7 +41,8 @@ class AxisPlan:
     waves: int
     wave_var: Sym | None
     logical: Expr
-    """Logical tile index: spatial index + wave * factor."""
+    """Logical tile index: spatial index + wave * factor, or back and forth over the
+    waves on an axis with triangular work (`loom.ir.deal`)."""
 
 
 @dataclass(frozen=True)
@@ -129,6 +131,7 @@ class LowerContext:
 
 def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...]:
     plans = []
+    balanced = triangular_indices(program)
     for axis in program.grid:
         name = axis.tile.name
         block = schedule.block_sizes[name]
@@ -138,7 +141,7 @@ def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...
         var = Sym(f"{name}_wave", 0, waves - 1, 1, "index") if waves > 1 else None
         logical = spatial_index(schedule.mapping, name)
         if var is not None:
-            logical = logical + var * factor
+            logical = logical_index(logical, var, factor, axis.index.name in balanced)
         plans.append(AxisPlan(name, axis.index.name, block, tiles, factor, waves, var, logical))
     return tuple(plans)
 
