@@ -34,9 +34,10 @@ simulated time per block step (query chunk x key chunk) of the replay's busiest 
 times the block steps of TTNN's busiest core (`ttnn_wall_steps`, `loom_wall_steps`).
 TTNN's current SDPA spreads the flat (batch, head, query chunk) work over the cores in
 contiguous runs, causal runs in zigzag order; a Loom mapping hands a core query chunks
-round-robin (padding chunks included), which cannot express that, so the busiest cores
-differ in work (up to 1.3x at 110 cores). Work matching removes that policy difference
-and keeps everything the simulator decides (per-step compute, K/V streaming, contention).
+round-robin, back and forth over the waves when causal (`loom.ir.deal`; padding chunks
+included), which cannot express contiguous runs, so the busiest cores may differ in
+work. Work matching removes that policy difference and keeps everything the simulator
+decides (per-step compute, K/V streaming, contention).
 
 The fixed fit/held-out split (`fit_half`): the distinct configurations in file order
 alternate fit, held out, fit, ... (rows of one configuration, measured in different
@@ -277,10 +278,20 @@ def ttnn_mean_steps(row: SdpaRow) -> float:
 
 def loom_wall_steps(row: SdpaRow, waves: dict[str, int], q_cores: int) -> int:
     """Block steps of the busiest core of the Loom mapping that replays `row`: a core
-    takes query chunks `core + wave * q_cores` (padding chunks past the end included:
-    they run their key loop too) for each of its `waves['tile_b']` heads."""
-    last = q_cores - 1
-    per_head = sum(k_steps(row, last + w * q_cores) for w in range(waves["tile_m"]))
+    takes the query chunks the lowering deals it (`loom.ir.deal`: `core + wave * q_cores`,
+    back and forth over the waves when causal; padding chunks past the end included: they
+    run their key loop too) for each of its `waves['tile_b']` heads."""
+    from loom.ir.deal import logical_index
+    from loom.symbolic import Const
+
+    def chunk(core: int, wave: int) -> int:
+        index = logical_index(Const(core), Const(wave), q_cores, row.causal)
+        assert isinstance(index, Const)
+        return index.value
+
+    per_head = max(
+        sum(k_steps(row, chunk(core, w)) for w in range(waves["tile_m"])) for core in range(q_cores)
+    )
     return waves["tile_b"] * per_head
 
 

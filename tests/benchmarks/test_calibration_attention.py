@@ -156,12 +156,13 @@ def test_ttnn_spreads_flat_work_in_zigzag_order(changes: dict[str, str], steps: 
     assert isinstance(row, SdpaRow) and ttnn_wall_steps(row) == steps
 
 
-def test_loom_round_robin_counts_padding_chunks() -> None:
-    # S=1024, q=k=128: 8 chunks over 3 cores in 3 waves; the last core takes chunks 2, 5
-    # and the padding chunk 8, which visits 9 key chunks.
+def test_loom_deal_counts_padding_chunks() -> None:
+    # S=1024, q=k=128, causal: 8 chunks over 3 cores in 3 waves, dealt back and forth
+    # (`loom.ir.deal`); the last core takes chunks 2, 3 (the mirrored wave) and the padding
+    # chunk 8, which visits 9 key chunks (round-robin's last core: 2, 5, 8, 3 + 6 + 9).
     row = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", grid="(11,10)"))
-    assert isinstance(row, SdpaRow)
-    assert loom_wall_steps(row, {"tile_b": 1, "tile_m": 3}, 3) == 3 + 6 + 9
+    assert isinstance(row, SdpaRow) and row.causal
+    assert loom_wall_steps(row, {"tile_b": 1, "tile_m": 3}, 3) == 3 + 4 + 9
     assert loom_wall_steps(row, {"tile_b": 2, "tile_m": 1}, 8) == 2 * 8
 
 
