@@ -36,10 +36,10 @@ TTNN's current SDPA spreads the flat (batch, head, query chunk) work over the co
 contiguous runs, causal runs in zigzag order. The causal replay runs that deal (the
 policy's `Policy.deal`, lowered by `loom.lower.mesh.dealt_indices`), so its busiest core
 does TTNN's block steps and the two figures agree; the non-causal one hands a core query
-chunks round-robin over a 2-D mapping that shares K/V along TTNN's chains, one more unit
-than TTNN's busiest core at 110 cores (352 block steps against 320). Work matching
-removes what policy difference is left and keeps everything the simulator decides
-(per-step compute, K/V streaming, contention).
+chunks round-robin (`loom.ir.deal`) over a 2-D mapping that shares K/V along TTNN's
+chains, one more unit than TTNN's busiest core at 110 cores (352 block steps against
+320). Work matching removes what policy difference is left and keeps everything the
+simulator decides (per-step compute, K/V streaming, contention).
 
 The fixed fit/held-out split (`fit_half`): the distinct configurations in file order
 alternate fit, held out, fit, ... (rows of one configuration, measured in different
@@ -62,7 +62,7 @@ from bench_util import CALIBRATION, forked_map
 from loom.arch import Arch, load_arch
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
-from loom.symbolic import Sym
+from loom.symbolic import Const, Sym
 
 SDPA_FILE = "ttnn_sdpa_prefill_blackhole.csv"
 ARCH = "blackhole_p100a"
@@ -278,19 +278,28 @@ def ttnn_mean_steps(row: SdpaRow) -> float:
 
 
 def loom_wall_steps(row: SdpaRow, schedule: Schedule) -> int:
-    """Block steps of the busiest core of the Loom mapping that replays `row`. Round-robin
-    (no `Schedule.deal`): a core takes query chunks `core + wave * q_cores` (padding chunks
-    past the end included: they run their key loop too) for each of its
-    `waves['tile_b']` heads. Dealt (causal: TTNN's zigzag runs): the query chunk the
+    """Block steps of the busiest core of the Loom mapping that replays `row`. No
+    `Schedule.deal`: a core takes the query chunks the lowering deals it (`loom.ir.deal`:
+    `core + wave * q_cores`, back and forth over the waves when causal; padding chunks past
+    the end included: they run their key loop too) for each of its `waves['tile_b']` heads. Dealt (causal: TTNN's zigzag runs): the query chunk the
     lowering's `dealt_indices` gives each core at each wave."""
+    from loom.ir.deal import logical_index
     from loom.ir.program import CORE_X, CORE_Y
     from loom.lower.mesh import dealt_indices
 
     waves, mapping = schedule.waves, schedule.mapping
     if not schedule.deal:
         q_cores = mapping.spatial_factor("tile_m")
-        last = q_cores - 1
-        per_head = sum(k_steps(row, last + w * q_cores) for w in range(waves["tile_m"]))
+
+        def chunk_of(core: int, wave: int) -> int:
+            index = logical_index(Const(core), Const(wave), q_cores, row.causal)
+            assert isinstance(index, Const)
+            return index.value
+
+        per_head = max(
+            sum(k_steps(row, chunk_of(core, w)) for w in range(waves["tile_m"]))
+            for core in range(q_cores)
+        )
         return waves["tile_b"] * per_head
     b, h, s, _ = row.shape
     wave = Sym("tile_m_wave", 0, max(waves["tile_m"] - 1, 0), 1, "index")

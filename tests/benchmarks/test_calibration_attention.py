@@ -170,13 +170,14 @@ def _schedule(view: tuple[tuple[str, int, str], ...], row: SdpaRow, deal: str = 
     )  # fmt: skip
 
 
-def test_loom_round_robin_counts_padding_chunks() -> None:
-    # S=1024, q=k=128: 8 chunks over 3 cores in 3 waves; the last core takes chunks 2, 5
-    # and the padding chunk 8, which visits 9 key chunks.
+def test_loom_deal_counts_padding_chunks() -> None:
+    # S=1024, q=k=128, causal: 8 chunks over 3 cores in 3 waves, dealt back and forth
+    # (`loom.ir.deal`); the last core takes chunks 2, 3 (the mirrored wave) and the padding
+    # chunk 8, which visits 9 key chunks (round-robin's last core: 2, 5, 8, 3 + 6 + 9).
     row = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", grid="(11,10)", batch="1",
                            n_q_heads="1"))  # fmt: skip
-    assert isinstance(row, SdpaRow)
-    assert loom_wall_steps(row, _schedule((("x", 3, "tile_m"),), row)) == 3 + 6 + 9
+    assert isinstance(row, SdpaRow) and row.causal
+    assert loom_wall_steps(row, _schedule((("x", 3, "tile_m"),), row)) == 3 + 4 + 9
     two = parse_row(2, rec(seq_len="1024", q_chunk="128", k_chunk="128", n_q_heads="2"))
     assert isinstance(two, SdpaRow)
     assert loom_wall_steps(two, _schedule((("x", 8, "tile_m"),), two)) == 2 * 8

@@ -19,6 +19,7 @@ from loom.ir.buffers import (
     VirtualBuffer,
     state_depth,
 )
+from loom.ir.deal import logical_index, triangular_indices
 from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, Op, TileProgram, accesses, read_values, walk
@@ -40,7 +41,8 @@ class AxisPlan:
     waves: int
     wave_var: Sym | None
     logical: Expr
-    """Logical tile index: spatial index + wave * factor (or as `Schedule.deal` deals)."""
+    """Logical tile index: spatial index + wave * factor, back and forth over the waves on
+    an axis with triangular work (`loom.ir.deal`), or as `Schedule.deal` deals."""
     reach: int
     """Blocks the index may reach, padding included (DRAM tensors are padded to them)."""
 
@@ -151,13 +153,14 @@ def _axis_plans(program: TileProgram, schedule: Schedule) -> tuple[AxisPlan, ...
         reach = dict(blocks)
         reach[program.grid[0].tile.name] = -(-flat // _inner(blocks))
     plans = []
+    balanced = triangular_indices(program)
     for axis in program.grid:
         name = axis.tile.name
         factor = schedule.mapping.spatial_factor(name)
         var = wave_vars.get(name)
         logical = dealt[name] if name in dealt else spatial_index(schedule.mapping, name)
         if var is not None and not schedule.deal:
-            logical = logical + var * factor
+            logical = logical_index(logical, var, factor, axis.index.name in balanced)
         plans.append(
             AxisPlan(
                 name, axis.index.name, schedule.block_sizes[name], blocks[name], factor,

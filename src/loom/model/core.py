@@ -14,11 +14,12 @@ import math
 from loom.arch import Arch
 from loom.ir.buffers import Accumulator, BufferedProgram, TileLayout
 from loom.ir.candidate import Candidate, CopyPlan
+from loom.ir.deal import busiest_mean_index, triangular_indices
 from loom.ir.problem import Pipe, Term
 from loom.ir.scope import Scope
 from loom.ir.tile import ForLoop, Load, Op, Value, accesses, walk
 from loom.model import primitives as prim
-from loom.symbolic import Const, Expr, Sym, ceildiv, mul
+from loom.symbolic import Const, Expr, Sym, mul
 
 OpTerms = dict[int, tuple[Term, ...]]
 """Compute terms by op identity (`compute.Compute.op_terms`)."""
@@ -99,17 +100,23 @@ class HegCore:
 
     def mean_trip(self, loop: ForLoop) -> Expr:
         """Trip count of `loop` on the busiest core. A loop bounded by a grid tile
-        (`hl.tile(0, tile_m.end)`, causal attention) runs more iterations on later tiles:
-        the last core along that axis has the largest index in every wave, and over its
-        waves it runs the trip count of its mean index, (f - 1) + f (W - 1) / 2 for f
-        cores and W waves along the axis (the skipped key tiles cost nothing)."""
+        (`hl.tile(0, tile_m.end)`, causal attention) runs more iterations on later tiles;
+        the lowering deals that axis's tiles back and forth over the waves, and the
+        busiest core runs the trip count of its mean index (`loom.ir.deal`; the skipped
+        key tiles cost nothing)."""
         middle: dict[str, Expr] = {}
         for a in self.program.grid:
             if a.index.name in loop.trip_count.free_names():
                 f = self.c.spatial.get(a.tile.name, 1)
                 waves = self.c.waves.get(a.tile.name, Const(1))
-                middle[a.index.name] = Const(f - 1) + ceildiv(f * (waves - 1), 2)
+                balanced = a.index.name in self.triangular
+                middle[a.index.name] = busiest_mean_index(f, waves, balanced)
         return loop.trip_count.subs(middle) if middle else loop.trip_count
+
+    @functools.cached_property
+    def triangular(self) -> frozenset[str]:
+        """Grid indices with triangular work: the lowering deals them back and forth."""
+        return triangular_indices(self.program)
 
     @functools.cached_property
     def waves(self) -> Expr:
