@@ -74,20 +74,22 @@ class MemoryOps(GatherOps):
 
     def _host_extent(self, node: torch.fx.Node, name: str, dim: object) -> int:
         """A dim of a host tensor; one computed from a block size (`x.new_empty([cdiv(m,
-        m_block), n])`, one row per block) is refused: Loom's solver picks the block
-        size after the tensors are laid out."""
+        m_block), n])`, one row per block) takes the size Loom fixed for that block
+        before solving (`loom.frontend.partials`)."""
         free = getattr(getattr(dim, "node", None), "expr", None)
         origins = self.bound.host_function.expr_to_origin
+        values = {}
         for sym in getattr(free, "free_symbols", ()):
-            found = origins.get(sym)
-            if type(getattr(found, "origin", None)).__name__ == "BlockSizeOrigin":
-                self._unsupported(
-                    node,
-                    f"tensor {name} with a dim computed from a block size ({dim})",
-                    "size tensors from the input shapes; a tensor with one row per block "
-                    "(partials reduced on the host) depends on the block size Loom's solver "
-                    "picks: reduce in the kernel instead (a looped reduction)",
-                )
+            origin = getattr(origins.get(sym), "origin", None)
+            bid = getattr(origin, "block_id", None)
+            if type(origin).__name__ != "BlockSizeOrigin" or bid not in self.pinned:
+                continue
+            values[sym] = self.pinned[bid]
+        if values:
+            extent = free.subs(values)  # type: ignore[union-attr]
+            if not extent.is_number:
+                self._unsupported(node, f"tensor {name} with a dim of symbolic size ({dim})")
+            return int(extent)
         return int(cast("int", dim))
 
     def _symnode(self, node: torch.fx.Node, scope: Scope) -> Expr | float:

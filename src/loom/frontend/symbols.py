@@ -6,11 +6,12 @@ an index symbol (`tile_m_id`)."""
 from __future__ import annotations
 
 from helion._compiler.compile_environment import FixedBlockSizeSource
-from helion.language import memory_ops
+from helion.language import _tracing_ops, memory_ops
 
 from loom.errors import FrontendError
 from loom.frontend.core import ImporterCore
 from loom.frontend.language import gather
+from loom.frontend.partials import pinned_size
 from loom.ir.geometry import TILE
 from loom.ir.tile import GridAxis
 from loom.symbolic import Const, Sym
@@ -49,8 +50,26 @@ class SymbolOps(ImporterCore):
                         in_tile_dims[bid] = in_tile_dims.get(bid, False) or tiled
         return in_tile_dims
 
+    def _shaping_blocks(self) -> set[int]:
+        """Blocks whose size a host tensor's shape is computed from (`x.new_empty([cdiv(m,
+        m_block), n])`: one row per block, `loom.frontend.partials`)."""
+        origins = self.bound.host_function.expr_to_origin
+        found: set[int] = set()
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op != "call_function" or node.target is not _tracing_ops._host_tensor:
+                    continue
+                for dim in node.meta["val"].shape:
+                    expr = getattr(getattr(dim, "node", None), "expr", None)
+                    for sym in getattr(expr, "free_symbols", ()):
+                        origin = getattr(origins.get(sym), "origin", None)
+                        if type(origin).__name__ == "BlockSizeOrigin":
+                            found.add(int(origin.block_id))  # type: ignore[union-attr]
+        return found
+
     def _make_symbols(self) -> None:
         tiled = self._tile_positions()
+        shaping = self._shaping_blocks()
         by_name: dict[str, Sym] = {}
         for info in self.env.block_sizes:
             bid = info.block_id
@@ -71,7 +90,10 @@ class SymbolOps(ImporterCore):
             if upper is None:
                 upper = self._enclosing_extent(bid)
             fixed_size = getattr(info.block_size_source, "value", None)
-            if isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
+            if bid in shaping:  # a host tensor's shape depends on it: fixed before solving
+                self.pinned[bid] = pinned_size(upper)
+                sym = Sym(name, self.pinned[bid], self.pinned[bid], 1, "tile")
+            elif isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
                 fixed_size, int
             ):
                 # a block size computed from a tunable (`next_power_of_2(cdiv(k,
