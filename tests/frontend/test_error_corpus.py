@@ -80,6 +80,11 @@ CASES = {
         r"index_inside_tile\.py:11: Loom cannot compile `index 63 of x \(inside a 32x32 "
         r"tile, not on its edge\)`.*multiple of 32",
     ),
+    "partials_column": (
+        ["--arg", "x=64x64"],
+        r"partials_column\.py:11: Loom cannot compile `indexing tmp with tile\.id in its last "
+        r"dim \(one column per block\)`.*tmp\[tile_k\.id, tile_m, tile_n\]",
+    ),
     "view_quarters": (
         ["--arg", "x=64x128"],
         r"view_quarters\.py:10: Loom cannot compile `a view of a \[tile_m, 128\] tile as "

@@ -16,7 +16,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import NoReturn
+from typing import Any, NoReturn
 
 import torch
 from helion._compiler.device_ir import GraphInfo
@@ -502,6 +502,21 @@ class ImporterCore:
         )
 
     # ----- blocks ---------------------------------------------------------------------
+    def _with_pinned(self, size: object) -> int | None:
+        """A size Helion leaves symbolic in the block sizes Loom fixed before solving
+        (`cdiv(m, m_block)` rows, `loom.frontend.partials`), as a number; None when it
+        depends on anything else."""
+        expr: Any = getattr(getattr(size, "node", None), "expr", size)  # a sympy expression
+        origins = self.bound.host_function.expr_to_origin
+        values = {}
+        for sym in getattr(expr, "free_symbols", ()):
+            origin = getattr(origins.get(sym), "origin", None)
+            bid = getattr(origin, "block_id", None)
+            if type(origin).__name__ == "BlockSizeOrigin" and bid in self.pinned:
+                values[sym] = self.pinned[bid]
+        number = expr.subs(values) if values else expr
+        return int(number) if getattr(number, "is_number", False) else None
+
     def _block_of(self, entry: object) -> int | None:
         if isinstance(entry, torch.fx.Node) and isinstance(entry.meta.get("val"), torch.SymInt):
             bid: int | None = self.env.get_block_id(entry.meta["val"])

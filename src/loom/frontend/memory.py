@@ -76,21 +76,8 @@ class MemoryOps(GatherOps):
         """A dim of a host tensor; one computed from a block size (`x.new_empty([cdiv(m,
         m_block), n])`, one row per block) takes the size Loom fixed for that block
         before solving (`loom.frontend.partials`)."""
-        free = getattr(getattr(dim, "node", None), "expr", None)
-        origins = self.bound.host_function.expr_to_origin
-        values = {}
-        for sym in getattr(free, "free_symbols", ()):
-            origin = getattr(origins.get(sym), "origin", None)
-            bid = getattr(origin, "block_id", None)
-            if type(origin).__name__ != "BlockSizeOrigin" or bid not in self.pinned:
-                continue
-            values[sym] = self.pinned[bid]
-        if values:
-            extent = free.subs(values)  # type: ignore[union-attr]
-            if not extent.is_number:
-                self._unsupported(node, f"tensor {name} with a dim of symbolic size ({dim})")
-            return int(extent)
-        return int(cast("int", dim))
+        extent = None if isinstance(dim, int) else self._with_pinned(dim)
+        return int(cast("int", dim)) if extent is None else extent
 
     def _symnode(self, node: torch.fx.Node, scope: Scope) -> Expr | float:
         val = node.meta["val"]

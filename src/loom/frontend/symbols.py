@@ -69,15 +69,19 @@ class SymbolOps(ImporterCore):
 
     def _make_symbols(self) -> None:
         tiled = self._tile_positions()
-        shaping = self._shaping_blocks()
+        for bid in self._shaping_blocks():  # a host tensor's shape depends on it
+            info = self.env.block_sizes[bid]
+            extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
+            self.pinned[bid] = pinned_size(extent)
         by_name: dict[str, Sym] = {}
         for info in self.env.block_sizes:
             bid = info.block_id
             if not info.debug_names:
+                size = info.size if isinstance(info.size, int) else self._with_pinned(info.size)
                 if isinstance(info.var, int):
                     self.block_exprs[bid] = Const(info.var)
-                elif info.reduction and isinstance(info.size, int):
-                    self.block_exprs[bid] = Const(info.size)  # a full-row `:` slice
+                elif info.reduction and size is not None:
+                    self.block_exprs[bid] = Const(size)  # a full-row `:` slice
                 if bid not in self.block_exprs and not self._is_grid_block(bid):
                     continue
             name = sorted(info.debug_names)[0] if info.debug_names else self._grid_name(bid)
@@ -90,8 +94,7 @@ class SymbolOps(ImporterCore):
             if upper is None:
                 upper = self._enclosing_extent(bid)
             fixed_size = getattr(info.block_size_source, "value", None)
-            if bid in shaping:  # a host tensor's shape depends on it: fixed before solving
-                self.pinned[bid] = pinned_size(upper)
+            if bid in self.pinned:  # fixed before solving: a host tensor's shape needs it
                 sym = Sym(name, self.pinned[bid], self.pinned[bid], 1, "tile")
             elif isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
                 fixed_size, int
