@@ -16,7 +16,7 @@ import operator
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any, NoReturn
+from typing import NoReturn
 
 import torch
 from helion._compiler.device_ir import GraphInfo
@@ -24,6 +24,7 @@ from helion.language import _tracing_ops, tile_ops
 from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
+from loom.frontend.partials import with_pinned
 from loom.frontend.scope import (
     Handler,
     LocalIndex,
@@ -303,6 +304,15 @@ class ImporterCore:
         bid = self.env.get_block_id(dim)
         if bid is not None and bid in self.block_exprs:
             return self.block_exprs[bid]
+        if self._from_tile_offsets(dim):
+            self._unsupported(
+                node,
+                f"a position computed from tile offsets ({dim})",
+                "index with the tile itself (`g[tile_t]`), `tile.id` for a tensor with one "
+                f"entry per block, or a constant index on a {TILE}x{TILE} tile edge; a "
+                "scalar position inside a tile (`g[min(t.begin + c, n) - 1]`, the last row "
+                "of a chunk) would be a gather of one element",
+            )
         raise FrontendError(
             f"{self.source_file}:{node_line(node)}: kernel {self.name!r} has a tensor dimension "
             f"({dim}) that is neither a constant nor a tile of an hl.tile loop (a "
@@ -310,6 +320,16 @@ class ImporterCore:
             "static extents only (it binds the kernel on the argument shapes): use loop "
             "bounds known from the input shapes."
         )
+
+    def _from_tile_offsets(self, dim: object) -> bool:
+        """Whether a symbolic number is computed from a tile's begin, end or id."""
+        expr = getattr(getattr(dim, "node", None), "expr", None)
+        origins = self.bound.host_function.expr_to_origin
+        kinds = {
+            type(getattr(origins.get(sym), "origin", None)).__name__
+            for sym in getattr(expr, "free_symbols", ())
+        }
+        return bool(kinds & {"TileBeginOrigin", "TileEndOrigin", "TileIdOrigin"})
 
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
         if val.dtype == torch.bool:
@@ -503,19 +523,8 @@ class ImporterCore:
 
     # ----- blocks ---------------------------------------------------------------------
     def _with_pinned(self, size: object) -> int | None:
-        """A size Helion leaves symbolic in the block sizes Loom fixed before solving
-        (`cdiv(m, m_block)` rows, `loom.frontend.partials`), as a number; None when it
-        depends on anything else."""
-        expr: Any = getattr(getattr(size, "node", None), "expr", size)  # a sympy expression
-        origins = self.bound.host_function.expr_to_origin
-        values = {}
-        for sym in getattr(expr, "free_symbols", ()):
-            origin = getattr(origins.get(sym), "origin", None)
-            bid = getattr(origin, "block_id", None)
-            if type(origin).__name__ == "BlockSizeOrigin" and bid in self.pinned:
-                values[sym] = self.pinned[bid]
-        number = expr.subs(values) if values else expr
-        return int(number) if getattr(number, "is_number", False) else None
+        """`size` in the block sizes fixed before solving (`loom.frontend.partials`)."""
+        return with_pinned(size, self.bound.host_function.expr_to_origin, self.pinned)
 
     def _block_of(self, entry: object) -> int | None:
         if isinstance(entry, torch.fx.Node) and isinstance(entry.meta.get("val"), torch.SymInt):

@@ -13,8 +13,9 @@ to a tile row of its own (a leading dim, one entry per block); the host sees `[b
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
+from typing import Any
 
 from loom.ir.geometry import TILE
 from loom.ir.tile import ForLoop, If, Load, Op, Store, TensorArg, Window
@@ -32,6 +33,21 @@ def register_block_size(*bounds: int) -> int:
     """`hl.register_block_size(n)` (or `(lo, n)`) as Loom replays host code: the size
     Loom fixes for a block that shapes a host tensor (:func:`pinned_size`)."""
     return pinned_size(int(bounds[-1]))
+
+
+def with_pinned(size: object, origins: Mapping[Any, Any], pinned: Mapping[int, int]) -> int | None:
+    """A size Helion leaves symbolic (`cdiv(m, m_block)` rows) as a number, in the block
+    sizes fixed before solving (`pinned`, by block id; `origins`: Helion's host symbol
+    origins); None when it depends on anything else."""
+    expr: Any = getattr(getattr(size, "node", None), "expr", size)  # a sympy expression
+    values = {}
+    for sym in getattr(expr, "free_symbols", ()):
+        origin = getattr(origins.get(sym), "origin", None)
+        bid = getattr(origin, "block_id", None)
+        if type(origin).__name__ == "BlockSizeOrigin" and isinstance(bid, int) and bid in pinned:
+            values[sym] = pinned[bid]
+    number = expr.subs(values) if values else expr
+    return int(number) if getattr(number, "is_number", False) else None
 
 
 def _with_unit_row(window: tuple[Window, ...]) -> tuple[Window, ...]:
