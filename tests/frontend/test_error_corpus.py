@@ -85,6 +85,16 @@ CASES = {
         r"shift_unaligned\.py:10: Loom cannot compile `the index tile\.index - 16 of x \(a "
         r"shift inside a 32x32 tile\)`.*multiple of 32",
     ),
+    "partials_column": (
+        ["--arg", "x=64x64"],
+        r"partials_column\.py:11: Loom cannot compile `indexing tmp with tile\.id in its last "
+        r"dim \(one column per block\)`.*tmp\[tile_k\.id, tile_m, tile_n\]",
+    ),
+    "tunable_shape": (
+        ["--arg", "x=64x64"],
+        r"tunable_shape\.py:13: Loom cannot compile `tensor tmp with a dim Helion leaves "
+        r"symbolic \(u\d+: splits\)`.*hl\.register_block_size",
+    ),
     "view_quarters": (
         ["--arg", "x=64x128"],
         r"view_quarters\.py:10: Loom cannot compile `a view of a \[tile_m, 128\] tile as "

@@ -24,6 +24,7 @@ from helion.language import _tracing_ops, tile_ops
 from helion.runtime.kernel import BoundKernel
 
 from loom.errors import FrontendError
+from loom.frontend.partials import with_pinned
 from loom.frontend.scope import (
     Handler,
     LocalIndex,
@@ -191,6 +192,11 @@ class ImporterCore:
         self.block_begin: dict[int, Expr] = {}
         self.block_index: dict[int, Sym] = {}
         self.gather_counts: dict[int, int] = {}  # reduction block id -> gathered block id
+        self.pinned: dict[int, int] = {}
+        """Block sizes fixed before solving: a host tensor's shape depends on them (one
+        row per block, `loom.frontend.partials`)."""
+        self.block_rows: set[str] = set()
+        """2-D tensors a block writes one row of, at its `tile.id` (partials)."""
         self.handlers: dict[object, Handler] = self.handler_table()
 
     def handler_table(self) -> dict[object, Handler]:
@@ -298,6 +304,15 @@ class ImporterCore:
         bid = self.env.get_block_id(dim)
         if bid is not None and bid in self.block_exprs:
             return self.block_exprs[bid]
+        if self._from_tile_offsets(dim):
+            self._unsupported(
+                node,
+                f"a position computed from tile offsets ({dim})",
+                "index with the tile itself (`g[tile_t]`), `tile.id` for a tensor with one "
+                f"entry per block, or a constant index on a {TILE}x{TILE} tile edge; a "
+                "scalar position inside a tile (`g[min(t.begin + c, n) - 1]`, the last row "
+                "of a chunk) would be a gather of one element",
+            )
         raise FrontendError(
             f"{self.source_file}:{node_line(node)}: kernel {self.name!r} has a tensor dimension "
             f"({dim}) that is neither a constant nor a tile of an hl.tile loop (a "
@@ -305,6 +320,16 @@ class ImporterCore:
             "static extents only (it binds the kernel on the argument shapes): use loop "
             "bounds known from the input shapes."
         )
+
+    def _from_tile_offsets(self, dim: object) -> bool:
+        """Whether a symbolic number is computed from a tile's begin, end or id."""
+        expr = getattr(getattr(dim, "node", None), "expr", None)
+        origins = self.bound.host_function.expr_to_origin
+        kinds = {
+            type(getattr(origins.get(sym), "origin", None)).__name__
+            for sym in getattr(expr, "free_symbols", ())
+        }
+        return bool(kinds & {"TileBeginOrigin", "TileEndOrigin", "TileIdOrigin"})
 
     def _dtype(self, val: torch.Tensor, node: torch.fx.Node) -> str:
         if val.dtype == torch.bool:
@@ -497,6 +522,10 @@ class ImporterCore:
         )
 
     # ----- blocks ---------------------------------------------------------------------
+    def _with_pinned(self, size: object) -> int | None:
+        """`size` in the block sizes fixed before solving (`loom.frontend.partials`)."""
+        return with_pinned(size, self.bound.host_function.expr_to_origin, self.pinned)
+
     def _block_of(self, entry: object) -> int | None:
         if isinstance(entry, torch.fx.Node) and isinstance(entry.meta.get("val"), torch.SymInt):
             bid: int | None = self.env.get_block_id(entry.meta["val"])
@@ -518,19 +547,48 @@ class ImporterCore:
                 windows.append(self._static_slice(node, tensor, dim, entry))
                 continue
             if isinstance(entry, torch.fx.Node) and self._position_of_wide_tile(entry):
-                what = getattr(entry.target, "__name__", "tile_position").replace("_", ".")
-                self._unsupported(
-                    node,
-                    f"indexing {tensor} with {what} (one element per block)",
-                    "index with the tile itself (`x[tile_m, :]`); a block's own row of a "
-                    "tensor that has one row per block is a data-dependent layout",
-                )
+                windows.append(self._block_entry(node, tensor, entry, len(windows), len(shape)))
+                continue
             bid = self._block_of(entry)
             if bid is None or bid not in self.block_begin:
                 windows.append(self._element(node, tensor, dim, entry, len(windows), len(shape)))
                 continue
             windows.append(Window(self.block_begin[bid], self.block_exprs[bid]))
         return tuple(windows)
+
+    def _block_entry(
+        self, node: torch.fx.Node, tensor: str, entry: torch.fx.Node, pos: int, rank: int
+    ) -> Window:
+        """`t[tile.id, :]`: the block's own entry of a tensor with one entry per block
+        (partials, `loom.frontend.partials`), in a leading dim or in the rows of the last
+        two (a 2-D tensor's rows are then stored one tile row per block)."""
+        what = getattr(entry.target, "__name__", "tile_position").replace("_", ".")
+        bid = self._block_of(entry.args[0])
+        index = self.block_index.get(bid) if bid is not None else None
+        if entry.target is not tile_ops.tile_id or bid is None or index is None:
+            self._unsupported(
+                node,
+                f"indexing {tensor} with {what} (one element per block)",
+                "index with the tile itself (`x[tile_m, :]`), or with `tile.id` for a "
+                "tensor with one row per block (`partials[tile_m.id, :]`)",
+            )
+        if self.block_begin[bid] != index * self.block_exprs[bid]:
+            self._unsupported(
+                node,
+                f"indexing {tensor} with tile.id of a loop that does not start at 0",
+                "loop from 0 (`hl.tile(n)`), or index with the tile itself",
+            )
+        if pos == rank - 1:
+            self._unsupported(
+                node,
+                f"indexing {tensor} with tile.id in its last dim (one column per block)",
+                f"a block writes whole {TILE}x{TILE} tiles, so one column of a tile cannot "
+                "be a block's own: put the per-block index first (`tmp[tile_k.id, tile_m, "
+                "tile_n]` reduced with `.sum(0)`, or `[blocks, 1]` for one number per block)",
+            )
+        if pos == rank - 2:
+            self.block_rows.add(tensor)  # one row per block: one tile row each
+        return Window(index, Const(1))
 
     def _position_of_wide_tile(self, entry: torch.fx.Node) -> bool:
         """`tile.id`, `tile.begin` or `tile.end` of a tile wider than one element: a

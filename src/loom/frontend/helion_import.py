@@ -35,6 +35,7 @@ from loom.frontend.indices import without_unused_index_loads
 from loom.frontend.leading import drop_dead
 from loom.frontend.matmul import MatmulOps
 from loom.frontend.memory import MemoryOps
+from loom.frontend.partials import lift_block_rows
 from loom.frontend.reductions import ReductionOps
 from loom.frontend.scope import Handler, Scope
 from loom.frontend.symbols import SymbolOps
@@ -88,6 +89,7 @@ class HelionImporter(
             for t in self.tensors.values()
             if t.name in loaded or t.name in self.stored or t.name not in self._index_inputs()
         )
+        args, body = lift_block_rows(args, body, frozenset(self.block_rows))
         notes = tuple(
             f"{name} ({dtype}) is {READS[str(dtype)].how}"
             if name in self.read_indices

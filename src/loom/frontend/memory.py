@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable
-from typing import cast
 
 import torch
 from helion.language import _tracing_ops, memory_ops, view_ops
@@ -74,21 +73,27 @@ class MemoryOps(GatherOps):
 
     def _host_extent(self, node: torch.fx.Node, name: str, dim: object) -> int:
         """A dim of a host tensor; one computed from a block size (`x.new_empty([cdiv(m,
-        m_block), n])`, one row per block) is refused: Loom's solver picks the block
-        size after the tensors are laid out."""
-        free = getattr(getattr(dim, "node", None), "expr", None)
-        origins = self.bound.host_function.expr_to_origin
-        for sym in getattr(free, "free_symbols", ()):
-            found = origins.get(sym)
-            if type(getattr(found, "origin", None)).__name__ == "BlockSizeOrigin":
-                self._unsupported(
-                    node,
-                    f"tensor {name} with a dim computed from a block size ({dim})",
-                    "size tensors from the input shapes; a tensor with one row per block "
-                    "(partials reduced on the host) depends on the block size Loom's solver "
-                    "picks: reduce in the kernel instead (a looped reduction)",
-                )
-        return int(cast("int", dim))
+        m_block), n])`, one row per block) takes the size Loom fixed for that block
+        before solving (`loom.frontend.partials`)."""
+        if isinstance(dim, int):
+            return dim
+        extent = self._with_pinned(dim)
+        if extent is None:
+            origins = self.bound.host_function.expr_to_origin
+            expr = getattr(getattr(dim, "node", None), "expr", None)
+            names = sorted(
+                getattr(getattr(origins.get(sym), "origin", None), "name", str(sym))
+                for sym in getattr(expr, "free_symbols", ())
+            )
+            self._unsupported(
+                node,
+                f"tensor {name} with a dim Helion leaves symbolic ({dim}: {', '.join(names)})",
+                "size tensors from the input shapes, or from a block size "
+                "(`hl.register_block_size`, which Loom fixes before solving for such a "
+                "tensor); a tunable (`hl.register_tunable`) is a value Loom's solver does not "
+                "choose before it lays the tensors out",
+            )
+        return extent
 
     def _symnode(self, node: torch.fx.Node, scope: Scope) -> Expr | float:
         val = node.meta["val"]

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import torch
 from helion._compiler.compile_environment import FixedBlockSizeSource
-from helion.language import memory_ops, tile_ops
+from helion.language import _tracing_ops, memory_ops, tile_ops
 
 from loom.errors import FrontendError
 from loom.frontend.core import ImporterCore
 from loom.frontend.language import gather
+from loom.frontend.partials import pinned_size
 from loom.ir.geometry import TILE
 from loom.ir.tile import GridAxis
 from loom.symbolic import Const, Sym
@@ -84,17 +85,39 @@ class SymbolOps(ImporterCore):
             stack.extend(a for a in n.all_input_nodes)
         return found
 
+    def _shaping_blocks(self) -> set[int]:
+        """Blocks whose size a host tensor's shape is computed from (`x.new_empty([cdiv(m,
+        m_block), n])`: one row per block, `loom.frontend.partials`)."""
+        origins = self.bound.host_function.expr_to_origin
+        found: set[int] = set()
+        for graph in self.device_ir.graphs:
+            for node in graph.graph.nodes:
+                if node.op != "call_function" or node.target is not _tracing_ops._host_tensor:
+                    continue
+                for dim in node.meta["val"].shape:
+                    expr = getattr(getattr(dim, "node", None), "expr", None)
+                    for sym in getattr(expr, "free_symbols", ()):
+                        origin = getattr(origins.get(sym), "origin", None)
+                        if type(origin).__name__ == "BlockSizeOrigin":
+                            found.add(int(origin.block_id))  # type: ignore[union-attr]
+        return found
+
     def _make_symbols(self) -> None:
         tiled = self._tile_positions()
         shifted = self._shifted_blocks()
+        for bid in self._shaping_blocks():  # a host tensor's shape depends on it
+            info = self.env.block_sizes[bid]
+            extent = info.size if isinstance(info.size, int) else self._enclosing_extent(bid)
+            self.pinned[bid] = pinned_size(extent)
         by_name: dict[str, Sym] = {}
         for info in self.env.block_sizes:
             bid = info.block_id
             if not info.debug_names:
+                size = info.size if isinstance(info.size, int) else self._with_pinned(info.size)
                 if isinstance(info.var, int):
                     self.block_exprs[bid] = Const(info.var)
-                elif info.reduction and isinstance(info.size, int):
-                    self.block_exprs[bid] = Const(info.size)  # a full-row `:` slice
+                elif info.reduction and size is not None:
+                    self.block_exprs[bid] = Const(size)  # a full-row `:` slice
                 if bid not in self.block_exprs and not self._is_grid_block(bid):
                     continue
             name = sorted(info.debug_names)[0] if info.debug_names else self._grid_name(bid)
@@ -107,7 +130,9 @@ class SymbolOps(ImporterCore):
             if upper is None:
                 upper = self._enclosing_extent(bid)
             fixed_size = getattr(info.block_size_source, "value", None)
-            if isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
+            if bid in self.pinned:  # fixed before solving: a host tensor's shape needs it
+                sym = Sym(name, self.pinned[bid], self.pinned[bid], 1, "tile")
+            elif isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
                 fixed_size, int
             ):
                 # a block size computed from a tunable (`next_power_of_2(cdiv(k,

@@ -18,6 +18,7 @@ import torch
 
 from loom.backends.ttlang.conditioning import reference_noise
 from loom.errors import FrontendError, LoomError
+from loom.frontend.partials import register_block_size
 from loom.ir.tile import TileProgram
 from loom.kernels.files import (
     RETURNED,
@@ -214,6 +215,13 @@ def index_vectors(program: TileProgram) -> dict[str, torch.Tensor]:
     }
 
 
+def _host_hl() -> types.SimpleNamespace:
+    """`hl` as the replayed host code sees it: `hl.specialize` is the value itself, and
+    `hl.register_block_size` the size Loom fixes for a block that shapes a host tensor
+    (`loom.frontend.partials`)."""
+    return types.SimpleNamespace(specialize=lambda v: v, register_block_size=register_block_size)
+
+
 def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:
     """Tensors the kernel's host code derives from its arguments before the device loop
     (`flat = x.view(-1)`, `xt = x.transpose(0, 1).contiguous()`): the statements before
@@ -230,7 +238,7 @@ def host_prelude(fk: FileKernel, names: list[str]) -> dict[str, torch.Tensor]:
             break
         prelude.append(stmt)
     namespace = dict(fn.__globals__)
-    namespace["hl"] = types.SimpleNamespace(specialize=lambda v: v)
+    namespace["hl"] = _host_hl()
     namespace.update(zip(fk.params, fk.args, strict=True))
     try:
         code = compile(ast.Module(body=prelude, type_ignores=[]), "<host prelude>", "exec")
@@ -274,7 +282,7 @@ def host_epilogue(fk: FileKernel) -> Epilogue | None:
 
     def run(device: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         namespace = dict(fn.__globals__)
-        namespace["hl"] = types.SimpleNamespace(specialize=lambda v: v)
+        namespace["hl"] = _host_hl()
         namespace.update(zip(fk.params, fk.args, strict=True))
         for stmt in prelude:  # the user's own host code, on CPU tensors
             try:

@@ -352,6 +352,12 @@ def _emitted(program: Program, source_path: str | None) -> Iterator[Path]:
 _TORCH_DTYPES = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32", "int32": "int32"}
 
 
+def _dtype_name(torch_dtype: str) -> str:
+    """Loom's name of a torch dtype (`torch.float16` -> `fp16`); fp32 for any other."""
+    names = {f"torch.{full}": short for short, full in _TORCH_DTYPES.items()}
+    return names.get(torch_dtype, "fp32")
+
+
 def run(
     program: Program, inputs: tuple[torch.Tensor, ...]
 ) -> torch.Tensor | tuple[torch.Tensor, ...]:
@@ -565,7 +571,9 @@ def verify_outputs(
         dtypes = {t.name: t.dtype for t in outs}
         for name, expected in references.items():
             value = returned[name].float().reshape(expected.shape)
-            pending.append((name, value, expected, dtypes.get(name, "fp32"), 0.0))
+            # a value the host code computed has the dtype it returns (`.to(w.dtype)`)
+            dtype = dtypes.get(name) or _dtype_name(str(returned[name].dtype))
+            pending.append((name, value, expected, dtype, 0.0))
         checks = checked_outputs(pending, noise)
         return outputs_verdict(checks, f"{program.kernel} on {program.arch}", wall, str(path))
     for t, grid in zip(outs, grids, strict=True):
