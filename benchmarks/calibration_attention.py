@@ -281,8 +281,9 @@ def loom_wall_steps(row: SdpaRow, schedule: Schedule) -> int:
     """Block steps of the busiest core of the Loom mapping that replays `row`. No
     `Schedule.deal`: a core takes the query chunks the lowering deals it (`loom.ir.deal`:
     `core + wave * q_cores`, back and forth over the waves when causal; padding chunks past
-    the end included: they run their key loop too) for each of its `waves['tile_b']` heads. Dealt (causal: TTNN's zigzag runs): the query chunk the
-    lowering's `dealt_indices` gives each core at each wave."""
+    the end included: they run their key loop too) for each of its `waves['tile_b']`
+    heads. Dealt (causal: TTNN's zigzag runs): the query chunk the lowering's
+    `dealt_indices` gives each core at each wave."""
     from loom.ir.deal import logical_index
     from loom.ir.program import CORE_X, CORE_Y
     from loom.lower.mesh import dealt_indices

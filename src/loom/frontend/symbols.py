@@ -6,7 +6,7 @@ an index symbol (`tile_m_id`)."""
 from __future__ import annotations
 
 import torch
-from helion._compiler.compile_environment import FixedBlockSizeSource
+from helion._compiler.compile_environment import BlockSizeInfo, FixedBlockSizeSource
 from helion.language import _tracing_ops, memory_ops, tile_ops
 
 from loom.errors import FrontendError
@@ -126,30 +126,34 @@ class SymbolOps(ImporterCore):
             if name in by_name:
                 self.block_exprs[bid] = by_name[name]
                 continue
-            upper = info.size if isinstance(info.size, int) else None
-            if upper is None:
-                upper = self._enclosing_extent(bid)
-            fixed_size = getattr(info.block_size_source, "value", None)
-            if bid in self.pinned:  # fixed before solving: a host tensor's shape needs it
-                sym = Sym(name, self.pinned[bid], self.pinned[bid], 1, "tile")
-            elif isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(
-                fixed_size, int
-            ):
-                # a block size computed from a tunable (`next_power_of_2(cdiv(k,
-                # split_k))`) is the split Loom's solver chooses: a free tile below
-                fixed = int(fixed_size)
-                sym = Sym(name, fixed, fixed, 1, "tile")
-            elif bid in shifted and upper >= TILE_ALIGN:
-                sym = Sym(name, TILE_ALIGN, TILE_ALIGN, TILE_ALIGN, "tile")
-            else:
-                align = TILE_ALIGN if tiled.get(bid, True) else 1
-                if upper < align:
-                    align = 1
-                sym = Sym(name, align, upper, align, "tile")
+            sym = self._block_sym(info, name, tiled.get(bid, True), bid in shifted)
             by_name[name] = sym
             self.block_exprs[bid] = sym
         for count_id, tile_id in self.gather_counts.items():
             self.block_exprs[count_id] = self._num_tiles(tile_id)
+
+    def _block_sym(self, info: BlockSizeInfo, name: str, tiled: bool, shifted: bool) -> Sym:
+        """The symbol of a block size the solver may choose: fixed where a host tensor's
+        shape, a tunable or a shifted masked load needs one value, else free in steps of
+        a tile (of 1 where the block indexes no tile dim)."""
+        bid = info.block_id
+        upper = info.size if isinstance(info.size, int) else None
+        if upper is None:
+            upper = self._enclosing_extent(bid)
+        fixed_size = getattr(info.block_size_source, "value", None)
+        if bid in self.pinned:  # fixed before solving: a host tensor's shape needs it
+            return Sym(name, self.pinned[bid], self.pinned[bid], 1, "tile")
+        if isinstance(info.block_size_source, FixedBlockSizeSource) and isinstance(fixed_size, int):
+            # a block size computed from a tunable (`next_power_of_2(cdiv(k,
+            # split_k))`) is the split Loom's solver chooses: a free tile below
+            fixed = int(fixed_size)
+            return Sym(name, fixed, fixed, 1, "tile")
+        if shifted and upper >= TILE_ALIGN:
+            return Sym(name, TILE_ALIGN, TILE_ALIGN, TILE_ALIGN, "tile")
+        align = TILE_ALIGN if tiled else 1
+        if upper < align:
+            align = 1
+        return Sym(name, align, upper, align, "tile")
 
     def _grid_name(self, bid: int) -> str:
         """`for tile in hl.tile(x.size())` names no dimension: call them tile_d0, tile_d1."""
