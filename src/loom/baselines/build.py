@@ -45,6 +45,10 @@ class Policy:
     in time but not in result (TTNN's SDPA: the scale inside exp, the generated causal
     mask); `sdpa_program.source_program` applies them, for every caller that lowers a
     baseline."""
+    realization: str = ""
+    """Which realization of a row kernel the source's program runs: ``persistent`` (the
+    kernel as written, the whole row in L1), ``looped`` (`loom.dataflow.looped_rows`:
+    the row streamed in chunks), or empty: the program the caller gives (Loom's pick's)."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:
@@ -146,6 +150,7 @@ def build_schedule(
         waves=waves,
         notes=policy.notes,
         accumulators=placed,
+        realization="looped" if policy.realization == "looped" else "",
     )
 
 
