@@ -156,3 +156,23 @@ def test_layer_baselines_lower_and_simulate(kernel, arch, shape) -> None:  # typ
     from loom.sim import simulate
 
     assert simulate(program, load_arch(arch)).cycles > 0
+
+
+@pytest.mark.parametrize(
+    ("mt", "grid", "config"),
+    [
+        (32, WH_GRID, (8, 4, 1)),  # 1024 tokens: 32 one-row shards on an 8 x 4 sub-grid
+        (256, BH_GRID, (8, 8, 4)),  # 8192 tokens: 130 does not divide 256; 64 does
+        (96, BH_GRID, (12, 8, 1)),  # 96 shards fit 13 x 10: 12 x 8
+        (96, WH_GRID, (8, 6, 2)),  # on 8 x 8 the most cores dividing 96 are 48
+    ],
+)
+def test_softmax_sharded_config_has_one_shard_per_core(mt, grid, config) -> None:  # type: ignore[no-untyped-def]
+    from loom.baselines.ttnn_layer import sharded_grid, softmax_sharded_policy
+
+    gx, gy, block_h = sharded_grid(mt, grid)
+    assert (gx, gy, block_h) == config
+    assert gx * gy * block_h == mt  # M * K / (block_w * block_h * 1024) == grid cores
+    policy = softmax_sharded_policy({"M": 32 * mt, "N": 2048}, grid)
+    assert policy.block_sizes == {"tile_m": 32 * block_h}
+    assert _cores(policy.view) == gx * gy

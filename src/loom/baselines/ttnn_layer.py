@@ -28,6 +28,17 @@ Loom's kernel computes; TTNN's default ``numeric_stable=False`` skips that pass)
 ``cb_x`` and ``cb_exps`` hold the whole row; when those CBs exceed 90% of L1 the large
 kernel runs with 80-tile CBs and re-reads the row per pass (three reader passes).
 
+``ttnn.softmax`` with ``SoftmaxShardedMultiCoreProgramConfig`` (`SOFTMAX_SHARDED_SOURCE`):
+its validation asks for ``block_w * 32 == W`` (a shard is whole rows: height sharding),
+``block_w % subblock_w == 0``, one shard per core of the config's grid (``M * K /
+(block_w * block_h * 1024) == grid_x * grid_y``) and in place. `softmax_sharded_policy`
+writes the config a user gives for the whole grid: the most cores (a sub-grid of the
+device's) whose count divides the tile rows, ``block_h`` rows each, in one wave
+(``subblock_w = find_max_divisor(Wt, 8)``). The shard lives in L1 on the card; here it is
+read from DRAM as every baseline's input is. LayerNorm's sharded configs split the row
+over the cores of a grid row (``block_w < Wt``) and gather partial statistics across them;
+Loom's row kernels keep a row on one core, so those are not written here.
+
 Binary ``ttnn.add`` / ``ttnn.mul`` (`BINARY_SOURCE`; SwiGLU as ``ttnn.mul(gate, up,
 input_tensor_a_activations=[silu])``) and unary ``ttnn.gelu`` (`UNARY_SOURCE`): units
 are output tiles (row-major over the tensor); every CB holds 2 tiles (double-buffered),
@@ -84,6 +95,11 @@ SOFTMAX_SOURCE = (
 BINARY_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/eltwise/binary_ng/device/"
     "binary_ng_program_factory.cpp @ 5eb4ca29cafaf59e5ae4557c1f8bca46c3e2365f"
+)
+SOFTMAX_SHARDED_SOURCE = (
+    "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/normalization/softmax/device/"
+    "softmax_device_operation.cpp @ 0b6b67d7069aba9394e950bf5f0f9ff7c221d48b "
+    "(validate, SoftmaxShardedMultiCoreProgramConfig)"
 )
 UNARY_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/eltwise/unary/device/"
@@ -189,6 +205,34 @@ def softmax_rule(shape: dict[str, int], cores: int, l1_total_bytes: int) -> RowR
     cb = 3 * wt * bf + 2 * block * bf + 5 * bf
     large = LARGE_SOFTMAX_TILES if cb > SOFTMAX_L1_FRACTION * l1_total_bytes else 0
     return RowRule(split_work(shape["M"] // TILE, cores), block, cb, large)
+
+
+def sharded_grid(mt: int, grid: tuple[int, int]) -> tuple[int, int, int]:
+    """(grid_x, grid_y, block_h) of a height-sharded config of `mt` tile rows on a sub-grid
+    of `grid`: the most cores whose count divides `mt` (ties: the wider grid)."""
+    options = [
+        (gx * gy, gx, gy) for gx in range(1, grid[0] + 1) for gy in range(1, grid[1] + 1)
+        if mt % (gx * gy) == 0
+    ]  # fmt: skip
+    cores, gx, gy = max(options)
+    return gx, gy, mt // cores
+
+
+def softmax_sharded_policy(shape: dict[str, int], grid: tuple[int, int]) -> Policy:
+    """``ttnn-softmax-sharded``: the height-sharded program config on the most cores of
+    `grid` that divide the tile rows, one ``block_h``-row block each."""
+    wt = shape["N"] // TILE
+    gx, gy, block_h = sharded_grid(shape["M"] // TILE, grid)
+    detail = (
+        f"ttnn-softmax-sharded: grid {gx}x{gy}, block_h {block_h}, block_w {wt}, "
+        f"subblock_w {find_max_divisor(wt, 8)}: one shard per core, the rows resident"
+    )
+    notes = (detail, f"rule: {SOFTMAX_SHARDED_SOURCE}; kernel: {SOFTMAX_SOURCE}")
+    view = (("x", gx, "tile_m"), ("y", gy, "tile_m"))
+    blocks = {"tile_m": block_h * TILE}
+    pipeline = {"grid": {"b_load": 0, "b_store": 0}}
+    return Policy("ttnn-softmax-sharded", view, blocks, pipeline=pipeline, notes=notes,
+                  realization="persistent")  # fmt: skip
 
 
 def _chunk(wt: int, cb_tiles: int) -> int:

@@ -24,7 +24,11 @@ from loom.baselines.sdpa_decode_tuned import (
 from loom.baselines.sdpa_program import source_program
 from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
-from loom.baselines.ttnn_layer import LAYER_BASELINES, layer_policy
+from loom.baselines.ttnn_layer import (
+    LAYER_BASELINES,
+    layer_policy,
+    softmax_sharded_policy,
+)
 from loom.baselines.ttnn_matmul import oob_policy
 from loom.baselines.ttnn_matmul_tuned import matmul_tuned_candidates
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
@@ -74,7 +78,12 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
         ]
     if case.kernel in LAYER_BASELINES:
         l1 = (arch.l1_usable_bytes, arch.l1_bytes)
-        return [(LAYER_BASELINES[case.kernel], lambda: layer_policy(case.kernel, shape, grid, *l1))]
+        layer: list[tuple[str, Callable[[], Policy | None]]] = [
+            (LAYER_BASELINES[case.kernel], lambda: layer_policy(case.kernel, shape, grid, *l1))
+        ]
+        if case.kernel == "softmax":
+            layer.append(("ttnn-softmax-sharded", lambda: softmax_sharded_policy(shape, grid)))
+        return layer
     return []
 
 

@@ -36,6 +36,7 @@ CONFIGURED = {
     "flash_attention_causal": ("ttnn-sdpa-models", "ttnn-sdpa-tuned"),
     "flash_decode": ("ttnn-sdpa-decode-models", "ttnn-sdpa-decode-tuned"),
     **{k: () for k in LAYER_BASELINES},
+    "softmax": ("ttnn-softmax-sharded",),
 }
 """The TTNN baselines with a program config, per kernel (`loom.eval.run` builds them)."""
 STRONGEST = "ttnn-strongest"
