@@ -176,3 +176,14 @@ def test_softmax_sharded_config_has_one_shard_per_core(mt, grid, config) -> None
     policy = softmax_sharded_policy({"M": 32 * mt, "N": 2048}, grid)
     assert policy.block_sizes == {"tile_m": 32 * block_h}
     assert _cores(policy.view) == gx * gy
+
+
+def test_a_resident_row_also_offers_its_single_buffered_output() -> None:
+    from loom.baselines.ttnn_layer import layer_candidates
+
+    usable, total = _l1(WH)
+    resident = layer_candidates("rms_norm", {"M": 1024, "N": 4096}, WH_GRID, usable, total)
+    assert [p.pipeline["grid"]["b_store"] for p in resident] == [1, 0]
+    looped = layer_candidates("layer_norm", {"M": 1024, "N": 4096}, WH_GRID, usable, total)
+    assert [p.realization for p in looped] == ["looped"]
+    assert len(layer_candidates("gelu", {"M": 1024, "N": 4096}, WH_GRID, usable, total)) == 1

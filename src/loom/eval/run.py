@@ -26,7 +26,7 @@ from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
 from loom.baselines.ttnn_layer import (
     LAYER_BASELINES,
-    layer_policy,
+    layer_candidates,
     softmax_sharded_policy,
 )
 from loom.baselines.ttnn_matmul import oob_policy
@@ -76,14 +76,8 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
             ("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid)),
             ("ttnn-sdpa-decode-models", lambda: sdpa_decode_models_policy(shape)),
         ]
-    if case.kernel in LAYER_BASELINES:
-        l1 = (arch.l1_usable_bytes, arch.l1_bytes)
-        layer: list[tuple[str, Callable[[], Policy | None]]] = [
-            (LAYER_BASELINES[case.kernel], lambda: layer_policy(case.kernel, shape, grid, *l1))
-        ]
-        if case.kernel == "softmax":
-            layer.append(("ttnn-softmax-sharded", lambda: softmax_sharded_policy(shape, grid)))
-        return layer
+    if case.kernel == "softmax":
+        return [("ttnn-softmax-sharded", lambda: softmax_sharded_policy(shape, grid))]
     return []
 
 
@@ -102,6 +96,10 @@ def _tuned_baselines(
     if case.kernel == "flash_decode":
         l1 = arch.l1_usable_bytes
         return [("ttnn-sdpa-decode-tuned", lambda: sdpa_decode_tuned_candidates(shape, grid, l1))]
+    if case.kernel in LAYER_BASELINES:  # one rule, its variants Loom's L1 plan may need
+        l1s = (arch.l1_usable_bytes, arch.l1_bytes)
+        return [(LAYER_BASELINES[case.kernel],
+                 lambda: layer_candidates(case.kernel, shape, grid, *l1s))]  # fmt: skip
     return []
 
 
