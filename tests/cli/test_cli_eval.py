@@ -16,7 +16,7 @@ from loom.cli import main
         (["eval", "--archs", "nope"], r"unknown architecture nope; choose from wormhole_n150", 2),
         (["eval", "--kernels", "gemm,conv"], r"unknown kernel conv", 2),
         (["eval", "--fa-scale", "0"], r"--fa-scale 0: .* positive integer", 2),
-        (["sweep", "my_kernel.py", "--shapes", "M=256"], r"runs the shipped kernels", 2),
+        (["sweep", "my_kernel.py", "--shapes", "M=256"], r"runs the evaluation.s kernels", 2),
         (["sweep", "gemm", "--shapes", "M=256,N=256"], r"missing: K", 1),  # a bad shape: input
     ],
 )

@@ -176,3 +176,22 @@ def test_tileloom_profiles_the_next_candidate_when_one_does_not_fit_l1() -> None
         == " ".join(f"{k}={v}" for k, v in fitting.policy.block_sizes.items())
         == "tile_b=1 tile_m=256 tile_n=32"
     )
+
+
+def test_layer_ops_are_cases_whose_table2_line_is_loom_over_ttnns_op() -> None:
+    from loom.eval.cases import LAYER_KERNELS, kernel_source
+
+    quick = quick_cases(kernels=LAYER_KERNELS)
+    assert len(quick) == 2 * len(LAYER_KERNELS)
+    assert {c.shape_text for c in quick} == {"M=1024,N=2048"}
+    assert not {c.kernel for c in quick_cases()} & set(LAYER_KERNELS)
+    # row ops at 4 shapes, eltwise ops at 3, on both architectures
+    assert len(paper_cases(LAYER_KERNELS)) == 2 * (3 * 4 + 3 * 3)
+    assert resolve_kernel(kernel_source("rms_norm")).shape_keys == ("M", "N")
+    shape = "M=1024,N=2048"
+    rows = [
+        ResultRow("rms_norm", "wormhole_n150", shape, "loom", 1, "ok", cycles=100.0),
+        ResultRow("rms_norm", "wormhole_n150", shape, "ttnn-rms-norm", 1, "ok", cycles=150.0),
+    ]
+    lines = [line for line in table2(rows).splitlines() if line.startswith("rms_norm")]
+    assert any("loom / ttnn-strongest" in line and "1.500x (1)" in line for line in lines)

@@ -49,6 +49,10 @@ class Policy:
     """How the grid blocks are dealt to the cores (a `loom.ir.schedule.DEALS` key): empty,
     round-robin over the view's levels as Loom deals them; ``zigzag``, TTNN's SDPA deal
     (the view then only names the cores)."""
+    realization: str = ""
+    """Which realization of a row kernel the source's program runs: ``persistent`` (the
+    kernel as written, the whole row in L1), ``looped`` (`loom.dataflow.looped_rows`:
+    the row streamed in chunks), or empty: the program the caller gives (Loom's pick's)."""
 
 
 def mapping_of(view: Iterable[tuple[str, int, str]]) -> Mapping:
@@ -151,6 +155,7 @@ def build_schedule(
         notes=policy.notes,
         accumulators=placed,
         deal=policy.deal,
+        realization="looped" if policy.realization == "looped" else "",
     )
 
 

@@ -24,7 +24,16 @@ def _split(text: str, allowed: tuple[str, ...], what: str) -> tuple[str, ...]:
 
 def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
     from loom.arch import list_archs, load_arch
-    from loom.eval.cases import ARCHS, FA_SCALE, KERNELS, case, paper_cases, quick_cases
+    from loom.eval.cases import (
+        ARCHS,
+        FA_SCALE,
+        KERNELS,
+        PAPER_KERNELS,
+        case,
+        kernel_source,
+        paper_cases,
+        quick_cases,
+    )
     from loom.kernels.registry import parse_shape, resolve_kernel
 
     if args.command == "eval":
@@ -36,15 +45,17 @@ def _eval_cases(args: argparse.Namespace) -> list:  # type: ignore[type-arg]
                 f"--fa-scale {scale}: flash attention runs at 1/N of the paper's tokens, so "
                 "N must be a positive integer (1 for the paper's own)."
             )
-        chosen = quick_cases(archs) if args.quick else paper_cases(kernels, archs, scale)
+        # --quick alone keeps to the paper's kernels; naming layer ops adds one shape each
+        quick = kernels if args.kernels else PAPER_KERNELS
+        chosen = quick_cases(archs, quick) if args.quick else paper_cases(kernels, archs, scale)
         return [c for c in chosen if c.kernel in kernels]
     if args.kernel not in KERNELS:
         raise UsageError(
-            f"`loom sweep` runs the shipped kernels ({', '.join(KERNELS)}), not "
+            f"`loom sweep` runs the evaluation's kernels ({', '.join(KERNELS)}), not "
             f"{args.kernel!r}; baselines exist only for those."
         )
     archs = _split(args.archs, tuple(list_archs()), "architecture")
-    spec = resolve_kernel(args.kernel)
+    spec = resolve_kernel(kernel_source(args.kernel))
     shapes = [parse_shape(text, spec) for text in args.shapes]
     for name in archs:
         load_arch(name)
@@ -115,6 +126,7 @@ def _eval_pages(folder: Path, cases: list, rows: list, args: argparse.Namespace)
     from loom.api import compile_options
     from loom.api.reporting import report_data
     from loom.arch import load_arch
+    from loom.eval.cases import kernel_source
     from loom.flows.cached import LazyKernel, compile_cached
     from loom.flows.lowered import simulate_lowered
     from loom.report.eval_pages import case_page, page_name, render_eval_index, simulated_top_k
@@ -127,7 +139,7 @@ def _eval_pages(folder: Path, cases: list, rows: list, args: argparse.Namespace)
 
         fidelity = args.math_fidelity or arch.matmul.default_fidelity
         options = compile_options(arch, math_fidelity=fidelity, jobs=1, top_k=args.top_k)
-        kernel = LazyKernel.of_file(case.kernel)
+        kernel = LazyKernel.of_file(kernel_source(case.kernel))
         try:
             result = compile_cached(kernel, case.shape_text, options, trace_cache(args), None)
         except LoomError as err:

@@ -6,6 +6,11 @@ not, at B*L = 16384 (Wormhole) / 15360 (Blackhole) tokens as in the paper (`--fa
 H = 32, B in {8, 16, 24} (Wormhole) / {10, 20, 30} (Blackhole), L in {1024, 2048, 4096},
 D in {64, 128}; on wormhole_n150 and blackhole_p150_13x10. `quick` is a subset that
 runs in minutes on two cores.
+
+The other ops of a transformer layer (`LAYER_KERNELS`: RMSNorm, LayerNorm, softmax, the
+residual add, SwiGLU, GELU; Loom's kernels of `benchmarks/families/`) at LLM shapes,
+tokens x hidden (`LAYER_SHAPES`), against TTNN's own op (`loom.baselines.ttnn_layer`);
+`--quick` with only layer kernels named runs one shape of each (`LAYER_QUICK`).
 """
 
 from __future__ import annotations
@@ -14,10 +19,17 @@ import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from loom.kernels.examples import EXAMPLES_DIR
+
 WH = "wormhole_n150"
 BH = "blackhole_p150_13x10"
 ARCHS = (WH, BH)
-KERNELS = ("gemm", "flash_attention", "flash_attention_causal", "flash_decode")
+PAPER_KERNELS = ("gemm", "flash_attention", "flash_attention_causal", "flash_decode")
+LAYER_KERNELS = ("rms_norm", "layer_norm", "softmax", "residual_add", "swiglu", "gelu")
+KERNELS = PAPER_KERNELS + LAYER_KERNELS
+FAMILIES_DIR = EXAMPLES_DIR.parents[1] / "benchmarks" / "families"
+"""Where Loom's kernels of the layer ops live (one Helion file each, Loom's SHAPE_KEYS
+contract)."""
 GEMM_DIMS = (256, 2048, 16384)
 PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
 FA_SCALE = 1
@@ -63,6 +75,7 @@ SHAPE_ORDER = {
     "flash_attention": ("B", "H", "S", "D"),
     "flash_attention_causal": ("B", "H", "S", "D"),
     "flash_decode": ("B", "H", "S", "D"),
+    **{k: ("M", "N") for k in LAYER_KERNELS},
 }
 
 
@@ -108,6 +121,28 @@ def decode_cases(arch: str) -> list[EvalCase]:
     ]
 
 
+def kernel_source(kernel: str) -> str:
+    """What `loom.kernels.registry.resolve_kernel` takes for an evaluation kernel: a
+    shipped kernel's name, or a layer op's file."""
+    return str(FAMILIES_DIR / f"{kernel}.py") if kernel in LAYER_KERNELS else kernel
+
+
+LAYER_SHAPES = {
+    **{k: ((1024, 2048), (1024, 4096), (1024, 8192), (8192, 4096)) for k in
+       ("rms_norm", "layer_norm", "softmax")},
+    **{k: ((1024, 4096), (1024, 8192), (4096, 4096)) for k in ("residual_add", "swiglu", "gelu")},
+}  # fmt: skip
+"""(tokens, hidden) per layer op: 1024 tokens at the hidden sizes of 2B to 70B models
+(2048..8192; the eltwise ops at 4096 and 8192) and one long prefill (8192 tokens for the
+row ops, 4096 for the eltwise ops, whose one-tile blocks make a long simulation)."""
+LAYER_QUICK = (1024, 2048)
+
+
+def layer_cases(arch: str, kernel: str, quick: bool = False) -> list[EvalCase]:
+    shapes = (LAYER_QUICK,) if quick else LAYER_SHAPES[kernel]
+    return [case(kernel, arch, {"M": m, "N": n}) for m, n in shapes]
+
+
 def paper_cases(
     kernels: tuple[str, ...] = KERNELS, archs: tuple[str, ...] = ARCHS, fa_scale: int = FA_SCALE
 ) -> list[EvalCase]:
@@ -119,7 +154,12 @@ def paper_cases(
         "flash_attention_causal": lambda arch: causal_cases(arch, fa_scale),
         "flash_decode": decode_cases,
     }
-    return [c for arch in archs for k in kernels for c in makers[k](arch)]
+    return [
+        c
+        for arch in archs
+        for k in kernels
+        for c in (makers[k](arch) if k in makers else layer_cases(arch, k))
+    ]
 
 
 QUICK = (
@@ -130,11 +170,17 @@ QUICK = (
 )
 
 
-def quick_cases(archs: tuple[str, ...] = ARCHS) -> list[EvalCase]:
-    """A subset touching every policy kind, small enough for a few minutes on two cores."""
-    out = []
+def quick_cases(
+    archs: tuple[str, ...] = ARCHS, kernels: tuple[str, ...] = PAPER_KERNELS
+) -> list[EvalCase]:
+    """A subset touching every policy kind, small enough for a few minutes on two cores;
+    the layer ops among `kernels` add one shape each (`LAYER_QUICK`)."""
+    out = [c for arch in archs for k in kernels if k in LAYER_KERNELS
+           for c in layer_cases(arch, k, quick=True)]  # fmt: skip
     for arch in archs:
         for kernel, shape in QUICK:
+            if kernel not in kernels:
+                continue
             if kernel == "flash_decode" and arch == BH:
                 shape = {**shape, "B": 10}
             out.append(case(kernel, arch, shape))

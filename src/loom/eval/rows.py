@@ -23,8 +23,10 @@ class ResultRow:
     policy: str
     """`loom`, `ttnn-matmul-oob`, `ttnn-matmul-tuned`, `ttnn-sdpa`, `ttnn-sdpa-models`,
     `ttnn-sdpa-tuned`, `ttnn-sdpa-decode`, `ttnn-sdpa-decode-models`,
-    `ttnn-sdpa-decode-tuned`, `tileloom`, `loom-kv-bfp8` (decode: Loom with the models'
-    bfloat8_b KV cache) or `loom-neighbour` (Figure 11's block-size perturbations)."""
+    `ttnn-sdpa-decode-tuned`, the layer ops' `ttnn-rms-norm`, `ttnn-layer-norm`,
+    `ttnn-softmax`, `ttnn-softmax-sharded`, `ttnn-add`, `ttnn-mul-silu`, `ttnn-gelu`,
+    `tileloom`, `loom-kv-bfp8` (decode: Loom with the models' bfloat8_b KV cache) or
+    `loom-neighbour` (Figure 11's block-size perturbations)."""
     rank: int
     """Position in the policy's own ranking (1 = its pick; loom and tileloom keep 5)."""
     status: str

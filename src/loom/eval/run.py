@@ -24,12 +24,18 @@ from loom.baselines.sdpa_decode_tuned import (
 from loom.baselines.sdpa_program import source_program
 from loom.baselines.sdpa_tuned import sdpa_models_policy, sdpa_tuned_candidates
 from loom.baselines.tileloom import tileloom_candidates
+from loom.baselines.ttnn_layer import (
+    LAYER_BASELINES,
+    layer_candidates,
+    softmax_sharded_policy,
+)
 from loom.baselines.ttnn_matmul import oob_policy
 from loom.baselines.ttnn_matmul_tuned import matmul_tuned_candidates
 from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.dataflow import build_buffers
+from loom.dataflow.looped_rows import loop_rows
 from loom.errors import ScheduleError
-from loom.eval.cases import EvalCase
+from loom.eval.cases import EvalCase, kernel_source
 from loom.eval.rows import ResultRow
 from loom.eval.tuned import Tuned, fastest
 from loom.flows.helion import CompileOptions, compile_kernel, run_frontend
@@ -70,6 +76,8 @@ def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Polic
             ("ttnn-sdpa-decode", lambda: sdpa_decode_policy(shape, grid)),
             ("ttnn-sdpa-decode-models", lambda: sdpa_decode_models_policy(shape)),
         ]
+    if case.kernel == "softmax":
+        return [("ttnn-softmax-sharded", lambda: softmax_sharded_policy(shape, grid))]
     return []
 
 
@@ -88,6 +96,10 @@ def _tuned_baselines(
     if case.kernel == "flash_decode":
         l1 = arch.l1_usable_bytes
         return [("ttnn-sdpa-decode-tuned", lambda: sdpa_decode_tuned_candidates(shape, grid, l1))]
+    if case.kernel in LAYER_BASELINES:  # one rule, its variants Loom's L1 plan may need
+        l1s = (arch.l1_usable_bytes, arch.l1_bytes)
+        return [(LAYER_BASELINES[case.kernel],
+                 lambda: layer_candidates(case.kernel, shape, grid, *l1s))]  # fmt: skip
     return []
 
 
@@ -142,11 +154,11 @@ class _Case:
     def __init__(self, case: EvalCase, options: EvalOptions) -> None:
         self.case = case
         self.options = options
-        self.spec = resolve_kernel(case.kernel)
+        self.spec = resolve_kernel(kernel_source(case.kernel))
         self.arch = load_arch(case.arch)
         self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
         self.log = StageLog()
-        self._buffers: dict[tuple[str, str], BufferedProgram] = {}
+        self._buffers: dict[tuple[str, str, str], BufferedProgram] = {}
         self._programs: dict[str, TileProgram] = {}
         self._sims: dict[Program, SimResult] = {}
         """Simulations of this case by lowered program (notes aside): policies, ranks and
@@ -156,7 +168,18 @@ class _Case:
     def program_for(self, policy: Policy, program: TileProgram) -> TileProgram:
         """The program a baseline runs: `program` (the kernel as Loom compiles it) unless
         the policy's source runs other tensor formats (`Policy.formats`), traced once per
-        case with them."""
+        case with them, or names a realization of a row kernel (`Policy.realization`:
+        the kernel as written, or its looped form), whichever Loom picked."""
+        if policy.realization:
+            if policy.realization not in self._programs:
+                written = run_frontend(self.spec, self.case.shape_dict, self.log)
+                looped = loop_rows(written)
+                if policy.realization == "looped" and looped is None:
+                    raise ScheduleError(f"{policy.name}: {written.name} has no looped form")
+                self._programs["persistent"] = written
+                if looped is not None:
+                    self._programs["looped"] = looped.program
+            return self._programs[policy.realization]
         if not policy.formats:
             return program
         if policy.formats not in self._programs:
@@ -173,8 +196,12 @@ class _Case:
         the kernel's formats) unless the policy keeps its matmuls' bf16 partial sums in
         the output block (TTNN's matmul policies), a placement the strict buffering does
         not offer."""
-        key = ("output" if policy.accumulate == "output" else "strict", policy.formats)
-        if key == ("strict", "") and strict is not None:
+        key = (
+            "output" if policy.accumulate == "output" else "strict",
+            policy.formats,
+            policy.realization,
+        )
+        if key == ("strict", "", "") and strict is not None:
             return strict
         if key not in self._buffers:
             self._buffers[key] = build_buffers(program, key[0])

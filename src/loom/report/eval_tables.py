@@ -20,6 +20,7 @@ import math
 from collections import defaultdict
 from collections.abc import Iterable
 
+from loom.baselines.ttnn_layer import LAYER_BASELINES
 from loom.eval.rows import ResultRow
 
 TTNN = {
@@ -27,12 +28,15 @@ TTNN = {
     "flash_attention": "ttnn-sdpa",
     "flash_attention_causal": "ttnn-sdpa",
     "flash_decode": "ttnn-sdpa-decode",
+    **LAYER_BASELINES,
 }
 CONFIGURED = {
     "gemm": ("ttnn-matmul-tuned",),
     "flash_attention": ("ttnn-sdpa-models", "ttnn-sdpa-tuned"),
     "flash_attention_causal": ("ttnn-sdpa-models", "ttnn-sdpa-tuned"),
     "flash_decode": ("ttnn-sdpa-decode-models", "ttnn-sdpa-decode-tuned"),
+    **{k: () for k in LAYER_BASELINES},
+    "softmax": ("ttnn-softmax-sharded",),
 }
 """The TTNN baselines with a program config, per kernel (`loom.eval.run` builds them)."""
 STRONGEST = "ttnn-strongest"
