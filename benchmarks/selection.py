@@ -23,7 +23,9 @@ Per case it prints the set's size, the pick's simulated / modeled cycles, the Sp
 rank correlation of modeled vs simulated cycles over the set, the pick's rank by
 simulated time, its regret (how much slower than the set's fastest), the regret of
 `loom compile --refine K` (the simulator's fastest of the model's top K), and the share of
-the legal candidates pruned before solving (dominance, shared problems, bounds). The summary
+the legal candidates pruned before solving (dominance, shared problems, bounds); for the
+families (memory-bound) also the pick's simulated DRAM bandwidth and its share of the
+architecture's DRAM peak (`Arch.gbps`, `Arch.dram_peak_gbps`; one more simulation). The summary
 gives medians and worst cases per kernel family.
 
     PYTHONPATH=src .venv/bin/python benchmarks/selection.py [--quick] [--jobs 2]
@@ -86,7 +88,7 @@ from loom.report.eval_tables import geomean
 from selection_families import FAMILIES, family_cases, kernel_spec
 from selection_families import QUICK as FAMILY_QUICK
 from selection_set import ARCHS, QUICK, Entry, all_cases, build_set, ttnn_entry, ttnn_shapes
-from selection_sim import simulate_entry, simulate_set, warm_simulator
+from selection_sim import pick_dram_gbps, simulate_entry, simulate_set, warm_simulator
 
 
 def spearman(xs: list[float], ys: list[float]) -> float:
@@ -130,6 +132,10 @@ class CaseResult:
     """TTNN's tuned configuration's simulated time over the pick's (> 1: Loom faster)."""
     vs_ttnn_strict: float | None = None
     """The same for Loom's pick under the strict accumulation policy (`--ttnn` only)."""
+    dram_gbps: float | None = None
+    """The pick's simulated DRAM bandwidth (families only: their figure of merit)."""
+    dram_fraction: float | None = None
+    """`dram_gbps` over the architecture's DRAM peak."""
 
     @property
     def best_vs_ttnn(self) -> float | None:
@@ -204,6 +210,11 @@ def run_case(
     ttnn = [sims[i] for i, e in enumerate(entries) if e.label == "ttnn-manual"]
     if ttnn:
         res = replace(res, vs_ttnn=ttnn[0] / pick_sim)
+    dram = ""
+    if kernel in FAMILIES:
+        gbps = pick_dram_gbps(result, arch)
+        res = replace(res, dram_gbps=gbps, dram_fraction=gbps / arch.dram_peak_gbps)
+        dram = f"DRAM {gbps:6.1f} GB/s {100 * gbps / arch.dram_peak_gbps:3.0f}%  "
     p = entries[0]
     pblocks = _blocks(p)
     line = (
@@ -212,6 +223,7 @@ def run_case(
         f"refine-{args.refine} regret {100 * res.refined_regret:5.1f}%  "
         f"pruned {100 * res.pruned:4.1f}%  "
         + (f"vs TTNN tuned {res.vs_ttnn:.2f}x  " if res.vs_ttnn is not None else "")
+        + dram
         + f"pick {p.problem.candidate.name} [{pblocks}]  best {best_text}  ({note}; "
         + (extrapolation.note() if extrapolation else "")
         + f"compile {t1 - t0:.0f} s, set {t2 - t1:.0f} s, simulate {t3 - t2:.0f} s)"
@@ -396,6 +408,8 @@ def summarize(results: list[CaseResult]) -> None:
             continue
         ratios = [r.ratio for r in rs]
         regrets = [r.regret for r in rs]
+        fractions = [r.dram_fraction for r in rs if r.dram_fraction is not None]
+        dram = f"  DRAM min {100 * min(fractions):.0f}% of peak" if fractions else ""
         print(
             f"{name:<36} cases {len(rs):>3}  "
             f"regret median {100 * statistics.median(regrets):5.1f}% "
@@ -403,7 +417,7 @@ def summarize(results: list[CaseResult]) -> None:
             f"range {min(ratios):.2f}-{max(ratios):.2f}  spearman median "
             f"{statistics.median(r.rho for r in rs):.2f}  set size min {min(r.size for r in rs)}  "
             f"refined regret worst {100 * max(r.refined_regret for r in rs):.1f}%  "
-            f"pruned min {100 * min(r.pruned for r in rs):.1f}%{unscheduled}"
+            f"pruned min {100 * min(r.pruned for r in rs):.1f}%{dram}{unscheduled}"
         )
 
 
@@ -503,9 +517,10 @@ def summarize_ttnn(results: list[CaseResult]) -> None:
 
 
 def _wanted(shape: dict[str, int], shapes: str) -> bool:
-    """Is a GEMM shape among `--shapes` ('MxNxK,...'; empty: every shape)?"""
+    """Is a shape among `--shapes` (its extents in the kernel's SHAPE_KEYS order joined
+    by 'x': 'MxNxK' for GEMM, 'MxN' for a norm; empty: every shape)?"""
     wanted = {tuple(int(v) for v in s.split("x")) for s in shapes.split(",") if s}
-    return not wanted or (shape["M"], shape["N"], shape["K"]) in wanted
+    return not wanted or tuple(shape.values()) in wanted
 
 
 def _finished(start: float) -> None:
@@ -573,7 +588,7 @@ def main() -> None:
     ap.add_argument(
         "--shapes",
         default="",
-        help="only these GEMM shapes, 'MxNxK' separated by commas (other kernels: all)",
+        help="only these shapes, 'MxNxK' (GEMM) or 'MxN' (a norm) separated by commas",
     )
     ap.add_argument(
         "--out", default="", help="record every set's schedules and simulated times (JSON)"
@@ -613,7 +628,7 @@ def main() -> None:
             if args.quick
             else [*all_cases(args.ttnn_shapes), *family_cases(ARCHS)]
         )
-        if kernel in kernels and arch in archs and (kernel != "gemm" or _wanted(shape, args.shapes))
+        if kernel in kernels and arch in archs and _wanted(shape, args.shapes)
     ]
     start = time.perf_counter()
     warm_simulator()

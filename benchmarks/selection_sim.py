@@ -49,6 +49,14 @@ def _simulated(result: CompileResult, arch: Arch, entry: Entry) -> float:
     return float(simulate(lowered.lowered, arch).cycles)
 
 
+def pick_dram_gbps(result: CompileResult, arch: Arch) -> float:
+    """The pick's simulated DRAM bandwidth (bytes read and written over its simulated
+    time, `Arch.gbps`): one more simulation of the compiled program, whose counters the
+    set's workers do not return."""
+    sim = simulate(result.lowered.lowered, arch)
+    return arch.gbps(sim.bytes_moved.dram_read + sim.bytes_moved.dram_write, sim.cycles)
+
+
 def simulate_runs(arch: Arch, runs: list[tuple[CompileResult, Entry]], jobs: int) -> list[float]:
     """Simulated cycles of every (compiled program, entry) run, in order."""
     return forked_map(lambda i: simulate_entry(runs[i][0], arch, runs[i][1]), len(runs), jobs)

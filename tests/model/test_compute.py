@@ -1,8 +1,14 @@
-"""Compute terms (`loom.model.compute`): a matmul's pipeline fill and drain."""
+"""Compute terms (`loom.model.compute`): a matmul's pipeline fill and drain, a block's
+conversion copied into a block of its own."""
 
 from __future__ import annotations
 
+from loom.dataflow import build_buffers
+from loom.flows.helion import run_frontend
+from loom.flows.stages import StageLog
 from loom.ir.problem import For, Leaf, Pipe, Seq
+from loom.kernels.examples import EXAMPLES_DIR
+from loom.kernels.registry import resolve_kernel
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
 
@@ -43,3 +49,31 @@ def test_a_matmul_fills_and_drains_its_pipeline_once_per_step(buffered, wormhole
         c.pack_accumulate_cycles(4096),
         c.pack_accumulate_cycles(2048),
     }
+
+
+def _terms(node):  # type: ignore[no-untyped-def]
+    match node:
+        case Leaf(terms=terms):
+            return list(terms)
+        case Pipe(body=body) | For(body=body):
+            return _terms(body)
+        case Seq(children=children):
+            return [t for c in children for t in _terms(c)]
+    return []
+
+
+def test_a_block_converted_into_a_block_of_its_own_is_a_copy(wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Softmax keeps `x[tile_m, :].float()` in a block of its own (several statements
+    read it): the lowering copies the loaded block into it, unpack, copy and pack at the
+    fp32 tile's size. The bf16 result it stores converts in the division's pack: no term."""
+    spec = resolve_kernel(str(EXAMPLES_DIR / "softmax.py"))
+    b = build_buffers(run_frontend(spec, spec.default_shape, StageLog()))
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
+    copies = [t for t in _terms(problem.heg) if " copy " in t.what]
+    assert [t.what.split(" (")[0] for t in copies] == [f"fp32 copy {copies[0].what.split()[2]}"]
+    env = {n: d[0] for n, d in problem.domains.items()}
+    (tile_m,) = (a.tile.name for a in b.program.grid)
+    tiles = env[tile_m] // 32 * (spec.default_shape["x[1]"] // 32)
+    c = wormhole.compute
+    assert copies[0].cycles.eval(env) == tiles * c.pack_cycles(4096) + c.op_overhead_cycles

@@ -102,11 +102,23 @@ class Compute(HegCore):
                         arch, "mul", f"int32->{r.dtype} {r.name} ({where})", self.tiles(r)
                     )
                 )
+            case Convert(result=r, operand=x) if self.copied(r, x):
+                # a block converted into a block of its own (`x[tile, :].float()` read by
+                # several statements): the lowering copies it, a compute statement like any
+                # other; a computed value converts in its producer's pack, for free
+                what = f"{r.dtype} copy {r.name} ({where})"
+                terms.append(prim.eltwise_term(arch, "copy", what, self.tiles(r)))
             case Convert() | ExpandDims():
                 return terms
             case _:
                 return terms
         return [self.overlapped(op, terms)]
+
+    def copied(self, result: Value, operand: Value) -> bool:
+        """Is a conversion a copy from one block into another (both kept in L1, in
+        different buffers), rather than a format change inside one statement?"""
+        src, dst = self.b.buffer_of(operand.name), self.b.buffer_of(result.name)
+        return src is not None and dst is not None and src is not dst
 
     def matmul_tiles(self, op: Matmul) -> tuple[Expr, Expr, Expr]:
         """The (m, n, k) tile counts of a matmul, its transposed operands read as such."""
