@@ -7,18 +7,41 @@ from dataclasses import replace
 
 from model_graphs import grid_loop, grid_pipe, on_reader
 
+from loom.dataflow import build_buffers
 from loom.ir.problem import For, Leaf, Pipe, Seq, latency, sequential
-from loom.ir.tile import ForLoop
+from loom.ir.tile import Elementwise, ForLoop, Load, Matmul, Op, TileProgram, Value
 from loom.mapping import enumerate_candidates
 from loom.model import build_problem
 from loom.model.slots import Slots
 from loom.symbolic import Const
 
 
-def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
-    """Flash decode: K and V stream on the reader and nothing after the loop waits on it,
-    so the next wave's first block is fetched during this wave's last body."""
-    b = buffered["flash_decode"]
+def _unhoisted(program: TileProgram) -> TileProgram:
+    """Flash decode with its scores reading q itself, as before the score scale moved
+    onto q (`loom.frontend.hoist`): q's block is then read by every iteration of the loop
+    (the factor is dropped; the model does not read values)."""
+    (scaled,) = [
+        op
+        for op in program.body
+        if isinstance(op, Elementwise) and op.result.name.endswith("_scaled")
+    ]
+    q = scaled.args[0]
+    assert isinstance(q, Value)
+
+    def unscaled(op: Op) -> Op:
+        if isinstance(op, Matmul) and op.lhs.name == scaled.result.name:
+            return replace(op, lhs=q)
+        return op
+
+    body = tuple(
+        replace(op, body=tuple(unscaled(o) for o in op.body)) if isinstance(op, ForLoop) else op
+        for op in program.body
+        if op is not scaled
+    )
+    return replace(program, body=body)
+
+
+def _steady_fd(b, wormhole):  # type: ignore[no-untyped-def]
     cand = on_reader(enumerate_candidates(b, wormhole).candidates[0])
     problem = build_problem(b, cand, wormhole, "HiFi4", 1)
     assert isinstance(problem.heg, Seq)
@@ -30,16 +53,41 @@ def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, worm
     per_wave = waves.body.body.children[at + 1]  # type: ignore[attr-defined]
     assert isinstance(per_wave, Leaf) and per_wave.terms[0].kind == "fill"
     env = {n: d[-1] for n, d in problem.domains.items()}
+    return cand, waves, once, loop, per_wave, env
+
+
+def test_a_grid_loop_fill_is_paid_once_when_its_engine_prefetches(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Flash decode: K and V stream on the reader and nothing after the loop waits on it,
+    so the next wave's first block is fetched during this wave's last body. q, loaded by
+    the same engine in the grid body, is read only by the hoisted score scale before the
+    loop, so the compute pops it there: with one slot as with two the reader runs ahead,
+    and the fill is paid once whatever the grid's b_load."""
+    b = buffered["flash_decode"]
+    cand, waves, once, loop, per_wave, env = _steady_fd(b, wormhole)
     fill = sequential(loop.body).eval(env) - latency(loop.body).eval(env)
     assert fill > 0
     assert latency(loop).eval(env) == loop.trip.eval(env) * latency(loop.body).eval(env)
-    # q is loaded by the same engine in the grid body: a double-buffered q lets the
-    # reader run ahead, the fill is paid once. With one slot the compute pops q when the
-    # loop ends (its carried results are gathered, so no iteration is peeled and q's wait
-    # encloses the loop): the reader, having loaded the last V, waits while the compute
-    # runs from V's first reader to the end of the iteration and its carries, r, less
-    # what a compute-bound iteration leaves it anyway: max(0, r + l - T) per wave. The
-    # last body's part that runs while V loads is no longer paid once.
+    builder = Slots(b, cand, wormhole, "HiFi4")
+    body = b.program.body
+    (fd_loop,) = [op for op in body if isinstance(op, ForLoop)]
+    (q,) = [op for op in body if isinstance(op, Load)]
+    assert builder.held_through(fd_loop, body, [q]) == []
+    for primed in (0, 1):
+        env[waves.body.b_load.name] = primed
+        assert latency(per_wave).eval(env) == 0
+        assert latency(once).eval(env) == fill
+
+
+def test_a_single_slot_grid_load_the_loop_reads_waits_for_its_pop(tile_programs, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Flash decode with the scores reading q in every iteration: a double-buffered q lets
+    the reader run ahead, the fill is paid once. With one slot the compute pops q when the
+    loop ends (its carried results are gathered, so no iteration is peeled and q's wait
+    encloses the loop): the reader, having loaded the last V, waits while the compute
+    runs from V's first reader to the end of the iteration and its carries, r, less what
+    a compute-bound iteration leaves it anyway: max(0, r + l - T) per wave. The last
+    body's part that runs while V loads is no longer paid once."""
+    b = build_buffers(_unhoisted(tile_programs["flash_decode"]))
+    cand, waves, once, loop, per_wave, env = _steady_fd(b, wormhole)
     builder = Slots(b, cand, wormhole, "HiFi4")
     (fd_loop,) = [op for op in b.program.body if isinstance(op, ForLoop)]
     assert not builder.peeled(fd_loop)

@@ -7,7 +7,18 @@ from __future__ import annotations
 import functools
 
 from loom.ir.problem import Pipe, Seq, latency
-from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store, read_values, unread_results
+from loom.ir.tile import (
+    ExpandDims,
+    ForLoop,
+    Gather,
+    If,
+    Load,
+    Op,
+    Store,
+    read_values,
+    unread_results,
+    walk,
+)
 from loom.model import primitives as prim
 from loom.model.compute import Compute
 from loom.model.transfers import Transfers
@@ -26,6 +37,24 @@ class Slots(Compute, Transfers):
         """Whether the lowering peels `loop`'s last iteration (`unread_results`): only
         then can a block the loop reads be popped before the loop ends."""
         return any(self.buffered_value(c.init) for c in unread_results(loop, self.read))
+
+    def held_through(self, loop: ForLoop, ops: tuple[Op, ...], loads: list[Load]) -> list[Load]:
+        """The grid loads of `ops` whose block the compute still holds when `loop` runs:
+        read in the loop's body or after it. A block read only before the loop is popped
+        after its last reader there (`loom.lower.waits`), so even with one slot its engine
+        loads the next wave's block during this wave, as with two: flash decode's q, which
+        the hoisted score scale (`loom.frontend.hoist`) reads once per wave before the key
+        loop, the loop reading the scaled copy."""
+        alias = {op.result.name: op.operand.name for op in walk(ops) if isinstance(op, ExpandDims)}
+
+        def root(name: str) -> str:
+            while name in alias:
+                name = alias[name]
+            return name
+
+        at = next(i for i, op in enumerate(ops) if op is loop)
+        later = {root(v) for v in read_values((loop, *ops[at + 1 :]))}
+        return [op for op in loads if op.result.name in later]
 
     def pop_stall(self, loop: ForLoop, pipe: Pipe, held: list[Load]) -> Expr | None:
         """What a single-slot grid load (q, b_load_grid = 0) costs per wave when the

@@ -46,7 +46,8 @@ class Steady(Slots):
             return Term("fill", f"{what}, per wave", Const(0))
         if not engines:
             return None
-        held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        mine = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        held = self.held_through(loop, ops, mine)
         if held:
             # the first wave has no previous wave to hide its fill behind: it pays the
             # whole fill, the others what their single-slot load leaves exposed
@@ -93,7 +94,8 @@ class Steady(Slots):
         slack = maximum(latency(pipe) - latency(pipe.body), 0)
         hidden = minimum(add(*around), slack)
         engines = {self.load_engine(op) for op in loop.body if isinstance(op, Load)}
-        held = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        mine = [op for op in ops if isinstance(op, Load) and self.load_engine(op) in engines]
+        held = self.held_through(loop, ops, mine)
         if held and loop.tile.name not in self.pop_charged:
             hidden = select(knob("b_load", scope).eq(1), hidden, 0)
         what = "compute outside the loop, hidden behind the loop's loads of the next wave"
