@@ -8,11 +8,13 @@ binds). For Loom's pick and for the baseline (`loom eval`'s own lowered program,
 `loom.eval.run.baseline_program`) it prints the lowering's notes (mapping, waves per axis,
 block sizes, L1), every engine's busy cycles per core (min, mean, max; compute, reader,
 writer), when the cores finish, the DRAM bytes and bank use, which engine binds, and the
-ratio of the two runs. GEMM, flash attention (causal and not) and flash decode alike.
+ratio of the two runs. GEMM, flash attention (causal and not) and flash decode alike;
+`--accumulate output` compiles Loom accumulating in the output's format, as TTNN's matmul
+does (`loom eval` keeps the kernel's fp32 accumulator: `strict`).
 
     PYTHONPATH=src OMP_NUM_THREADS=1 .venv/bin/python benchmarks/core_breakdown.py \\
         [--kernel flash_attention_causal] [--arch wormhole_n150] [--shape B=1,H=8,S=2048,D=64] \\
-        [--baseline ttnn-sdpa-tuned]
+        [--baseline ttnn-sdpa-tuned] [--accumulate output]
 
 The baseline defaults to the kernel's tuned TTNN (`ttnn-matmul-tuned`, `ttnn-sdpa-tuned`,
 `ttnn-sdpa-decode-tuned`), which simulates each of its candidates: about 2 minutes of CPU
@@ -28,6 +30,7 @@ from loom.arch import load_arch
 from loom.eval.cases import case
 from loom.eval.run import baseline_program
 from loom.flows.helion import CompileOptions, compile_kernel
+from loom.ir.buffers import ACCUMULATE_POLICIES
 from loom.ir.program import Program
 from loom.kernels.registry import parse_shape, resolve_kernel
 from loom.sim import SimResult, simulate
@@ -85,11 +88,16 @@ def describe(name: str, sim: SimResult, program: Program) -> list[str]:
     return lines
 
 
-def breakdown(kernel: str, arch_name: str, shape_text: str, baseline: str) -> list[str]:
-    """Loom's pick and `baseline` on one case, simulated, as printable lines."""
+def breakdown(
+    kernel: str, arch_name: str, shape_text: str, baseline: str, accumulate: str = "strict"
+) -> list[str]:
+    """Loom's pick (its accumulators placed under `accumulate`) and `baseline` on one
+    case, simulated, as printable lines."""
     spec, arch = resolve_kernel(kernel), load_arch(arch_name)
     shape = parse_shape(shape_text, spec)
-    result = compile_kernel(spec, CompileOptions(arch=arch, shape=shape, jobs=1, top_k=1))
+    result = compile_kernel(
+        spec, CompileOptions(arch=arch, shape=shape, jobs=1, top_k=1, accumulate=accumulate)
+    )
     own = result.lowered.lowered
     loom = simulate(own, arch)
     lines = describe(f"loom {result.schedule.candidate}", loom, own)
@@ -108,9 +116,15 @@ def main() -> None:
     ap.add_argument("--arch", default="wormhole_n150")
     ap.add_argument("--shape", default="B=1,H=8,S=2048,D=64")
     ap.add_argument("--baseline", help="default: the kernel's tuned TTNN")
+    ap.add_argument(
+        "--accumulate",
+        choices=ACCUMULATE_POLICIES,
+        default="strict",
+        help="Loom's accumulators (as `loom compile --accumulate`; `loom eval` uses strict)",
+    )
     args = ap.parse_args()
     baseline = args.baseline or TUNED[args.kernel]
-    print("\n".join(breakdown(args.kernel, args.arch, args.shape, baseline)))
+    print("\n".join(breakdown(args.kernel, args.arch, args.shape, baseline, args.accumulate)))
 
 
 if __name__ == "__main__":
