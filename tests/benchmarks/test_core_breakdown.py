@@ -1,0 +1,35 @@
+"""The per-core breakdown (`benchmarks/core_breakdown.py`) on a small GEMM: both runs
+described engine by engine, the ratio the two simulations give."""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from core_breakdown import binding_engine, breakdown
+from loom.sim.result import EngineBusy
+
+
+def test_gemm_breakdown_describes_both_runs_and_their_ratio() -> None:
+    lines = breakdown("gemm", "wormhole_n150", "M=256,N=256,K=256", "ttnn-matmul-oob")
+    text = "\n".join(lines)
+    for engine in ("compute", "reader", "writer"):
+        assert text.count(f"{engine:8} busy cycles per core") == 2
+    assert text.count("block sizes tile_k=") == 2
+    assert "ttnn-matmul-oob: " in text and "waves tile_m=" in text
+    cycles = [float(m.replace(",", "")) for m in re.findall(r": ([\d,]+) cycles on", text)]
+    ratio = float(re.search(r"loom / ttnn-matmul-oob: ([\d.]+)x", text).group(1))  # type: ignore[union-attr]
+    assert ratio == round(cycles[1] / cycles[0], 3)
+
+
+def test_binding_engine_is_the_busiest_on_its_busiest_core() -> None:
+    class Sim:
+        engine_busy = (
+            EngineBusy("reader", 0.2, 0.5, 0.9),
+            EngineBusy("compute", 0.6, 0.7, 0.8),
+        )
+
+    assert binding_engine(Sim()) == "reader"  # type: ignore[arg-type]
