@@ -63,6 +63,15 @@ def test_one_case_runs_loom_and_every_gemm_baseline(local_rows: list[ResultRow])
     oob = next(r for r in local_rows if r.policy == "ttnn-matmul-oob")
     assert oob.candidate.startswith("ttnn-matmul-oob__") and oob.cores == 64
     assert "loom / ttnn-matmul-oob" in table2(local_rows)
+    # every row against the kernel's roofline: 256^3 bf16 moves 384 KiB, DRAM-bound on WH
+    assert all(0 < r.roofline_fraction <= 1 and r.roofline_bound == "dram" for r in local_rows)
+    assert [r.roofline_us for r in local_rows] == pytest.approx(
+        [3 * 256 * 256 * 2 / 288 / 1e3] * len(local_rows)
+    )
+    loom = next(r for r in local_rows if r.policy == "loom" and r.rank == 1)
+    assert f"{100 * loom.roofline_fraction:.1f}% dram (1)" in next(
+        line for line in table2(local_rows).splitlines() if "% of roofline: loom" in line
+    )
     assert "compile time" in table3(local_rows)
 
 

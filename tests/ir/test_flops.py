@@ -74,13 +74,18 @@ def test_an_elementwise_chain_counts_one_flop_per_element_and_op() -> None:
         Store("out", _w(TM, 512), z),
     )
     count = count_flops(_program(body, (GridAxis(TM, IM, 1024),)))
-    assert count == FlopCount(elementwise=2 * 1024 * 512)
+    n = 1024 * 512  # each op's elements, kept by name for the roofline's cycles per tile
+    ops = ((("elementwise", "exp"), n), (("elementwise", "mul"), n))
+    assert count == FlopCount(elementwise=2 * n, ops=ops)
 
 
 def test_a_reduction_counts_the_elements_it_folds() -> None:
     x = _v("x", TM, 512)
     body = (Load(x, "x", _w(TM, 512)), Reduce(_v("s", TM), "sum", x, 1))
-    assert count_flops(_program(body, (GridAxis(TM, IM, 256),))) == FlopCount(reduction=256 * 511)
+    ops = ((("reduce", "sum"), 256 * 512),)  # the operand's elements, the work priced
+    assert count_flops(_program(body, (GridAxis(TM, IM, 256),))) == FlopCount(
+        reduction=256 * 511, ops=ops
+    )
 
 
 def test_an_index_dependent_loop_and_guard_are_evaluated_per_index() -> None:

@@ -11,8 +11,10 @@ SHAPE = "M=256,N=512,K=128"
 
 def _rows(report: ReportData) -> list[ResultRow]:
     def row(policy: str, rank: int, candidate: str, cycles: float, status: str = "ok") -> ResultRow:
+        fraction = 0.5 if (policy, rank) == ("loom", 1) else 0.25  # the pick's share of roofline
         return ResultRow("gemm", "wormhole_n150", SHAPE, policy, rank, status, candidate,
-                         cycles=cycles)  # fmt: skip
+                         cycles=cycles, roofline_bound="dram",
+                         roofline_fraction=fraction)  # fmt: skip
 
     pick = report.candidates[0].name
     return [
@@ -46,4 +48,5 @@ def test_index_links_every_case(report: ReportData) -> None:
     html = render_eval_index((page, page))
     assert html.startswith("<!DOCTYPE html>") and html.count(f'href="{page.file}"') == 4
     assert "ttnn-matmul-oob 40,000" in html and report.candidate in html
+    assert page.roofline == "50% dram" and '<td class="num">50% dram</td>' in html
     assert "<script" not in html

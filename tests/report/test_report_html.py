@@ -131,3 +131,16 @@ def test_heg_simulated_figures_are_per_pipe_and_add_up(compiled, report: ReportD
     # every busy cycle of every engine lands on exactly one node
     total = sum(e.mean for e in sim.engine_busy) * sim.kernel_cycles
     assert sum(n.simulated for n in figures.values()) == pytest.approx(total, rel=1e-6)
+
+
+def test_page_shows_the_kernels_roofline_and_the_picks_share(report: ReportData) -> None:
+    bound = report.roofline.bound
+    assert bound is not None and bound.cores == 64
+    # gemm M=256, N=512, K=128 in bf16: A, B and C cross DRAM once at 12 banks x 24 B/cycle
+    assert bound.dram == pytest.approx((256 * 128 + 128 * 512 + 256 * 512) * 2 / 288)
+    assert bound.bound == "dram"
+    assert report.roofline.simulated_fraction is not None
+    assert 0 < report.roofline.simulated_fraction <= 1
+    page = render_report(report)
+    assert "Roofline of the kernel on the whole chip (64 cores)" in page
+    assert f"simulated at {100 * report.roofline.simulated_fraction:.0f}%" in page

@@ -46,6 +46,13 @@ class ResultRow:
     dram_read_bytes: float = 0.0
     noc_multicast_bytes: float = 0.0
     busiest_link: float = 0.0
+    roofline_us: float = 0.0
+    """The kernel's roofline on the whole chip (`loom.model.roofline`): the shortest
+    time the compulsory work of the Tile IR this row ran allows."""
+    roofline_bound: str = ""
+    """The resource that sets it: `math` (FPU and SFPU), `dram` or `noc`."""
+    roofline_fraction: float = 0.0
+    """roofline_us / us: 1 is at the roofline."""
     compile_seconds: float = 0.0
     sim_seconds: float = 0.0
 

@@ -46,6 +46,7 @@ from loom.ir.program import Program
 from loom.ir.schedule import Schedule, grid_waves
 from loom.ir.tile import TileProgram
 from loom.kernels.registry import KernelSpec, resolve_kernel
+from loom.model.roofline import RooflineBound, roofline_bound
 from loom.sim import SimResult, simulate
 from loom.solve.materialize import CompileStats, materialize
 
@@ -111,6 +112,7 @@ def _row(
     schedule: Schedule,
     sim: SimResult,
     sim_seconds: float,
+    bound: RooflineBound,
     compile_seconds: float = 0.0,
 ) -> ResultRow:
     flops = spec.flops(case.shape_dict) if spec.flops else 0
@@ -138,6 +140,9 @@ def _row(
         dram_read_bytes=sim.bytes_moved.dram_read,
         noc_multicast_bytes=sim.bytes_moved.noc_multicast,
         busiest_link=sim.link_utilization[0].utilization if sim.link_utilization else 0.0,
+        roofline_us=bound.us,
+        roofline_bound=bound.bound,
+        roofline_fraction=bound.fraction(sim.kernel_cycles),
         compile_seconds=compile_seconds,
         sim_seconds=sim_seconds,
     )
@@ -164,6 +169,13 @@ class _Case:
         """Simulations of this case by lowered program (notes aside): policies, ranks and
         Figure 11's neighbours often lower to the same program, and the simulator is a
         pure function of it."""
+        self._bounds: dict[int, tuple[TileProgram, RooflineBound]] = {}
+
+    def bound(self, program: TileProgram) -> RooflineBound:
+        """The roofline of the Tile IR a row ran (its formats), once per program."""
+        if id(program) not in self._bounds:
+            self._bounds[id(program)] = (program, roofline_bound(program, self.arch, self.fidelity))
+        return self._bounds[id(program)][1]
 
     def program_for(self, policy: Policy, program: TileProgram) -> TileProgram:
         """The program a baseline runs: `program` (the kernel as Loom compiles it) unless
@@ -277,6 +289,7 @@ def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
         try:
             sim, secs = state.simulate(result.program, result.buffered, schedule)
             rows.append(_row(case, state.spec, "loom", rank, schedule, sim, secs,
+                             state.bound(result.program),
                              compile_seconds if rank == 1 else 0.0))  # fmt: skip
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, "loom", rank, err))
@@ -306,7 +319,8 @@ def _same_format_rows(state: _Case) -> list[ResultRow]:
         )  # fmt: skip
         seconds = time.perf_counter() - start
         sim, secs = state.simulate(result.program, result.buffered, result.schedule)
-        return [_row(case, state.spec, name, 1, result.schedule, sim, secs, seconds)]
+        bound = state.bound(result.program)
+        return [_row(case, state.spec, name, 1, result.schedule, sim, secs, bound, seconds)]
     except Exception as err:  # a sweep records a policy's failure and goes on
         return [_failed(case, name, 1, err)]
 
@@ -326,7 +340,8 @@ def _neighbour_rows(state: _Case, program, buffered, best: Schedule) -> list[Res
         schedule = dataclasses.replace(schedule, modeled_cycles=int(entry["modeled_cycles"]))
         try:
             sim, secs = state.simulate(program, buffered, schedule)
-            rows.append(_row(state.case, state.spec, "loom-neighbour", i, schedule, sim, secs))
+            rows.append(_row(state.case, state.spec, "loom-neighbour", i, schedule, sim, secs,
+                             state.bound(program)))  # fmt: skip
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(state.case, "loom-neighbour", i, err))
     return rows
@@ -372,13 +387,16 @@ def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             own = state.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
             sim, secs = state.simulate(own_program, own, schedule, policy)
-            rows.append(_row(case, state.spec, name, 1, schedule, sim, secs))
+            rows.append(_row(case, state.spec, name, 1, schedule, sim, secs,
+                             state.bound(own_program)))  # fmt: skip
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))
     for name, candidates in _tuned_baselines(case, state.arch):
         try:
             best = state.tune(program, buffered, candidates())
-            rows.append(_row(case, state.spec, name, 1, best.schedule, best.sim, best.seconds))
+            bound = state.bound(state.program_for(best.policy, program))
+            rows.append(_row(case, state.spec, name, 1, best.schedule, best.sim, best.seconds,
+                             bound))  # fmt: skip
         except Exception as err:  # a sweep records a policy's failure and goes on
             rows.append(_failed(case, name, 1, err))
     rows.extend(_tileloom_rows(state, program, buffered))
@@ -405,7 +423,7 @@ def _tileloom_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type:
             schedule = dataclasses.replace(schedule, modeled_cycles=int(cand.modeled_cycles))
             sim, secs = state.simulate(program, buffered, schedule)
             rows.append(_row(case, state.spec, "tileloom", rank, schedule, sim, secs,
-                             rank_seconds if rank == 1 else 0.0))  # fmt: skip
+                             state.bound(program), rank_seconds if rank == 1 else 0.0))  # fmt: skip
         except ScheduleError as err:
             rejected = err
         except Exception as err:  # a sweep records a policy's failure and goes on

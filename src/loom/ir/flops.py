@@ -13,6 +13,11 @@ What counts, over the whole iteration space (every grid block, every loop trip):
 * a reduction: one flop per operand element it folds into another (n − 1 per result);
 * loads, stores, fills, format conversions, views and gathers: none (data movement).
 
+Beside the flops, `FlopCount.ops` keeps the elements each elementwise and reduction op
+processes (its result, its operand), by op name: what the roofline prices at the
+architecture's cycles per tile of that op (`loom.model.roofline`), since an exp costs the
+SFPU many times an add.
+
 Blocks are counted whole, at each block size's smallest legal value (32 for a tile
 dimension), so the count does not depend on the schedule; a tail padded to a whole tile
 counts its padding, as the cores compute it. A loop or a guard that depends on a grid or
@@ -50,20 +55,32 @@ class FlopCount:
     matmul: int = 0
     elementwise: int = 0
     reduction: int = 0
+    ops: tuple[tuple[tuple[str, str], int], ...] = ()
+    """((kind, op), elements) sorted: an elementwise op's result elements, a reduction's
+    operand elements (kind `elementwise` or `reduce`)."""
 
     @property
     def total(self) -> int:
         return self.matmul + self.elementwise + self.reduction
 
     def __add__(self, other: FlopCount) -> FlopCount:
+        merged = dict(self.ops)
+        for key, n in other.ops:
+            merged[key] = merged.get(key, 0) + n
         return FlopCount(
             self.matmul + other.matmul,
             self.elementwise + other.elementwise,
             self.reduction + other.reduction,
+            tuple(sorted(merged.items())),
         )
 
     def times(self, n: int) -> FlopCount:
-        return FlopCount(self.matmul * n, self.elementwise * n, self.reduction * n)
+        return FlopCount(
+            self.matmul * n,
+            self.elementwise * n,
+            self.reduction * n,
+            tuple((key, m * n) for key, m in self.ops),
+        )
 
 
 def count_flops(program: TileProgram) -> FlopCount:
@@ -103,10 +120,12 @@ def _ops_flops(ops: tuple[Op, ...], env: dict[str, int]) -> FlopCount:
             k = op.lhs.shape[-1].eval(env)
             total += FlopCount(matmul=2 * _elements(op.result, env) * k)
         elif isinstance(op, Elementwise):
-            total += FlopCount(elementwise=_elements(op.result, env))
+            n = _elements(op.result, env)
+            total += FlopCount(elementwise=n, ops=((("elementwise", op.op), n),))
         elif isinstance(op, Reduce):
-            folded = _elements(op.operand, env) - _elements(op.result, env)
-            total += FlopCount(reduction=max(folded, 0))
+            n = _elements(op.operand, env)
+            folded = max(n - _elements(op.result, env), 0)
+            total += FlopCount(reduction=folded, ops=((("reduce", op.op), n),))
         elif isinstance(op, If):
             if op.cond.eval(env):
                 total += _ops_flops(op.body, env)

@@ -26,6 +26,9 @@ class CasePage:
     simulated_cycles: float | None
     baselines: tuple[tuple[str, float], ...]
     """(policy, simulated cycles) of the best-ranked row of every other policy."""
+    roofline: str = ""
+    """Loom's pick as a share of the kernel's roofline and the bounding resource, from
+    its result row (`ResultRow.roofline_fraction`), e.g. `74% dram`; empty without one."""
 
 
 def page_name(kernel: str, arch: str, shape: str) -> str:
@@ -43,7 +46,9 @@ def simulated_top_k(rows: Iterable[ResultRow]) -> tuple[tuple[str, float], ...]:
 
 
 def case_page(data: ReportData, shape: str, rows: Iterable[ResultRow]) -> CasePage:
+    rows = list(rows)
     best: dict[str, ResultRow] = {}
+    pick = next((r for r in rows if r.policy == "loom" and r.rank == 1 and r.status == "ok"), None)
     for r in sorted(rows, key=lambda r: r.rank):
         if r.status == "ok" and not r.policy.startswith("loom"):
             best.setdefault(r.policy, r)
@@ -56,6 +61,11 @@ def case_page(data: ReportData, shape: str, rows: Iterable[ResultRow]) -> CasePa
         modeled_cycles=data.modeled_cycles,
         simulated_cycles=data.sim.cycles if data.sim else None,
         baselines=tuple((p, r.cycles) for p, r in sorted(best.items())),
+        roofline=(
+            f"{100 * pick.roofline_fraction:.0f}% {pick.roofline_bound}"
+            if pick and pick.roofline_fraction
+            else ""
+        ),
     )
 
 

@@ -12,12 +12,17 @@ follows as a labelled second line, and each configured baseline present gets its
 lines. Decode adds Loom compiled with the models' bfloat8_b KV cache ("loom-kv-bfp8")
 over the models' config, which reads the same bytes (the headline compares Loom's bf16
 cache with the strongest TTNN, that config included).
+
+Beside the ratios, each kernel's lines end with the fraction of its roofline (the shortest
+time its compulsory work allows on the whole chip, `loom.model.roofline`) that Loom's
+pick, the strongest TTNN and TileLoom reach: the geomean over the shapes of roofline time
+/ simulated kernel time, and the resource that bounds most of the shapes.
 """
 
 from __future__ import annotations
 
 import math
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 
 from loom.baselines.ttnn_layer import LAYER_BASELINES
@@ -116,7 +121,26 @@ def table2(rows: Iterable[ResultRow]) -> str:
             cells = "".join(f" {_cell(speedups(picked, kernel, arch, a, b)):>22}" for arch in archs)
             label = f"{a} / {b}" + (" (no config)" if b == ttnn and a.startswith("loom") else "")
             lines.append(f"{kernel:22} {label:44}{cells}")
+        for policy in ("loom", STRONGEST, "tileloom"):
+            cells = "".join(f" {roofline_cell(picked, kernel, arch, policy):>22}" for arch in archs)
+            lines.append(f"{kernel:22} {'% of roofline: ' + policy:44}{cells}")
     return "\n".join(lines) + "\n"
+
+
+def roofline_cell(
+    picked: dict[CaseKey, dict[str, ResultRow]], kernel: str, arch: str, policy: str
+) -> str:
+    """Geomean fraction of the roofline `policy` reaches on `kernel` x `arch`, the
+    resource bounding most shapes, and the number of shapes ("-" when none)."""
+    rows = [
+        pol[policy]
+        for (k, ar, _), pol in sorted(picked.items())
+        if k == kernel and ar == arch and policy in pol and pol[policy].roofline_fraction > 0
+    ]
+    if not rows:
+        return "-"
+    bound = Counter(r.roofline_bound for r in rows).most_common(1)[0][0]
+    return f"{100 * geomean([r.roofline_fraction for r in rows]):.1f}% {bound} ({len(rows)})"
 
 
 def table3(rows: Iterable[ResultRow]) -> str:
@@ -177,7 +201,8 @@ def _brief(r: ResultRow) -> str:
         f"{r.cycles:,.0f} cyc on {r.cores} cores [{r.block_sizes}] busy compute "
         f"{100 * r.compute_busy_max:.0f}% reader {100 * r.reader_busy_max:.0f}% writer "
         f"{100 * r.writer_busy_max:.0f}%, DRAM read {r.dram_read_bytes / 2**20:.1f} MiB, "
-        f"mcast {r.noc_multicast_bytes / 2**20:.1f} MiB, busiest link {100 * r.busiest_link:.0f}%"
+        f"mcast {r.noc_multicast_bytes / 2**20:.1f} MiB, busiest link {100 * r.busiest_link:.0f}%, "
+        f"{100 * r.roofline_fraction:.0f}% of its {r.roofline_bound}-bound roofline"
     )
 
 

@@ -17,6 +17,7 @@ from loom.ir.problem import Problem
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule
 from loom.model.inputs import compulsory_bytes
+from loom.model.roofline import RooflineBound, roofline_bound
 from loom.report.heg_view import KNOB_TEXT, HegItem, heg_view
 from loom.report.mesh_view import MeshView, mesh_view
 from loom.report.summary import intensity_text
@@ -130,6 +131,12 @@ class Roofline:
     """The roof's DRAM bandwidth: the peak at the achievable efficiency (`dram.efficiency`)."""
     modeled_tflops: float
     simulated_tflops: float | None
+    bound: RooflineBound | None = None
+    """The kernel's roofline on the whole chip (`loom.model.roofline`: math with the
+    SFPU's work, DRAM, NoC), the bound `loom eval` measures every pick against."""
+    modeled_fraction: float = 0.0
+    simulated_fraction: float | None = None
+    """The bound's time over the modeled / simulated kernel time (launch excluded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -333,15 +340,27 @@ def sim_view(sim: SimResult, arch: Arch, flops: int, trace_file: str) -> SimView
 
 
 def roofline(
-    schedule: Schedule, arch: Arch, flops: int, compulsory_bytes: int, sim: SimView | None
+    schedule: Schedule,
+    arch: Arch,
+    flops: int,
+    compulsory_bytes: int,
+    sim: SimView | None,
+    bound: RooflineBound | None = None,
+    kernel_cycles: tuple[float, float | None] = (0.0, None),
 ) -> Roofline:
+    """The roofline point; with `bound`, its share of the (modeled, simulated) kernel
+    cycles `kernel_cycles`."""
     moved = (sim.dram_read_bytes + sim.dram_write_bytes) if sim else float(compulsory_bytes)
+    modeled, simulated = kernel_cycles
     return Roofline(
         intensity=flops / moved if moved else 0.0,
         peak_tflops=arch.peak_tflops(schedule.math_fidelity, schedule.mapping.num_cores),
         dram_gbps=arch.dram.peak_bytes_per_cycle * arch.dram.efficiency * arch.clock_ghz,
         modeled_tflops=schedule.modeled_tflops,
         simulated_tflops=sim.tflops if sim else None,
+        bound=bound,
+        modeled_fraction=bound.fraction(modeled) if bound else 0.0,
+        simulated_fraction=bound.fraction(simulated) if bound and simulated else None,
     )
 
 
@@ -442,7 +461,15 @@ def build_report(inputs: ReportInputs) -> ReportData:
         mesh=mesh_view(s, lw.lowered, arch, inputs.sim),
         heg=heg_view(inputs.problem, s, inputs.sim) if inputs.problem else None,
         sim=sim,
-        roofline=roofline(s, arch, inputs.flops, compulsory, sim),
+        roofline=roofline(
+            s,
+            arch,
+            inputs.flops,
+            compulsory,
+            sim,
+            roofline_bound(lw.program, arch, s.math_fidelity),
+            (total_cycles, inputs.sim.kernel_cycles if inputs.sim else None),
+        ),
         verify=verify_rows(
             inputs.verify, tuple(t.name for t in lw.lowered.tensors if t.role == "output")
         ),
