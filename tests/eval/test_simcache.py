@@ -42,3 +42,22 @@ def test_another_program_or_arch_has_another_key() -> None:
     b = dram_read_program((2, 2), blocks=4, block_rows=1, block_cols=2)
     assert simcache.sim_key(a, wh) == simcache.sim_key(a, wh)
     assert len({simcache.sim_key(a, wh), simcache.sim_key(b, wh), simcache.sim_key(a, bh)}) == 3
+
+
+def test_equal_programs_have_one_key_whatever_their_objects_share() -> None:
+    """The key hashes values: a program whose streams hold copies of what another's share
+    (as two processes' lowerings may) and whose expressions cached evaluations since has
+    the same key."""
+    import copy
+
+    arch = load_arch("wormhole_n150")
+    program = dram_read_program((2, 2), blocks=3, block_rows=1, block_cols=2)
+    key = simcache.sim_key(program, arch)
+    simcache.simulate(program, arch)  # expressions cache their evaluations on themselves
+    copied = dataclasses.replace(
+        program,
+        reader=tuple(copy.deepcopy(s) for s in program.reader),
+        compute=tuple(copy.deepcopy(s) for s in program.compute),
+        writer=tuple(copy.deepcopy(s) for s in program.writer),
+    )
+    assert simcache.sim_key(program, arch) == simcache.sim_key(copied, arch) == key
