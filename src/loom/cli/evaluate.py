@@ -85,8 +85,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     wanted = {c.key for c in cases}
     done = {r.case_key for r in rows}
     todo = [c for c in cases if c.key not in done]
+    cache = trace_cache(args)
     options = EvalOptions(
-        top_k=args.top_k, math_fidelity=args.math_fidelity, neighbours=not args.no_neighbours
+        top_k=args.top_k,
+        math_fidelity=args.math_fidelity,
+        neighbours=not args.no_neighbours,
+        cache_dir=str(cache.folder) if cache is not None else "",
     )
     jobs = args.jobs or os.cpu_count() or 1
     print(f"{len(cases)} cases, {len(cases) - len(todo)} already in {results}; running {len(todo)}")

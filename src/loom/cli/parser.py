@@ -216,6 +216,11 @@ def _sweep_args(parser: argparse.ArgumentParser, out: str) -> None:
         "--no-neighbours", action="store_true", help="skip GEMM's 27-neighbour block sizes"
     )
     parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="simulate every program again (ignore the simulations kept in the cache folder)",
+    )
+    parser.add_argument(
         "--html",
         dest="pages",
         action="store_true",

@@ -13,6 +13,7 @@ import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from loom.arch import Arch, load_arch
 from loom.baselines.build import Policy, build_schedule
@@ -37,17 +38,20 @@ from loom.dataflow.looped_rows import loop_rows
 from loom.errors import ScheduleError
 from loom.eval.cases import EvalCase, kernel_source
 from loom.eval.rows import ResultRow
+from loom.eval.simcache import simulate_cached
 from loom.eval.tuned import Tuned, fastest
-from loom.flows.helion import CompileOptions, compile_kernel, run_frontend
+from loom.flows.cached import LazyKernel, compile_cached
+from loom.flows.helion import CompileOptions, CompileResult, compile_kernel, run_frontend
 from loom.flows.lowered import lower_schedule
 from loom.flows.stages import StageLog
+from loom.flows.tracecache import TraceCache
 from loom.ir.buffers import BufferedProgram
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule, grid_waves
 from loom.ir.tile import TileProgram
 from loom.kernels.registry import KernelSpec, resolve_kernel
 from loom.model.roofline import RooflineBound, roofline_bound
-from loom.sim import SimResult, simulate
+from loom.sim import SimResult
 from loom.solve.materialize import CompileStats, materialize
 
 
@@ -59,6 +63,9 @@ class EvalOptions:
     neighbours: bool = True
     """Simulate GEMM's 27-point block-size neighbourhood (Figure 11)."""
     time_limit_s: float = 10.0
+    cache_dir: str = ""
+    """Where Loom's compiles and the simulations are kept across runs (`loom.flows.cached`,
+    `loom.eval.simcache`); empty: nowhere."""
 
 
 def _baselines(case: EvalCase, arch: Arch) -> list[tuple[str, Callable[[], Policy | None]]]:
@@ -170,12 +177,29 @@ class _Case:
         Figure 11's neighbours often lower to the same program, and the simulator is a
         pure function of it."""
         self._bounds: dict[int, tuple[TileProgram, RooflineBound]] = {}
+        self._cache = TraceCache(Path(options.cache_dir)) if options.cache_dir else None
+        """The same across cases and runs, on disk (`loom.eval.simcache`)."""
 
     def bound(self, program: TileProgram) -> RooflineBound:
         """The roofline of the Tile IR a row ran (its formats), once per program."""
         if id(program) not in self._bounds:
             self._bounds[id(program)] = (program, roofline_bound(program, self.arch, self.fidelity))
         return self._bounds[id(program)][1]
+
+    def compile(self, top_k: int, formats: str = "") -> CompileResult:
+        """Loom's compile of this case (through the cache folder's compile results when
+        there is one: `loom.flows.cached`, keyed by every input of the compile)."""
+        case, options = self.case, self.options
+
+        def make_options(shape: dict[str, int]) -> CompileOptions:
+            return CompileOptions(arch=self.arch, shape=shape, math_fidelity=self.fidelity,
+                                  formats=formats, jobs=1, top_k=top_k,
+                                  time_limit_s=options.time_limit_s)  # fmt: skip
+
+        if self._cache is None:
+            return compile_kernel(self.spec, make_options(case.shape_dict))
+        kernel = LazyKernel.of_file(kernel_source(case.kernel), spec=self.spec)
+        return compile_cached(kernel, case.shape_text, make_options, self._cache, None, formats)
 
     def program_for(self, policy: Policy, program: TileProgram) -> TileProgram:
         """The program a baseline runs: `program` (the kernel as Loom compiles it) unless
@@ -235,7 +259,7 @@ class _Case:
         key = dataclasses.replace(lowered, notes=())
         sim = self._sims.get(key)
         if sim is None:
-            sim = self._sims[key] = simulate(lowered, self.arch)
+            sim = self._sims[key] = simulate_cached(lowered, self.arch, self._cache)
         return sim, time.perf_counter() - start
 
     def tune(self, program, buffered, candidates: tuple[Policy, ...]) -> Tuned:  # type: ignore[no-untyped-def]
@@ -256,17 +280,7 @@ class _Case:
 def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
     case, options = state.case, state.options
     start = time.perf_counter()
-    result = compile_kernel(
-        state.spec,
-        CompileOptions(
-            arch=state.arch,
-            shape=case.shape_dict,
-            math_fidelity=state.fidelity,
-            jobs=1,
-            top_k=options.top_k,
-            time_limit_s=options.time_limit_s,
-        ),
-    )
+    result = state.compile(top_k=options.top_k)
     compile_seconds = time.perf_counter() - start
     stats = CompileStats(
         kernel=state.spec.name,
@@ -311,12 +325,7 @@ def _same_format_rows(state: _Case) -> list[ResultRow]:
     case = state.case
     try:
         start = time.perf_counter()
-        result = compile_kernel(
-            state.spec,
-            CompileOptions(arch=state.arch, shape=case.shape_dict, math_fidelity=state.fidelity,
-                           formats=formats, jobs=1, top_k=1,
-                           time_limit_s=state.options.time_limit_s),
-        )  # fmt: skip
+        result = state.compile(top_k=1, formats=formats)
         seconds = time.perf_counter() - start
         sim, secs = state.simulate(result.program, result.buffered, result.schedule)
         bound = state.bound(result.program)

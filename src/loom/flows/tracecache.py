@@ -77,7 +77,7 @@ def kernel_file(name_or_path: str) -> KernelFile:
         ) from None
 
 
-def _hash_sources(digest: hashlib._Hash, root: Path, folder: Path) -> None:
+def hash_sources(digest: hashlib._Hash, root: Path, folder: Path) -> None:
     """Feed every Python file under `folder` to `digest`: its path below `root`, then its
     bytes, in sorted order (so the digest names exactly that source tree)."""
     for file in sorted(folder.rglob("*.py")):
@@ -96,7 +96,7 @@ def _versions() -> str:
     root = _LOOM_ROOT
     digest = hashlib.sha256()
     for package in _TRACED_PACKAGES:
-        _hash_sources(digest, root, root / package)
+        hash_sources(digest, root, root / package)
     parts.append(f"frontend={digest.hexdigest()[:16]}")
     return ";".join(parts)
 
@@ -118,7 +118,7 @@ def _loom_source() -> str:
     compile result depends on besides its inputs."""
     root = _LOOM_ROOT
     digest = hashlib.sha256()
-    _hash_sources(digest, root, root)
+    hash_sources(digest, root, root)
     try:
         digest.update(importlib.metadata.version("ortools").encode())
     except importlib.metadata.PackageNotFoundError:
