@@ -54,12 +54,12 @@ def test_a_matmul_fills_and_drains_its_pipeline_once_per_step(buffered, wormhole
 def _terms(node):  # type: ignore[no-untyped-def]
     match node:
         case Leaf(terms=terms):
-            return list(terms)
+            yield from terms
         case Pipe(body=body) | For(body=body):
-            return _terms(body)
+            yield from _terms(body)
         case Seq(children=children):
-            return [t for c in children for t in _terms(c)]
-    return []
+            for c in children:
+                yield from _terms(c)
 
 
 def test_a_block_converted_into_a_block_of_its_own_is_a_copy(wormhole) -> None:  # type: ignore[no-untyped-def]
@@ -77,3 +77,40 @@ def test_a_block_converted_into_a_block_of_its_own_is_a_copy(wormhole) -> None: 
     tiles = env[tile_m] // 32 * (spec.default_shape["x[1]"] // 32)
     c = wormhole.compute
     assert copies[0].cycles.eval(env) == tiles * c.pack_cycles(4096) + c.op_overhead_cycles
+
+
+def _causal_terms(wormhole):  # type: ignore[no-untyped-def]
+    """The causal kernel's key-loop terms at 128x128 blocks, evaluated by name."""
+    from loom.dataflow import build_buffers
+    from loom.flows.helion import run_frontend
+    from loom.flows.stages import StageLog
+    from loom.kernels.registry import resolve_kernel
+
+    spec = resolve_kernel("flash_attention_causal")
+    program = run_frontend(spec, {"B": 1, "H": 2, "S": 256, "D": 64}, StageLog())
+    b = build_buffers(program)
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
+    env = {n: d[0] for n, d in problem.domains.items()}
+    env.update({n: 128 for n in problem.tile_names if n != "tile_b"})
+    return {t.what.split(" (")[0]: t.cycles.eval(env) for t in _terms(problem.heg)}
+
+
+def test_an_inline_fill_is_math_not_a_pack(wormhole) -> None:  # type: ignore[no-untyped-def]
+    """The mask's `zeros_like(qk)` has no buffer: the lowering builds it in Dst inside
+    the score's statement (a copy per tile on the math thread, as the simulator charges
+    it), not a pack of its own. Charged as a pack, the causal mask cost 522 cycles a key
+    block at 128x128 where the simulator charges 128."""
+    terms = _causal_terms(wormhole)
+    assert terms["fill full"] == 16 * wormhole.compute.eltwise("copy")
+
+
+def test_a_statements_pack_runs_beside_its_inline_math(wormhole) -> None:  # type: ignore[no-untyped-def]
+    """The score `qk - mask` is one Compute statement with the matmul and the mask ops
+    inline: its pack of 16 fp32 tiles overlaps their math (the simulator charges the
+    statement overhead + max(unpack, math, pack)), so the last op costs its own math,
+    not the whole pack again (1 034 cycles a key block, simulated statement 4 189 against
+    5 224 modeled before)."""
+    terms = _causal_terms(wormhole)
+    c = wormhole.compute
+    assert terms["sub qk_1"] == c.op_overhead_cycles + 16 * c.eltwise("sub")

@@ -4,6 +4,8 @@ and its final copy, and the copies of a loop's carried values."""
 
 from __future__ import annotations
 
+import functools
+
 from loom.ir.buffers import PLACEMENTS
 from loom.ir.geometry import TILE
 from loom.ir.integers import converts_by_product
@@ -90,6 +92,11 @@ class Compute(HegCore):
                 terms.append(
                     prim.reduce_term(arch, kind, f"reduce-{kind} {r.name} ({where})", self.tiles(x))
                 )
+            case Full(result=r) if not self.buffered_value(r):
+                # computed inline in its reader's statement: the math thread fills Dst
+                # (a copy per tile), the statement's one pack writes the result
+                what = f"fill {r.name} ({where}, inline)"
+                return [prim.eltwise_term(arch, "copy", what, self.tiles(r))]
             case Full(result=r):
                 size = self.tile_bytes(r.dtype)
                 terms.append(prim.pack_term(arch, f"fill {r.name} ({where})", self.tiles(r), size))
@@ -162,11 +169,40 @@ class Compute(HegCore):
         ]
         parts = [add(*(t.cycles for t in math))]
         parts += [add(*unpack)] if unpack else []
-        parts += [add(*pack)] if pack else []
+        if pack:
+            # the pack of a statement runs beside the math of the ops computed inline in
+            # it (their own terms, charged where they stand): only its excess is charged
+            parts.append(add(*pack) - add(Const(0), *self.inline_cycles(op)))
         overhead = arch.compute.op_overhead_cycles if pack else 0
         first = math[0]
         what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
         return Term(first.kind, what, maximum(*parts) + overhead + edges)
+
+    def inline_cycles(self, op: Op) -> list[Expr]:
+        """The terms of the ops computed inline in `op`'s statement: the producers of
+        its operands that have no buffer (`loom.dataflow` fuses them into one Compute
+        statement), recursively; a value read through a conversion counts its source."""
+        cycles: list[Expr] = []
+        seen: set[int] = set()
+        todo = [v for v in op.operands() if not self.buffered_value(v)]
+        while todo:
+            producer = self.producers.get(todo.pop().name)
+            if producer is None or id(producer) in seen:
+                continue
+            seen.add(id(producer))
+            cycles += [t.cycles for t in self.op_terms(producer)]
+            todo += [v for v in producer.operands() if not self.buffered_value(v)]
+        return cycles
+
+    @functools.cached_property
+    def producers(self) -> dict[str, Op]:
+        """The op computing each value, by name (loads, loops and stores excluded)."""
+        return {
+            r.name: op
+            for op in walk(self.program.body)
+            if not isinstance(op, (Load, ForLoop))
+            for r in op.results()
+        }
 
     def final_copy(self, out: Value, state: Value) -> Term:
         """The copy of a matmul accumulator's state into its store block after the
