@@ -31,10 +31,10 @@ def _defines(op: Op) -> set[str]:
     return names
 
 
-def _split(loop: ForLoop) -> tuple[list[Op], list[Op]]:
+def _split(loop: ForLoop) -> tuple[list[Elementwise | Convert], list[Op]]:
     """The loop body's invariant elementwise ops, and the ops that stay."""
     varying = {c.arg.name for c in loop.carried}
-    moved: list[Op] = []
+    moved: list[Elementwise | Convert] = []
     kept: list[Op] = []
     for op in loop.body:
         reads = op.operands()
@@ -62,7 +62,7 @@ def _hoist(ops: tuple[Op, ...], notes: list[str]) -> tuple[Op, ...]:
                 op = replace(op, body=tuple(kept))
                 out += moved
                 notes += [
-                    f"line {m.line}: {m.results()[0].name} does not change in the loop at "
+                    f"line {m.line}: {m.result.name} does not change in the loop at "
                     f"line {op.line}; computed once before it"
                     for m in moved
                 ]
