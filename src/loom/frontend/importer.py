@@ -17,6 +17,7 @@ from loom.errors import FrontendError, ShapeError
 from loom.frontend.core import def_line
 from loom.frontend.helion_import import HelionImporter
 from loom.frontend.hoist import hoist_matmul_scales
+from loom.frontend.licm import hoist_invariants
 from loom.frontend.scope import GridBarrierNeeded
 from loom.frontend.vectors import lift_1d_tensors
 from loom.ir.geometry import TILE
@@ -58,7 +59,7 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
     with bound.env, bound.host_function:
         try:
             program = HelionImporter(bound, name, source_file, scalars).run()
-            return hoist_matmul_scales(lift_1d_tensors(program))
+            return hoist_matmul_scales(hoist_invariants(lift_1d_tensors(program)))
         except GridBarrierNeeded:
             pass
         # A phase reads tiles other blocks wrote (or overwrites tiles they read, or runs
@@ -72,7 +73,9 @@ def import_kernel(kernel: helion.Kernel, args: tuple[object, ...]) -> TileProgra
         ]
     chained: TileProgram | None = None
     for launch in reversed(launches):
-        chained = replace(hoist_matmul_scales(lift_1d_tensors(launch)), after=chained)
+        chained = replace(
+            hoist_matmul_scales(hoist_invariants(lift_1d_tensors(launch))), after=chained
+        )
     assert chained is not None
     return chained
 
