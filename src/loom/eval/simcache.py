@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import importlib.metadata
 import io
 import pickle
 from functools import lru_cache
@@ -23,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from loom.arch import Arch
-from loom.flows.tracecache import TraceCache, hash_sources
+from loom.flows.tracecache import TraceCache, hash_sources, hash_version
 from loom.ir.program import Program
 from loom.sim import SimResult, simulate
 
@@ -39,10 +38,7 @@ def _simulator_source() -> str:
     for package in _SIM_PACKAGES:
         hash_sources(digest, _LOOM_ROOT, _LOOM_ROOT / package)
     digest.update((_LOOM_ROOT / "errors.py").read_bytes())
-    try:
-        digest.update(importlib.metadata.version("numba").encode())
-    except importlib.metadata.PackageNotFoundError:
-        digest.update(b"numba=?")
+    hash_version(digest, "numba")
     return digest.hexdigest()
 
 

@@ -77,6 +77,15 @@ def kernel_file(name_or_path: str) -> KernelFile:
         ) from None
 
 
+def hash_version(digest: hashlib._Hash, distribution: str) -> None:
+    """Feed an installed distribution's version to `digest` (a placeholder when absent):
+    a result computed by it changes with it."""
+    try:
+        digest.update(importlib.metadata.version(distribution).encode())
+    except importlib.metadata.PackageNotFoundError:
+        digest.update(f"{distribution}=?".encode())
+
+
 def hash_sources(digest: hashlib._Hash, root: Path, folder: Path) -> None:
     """Feed every Python file under `folder` to `digest`: its path below `root`, then its
     bytes, in sorted order (so the digest names exactly that source tree)."""
@@ -119,10 +128,7 @@ def _loom_source() -> str:
     root = _LOOM_ROOT
     digest = hashlib.sha256()
     hash_sources(digest, root, root)
-    try:
-        digest.update(importlib.metadata.version("ortools").encode())
-    except importlib.metadata.PackageNotFoundError:
-        digest.update(b"ortools=?")
+    hash_version(digest, "ortools")
     return digest.hexdigest()
 
 
