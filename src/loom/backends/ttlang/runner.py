@@ -543,6 +543,13 @@ def checked_outputs(pending: list[Pending], noise: Noise | None) -> list[OutputC
     ]
 
 
+def _device_value(grid: torch.Tensor, t: DramTensor, real_bf16: torch.dtype) -> torch.Tensor:
+    """An output as the kernel stored it: its tiles gathered, a bf16 one in the dtype the
+    simulator really computed it in."""
+    out = _from_grid(grid, t)
+    return out.to(real_bf16) if t.dtype == "bf16" else out
+
+
 def verify_outputs(
     program: Program,
     inputs: tuple[torch.Tensor, ...],
@@ -563,10 +570,9 @@ def verify_outputs(
     outs = [t for t in program.tensors if t.role == "output"]
     pending: list[Pending] = []
     if epilogue is not None:
-        device = {}
-        for t, grid in zip(outs, grids, strict=True):
-            out = _from_grid(grid, t)
-            device[t.name] = out.to(real_bf16) if t.dtype == "bf16" else out
+        device = {
+            t.name: _device_value(grid, t, real_bf16) for t, grid in zip(outs, grids, strict=True)
+        }
         returned = epilogue(device)
         dtypes = {t.name: t.dtype for t in outs}
         for name, expected in references.items():
@@ -576,6 +582,7 @@ def verify_outputs(
             pending.append((name, value, expected, dtype, 0.0))
         checks = checked_outputs(pending, noise)
         return outputs_verdict(checks, f"{program.kernel} on {program.arch}", wall, str(path))
+    extra = accumulation_tolerance(program)
     for t, grid in zip(outs, grids, strict=True):
         ref = references.get(t.name)
         if ref is None:
@@ -586,10 +593,7 @@ def verify_outputs(
                 f"{program.kernel!r} writes it with shape {t.shape}; make the reference return "
                 "the kernel's outputs in order."
             )
-        out = _from_grid(grid, t)
-        if t.dtype == "bf16":
-            out = out.to(real_bf16)
-        extra = accumulation_tolerance(program)
+        out = _device_value(grid, t, real_bf16)
         pending.append((t.name, out.reshape(ref.shape), ref, t.dtype, extra))
     if not pending:
         raise VerificationError(
