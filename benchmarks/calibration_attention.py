@@ -34,7 +34,7 @@ simulated time per block step (query chunk x key chunk) of the replay's busiest 
 times the block steps of TTNN's busiest core (`ttnn_wall_steps`, `loom_wall_steps`).
 TTNN's current SDPA spreads the flat (batch, head, query chunk) work over the cores in
 contiguous runs, causal runs in zigzag order. The causal replay runs that deal (the
-policy's `Policy.deal`, lowered by `loom.lower.mesh.dealt_indices`), so its busiest core
+policy's `Policy.deal`, lowered by `loom.ir.deal.dealt_indices`), so its busiest core
 does TTNN's block steps and the two figures agree; the non-causal one hands a core query
 chunks round-robin (`loom.ir.deal`) over a 2-D mapping that shares K/V along TTNN's
 chains, one more unit than TTNN's busiest core at 110 cores (352 block steps against
@@ -284,9 +284,8 @@ def loom_wall_steps(row: SdpaRow, schedule: Schedule) -> int:
     the end included: they run their key loop too) for each of its `waves['tile_b']`
     heads. Dealt (causal: TTNN's zigzag runs): the query chunk the lowering's
     `dealt_indices` gives each core at each wave."""
-    from loom.ir.deal import logical_index
+    from loom.ir.deal import dealt_indices, logical_index
     from loom.ir.program import CORE_X, CORE_Y
-    from loom.lower.mesh import dealt_indices
 
     waves, mapping = schedule.waves, schedule.mapping
     if not schedule.deal:

@@ -37,7 +37,7 @@ DEALS = {
 }
 """How a schedule hands its grid blocks to the cores (`Schedule.deal`). ``zigzag`` is
 TTNN's SDPA deal (`loom.baselines.ttnn_sdpa`); the lowering writes it
-(`loom.lower.mesh.dealt_indices`)."""
+(`loom.ir.deal.dealt_indices`)."""
 
 
 @dataclass(frozen=True)

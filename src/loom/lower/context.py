@@ -19,13 +19,13 @@ from loom.ir.buffers import (
     VirtualBuffer,
     state_depth,
 )
-from loom.ir.deal import logical_index, triangular_indices
+from loom.ir.deal import dealt_indices, logical_index, triangular_indices
 from loom.ir.program import Buffer, DramTensor
 from loom.ir.schedule import Copy, Schedule
 from loom.ir.tile import ExpandDims, Op, TileProgram, accesses, read_values, walk
 from loom.lower.dram import dram_tensor, padded_shapes
 from loom.lower.engines import assign_load_engines
-from loom.lower.mesh import dealt_indices, spatial_index
+from loom.lower.mesh import spatial_index
 from loom.symbolic import Const, Expr, Sym
 
 

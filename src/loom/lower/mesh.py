@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from loom.ir.program import CORE_X, CORE_Y, Pipe
 from loom.ir.schedule import Mapping, MeshLevel
-from loom.symbolic import Cond, Const, Expr, cmp, conj, floordiv, minimum, mod
+from loom.symbolic import Cond, Const, Expr, cmp, conj, floordiv, mod
 
 CORE = {"x": CORE_X, "y": CORE_Y}
 
@@ -31,36 +31,6 @@ def spatial_index(mapping: Mapping, axis: str) -> Expr:
     for lv in mapping.axis_levels(axis):
         total = total + level_index(mapping, lv) * mapping.radix(lv)
     return total
-
-
-def dealt_indices(
-    mapping: Mapping, tiles: tuple[tuple[str, int], ...], wave: Expr
-) -> dict[str, Expr]:
-    """Each grid axis's tile index under the ``zigzag`` deal (`loom.ir.schedule.DEALS`):
-    `tiles` the (axis, block count) of every grid axis, outermost first; `wave` the
-    counter of the core's run. The flat index ``f = run x (y x cores_x + x) + wave``
-    splits into the axes' indices (the outermost unbounded: runs past the end reach
-    padding rows), the innermost in zigzag order (``f mod N`` even: its half; odd: ``N - 1``
-    less its half). A padding run (``f`` past the last block) takes the innermost axis's
-    first block, the lightest of a causal key loop (TTNN leaves those cores idle)."""
-    counts = [n for _, n in tiles]
-    total = 1
-    for n in counts:
-        total *= n
-    run = -(-total // mapping.num_cores)
-    flat = (CORE_Y * mapping.cores_x + CORE_X) * run + wave
-    inner = counts[-1]
-    pos = mod(flat, inner)
-    half = floordiv(pos, 2)
-    zigzag = half + mod(pos, 2) * (inner - 1 - 2 * half)
-    real = 1 - minimum(floordiv(flat, total), 1)
-    out: dict[str, Expr] = {tiles[-1][0]: zigzag * real}
-    stride = inner
-    for i in range(len(tiles) - 2, -1, -1):
-        index = floordiv(flat, stride)
-        out[tiles[i][0]] = index if i == 0 else mod(index, counts[i])
-        stride *= counts[i]
-    return out
 
 
 def _at_corner(coord: Expr, cores: int, size: int, last: bool) -> Cond:

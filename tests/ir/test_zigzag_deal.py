@@ -1,4 +1,4 @@
-"""The ``zigzag`` deal (`loom.lower.mesh.dealt_indices`, TTNN's SDPA deal): contiguous
+"""The ``zigzag`` deal (`loom.ir.deal.dealt_indices`, TTNN's SDPA deal): contiguous
 runs of the flat (outer, inner) blocks per core, the inner axis in zigzag order."""
 
 from __future__ import annotations
@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
+from loom.ir.deal import dealt_indices
 from loom.ir.program import CORE_X, CORE_Y
 from loom.ir.schedule import Mapping, MeshLevel
-from loom.lower.mesh import dealt_indices
 from loom.symbolic import Sym
 
 
