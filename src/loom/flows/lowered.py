@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from loom.arch import Arch
 from loom.backends.ttlang import VerifyResult, emit, verify, verify_launches, verify_outputs
 from loom.backends.ttlang.blockfloat import quantize_inputs
-from loom.errors import ScheduleError
+from loom.errors import FrontendError, ScheduleError
 from loom.flows.stages import StageLog
 from loom.ir.buffers import BufferedProgram
 from loom.ir.flops import count_flops
@@ -26,6 +26,8 @@ from loom.lower import format_program, lower
 from loom.sim import SimResult, boundary_grid, simulate_launches
 
 if TYPE_CHECKING:
+    import torch
+
     from loom.kernels.registry import KernelSpec
 
 MODULE_REFERENCE = "the kernel file's reference()"
@@ -143,11 +145,37 @@ def verify_lowered(
     reference = spec.reference(
         *(quantized[p].reshape(v.shape) if p in quantized else v for p, v in given.items())
     )
+    if isinstance(reference, tuple | list):  # one reference per returned tensor
+        named_refs = _returned_references(spec, lowered.program, tuple(reference))
+        result = log.timed(
+            "verify", lambda: verify_outputs(lowered.lowered, inputs, named_refs, arch=arch)
+        )
+        return dataclasses.replace(result, reference=MODULE_REFERENCE)
     out = next(a for a in lowered.program.args if a.role == "output")
     if reference.numel() == math.prod(out.shape):  # a 1-D output is stored with a unit dim
         reference = reference.reshape(out.shape)
     result = log.timed("verify", lambda: verify(lowered.lowered, inputs, reference, arch=arch))
     return dataclasses.replace(result, reference=MODULE_REFERENCE)
+
+
+def _returned_references(
+    spec: KernelSpec, program: TileProgram, references: tuple[torch.Tensor, ...]
+) -> dict[str, torch.Tensor]:
+    """A module reference's results by output name: in the kernel's return order where
+    every returned value is one of the program's outputs (`return out, h_out`), else in
+    the program's order of outputs."""
+    from loom.kernels.files import returned_tensors  # imports helion: only here
+
+    outs = [a.name for a in program.args if a.role == "output"]
+    if len(references) != len(outs):
+        raise FrontendError(
+            f"the reference of kernel {spec.name!r} returns {len(references)} tensors, but "
+            f"the kernel writes {len(outs)} outputs ({', '.join(outs)}); return them all, in "
+            "the kernel's order."
+        )
+    returned = list(returned_tensors(spec.kernel))
+    names = returned if sorted(returned) == sorted(outs) else outs
+    return dict(zip(names, references, strict=True))
 
 
 def _verify_launches(spec: KernelSpec, lowered: Lowered, arch: Arch | None) -> VerifyResult:
