@@ -36,10 +36,11 @@ from loom.baselines.ttnn_sdpa import sdpa_decode_policy, sdpa_policy
 from loom.dataflow import build_buffers
 from loom.dataflow.looped_rows import loop_rows
 from loom.errors import ScheduleError
+from loom.eval.bound import compute_bound
 from loom.eval.cases import EvalCase, kernel_source
 from loom.eval.rows import ResultRow
 from loom.eval.simcache import simulate_cached
-from loom.eval.tuned import Tuned, fastest
+from loom.eval.tuned import Prepared, Tuned, fastest
 from loom.flows.cached import LazyKernel, compile_cached
 from loom.flows.helion import CompileOptions, CompileResult, compile_kernel, run_frontend
 from loom.flows.lowered import lower_schedule
@@ -255,26 +256,38 @@ class _Case:
     ) -> tuple[SimResult, float]:
         """The simulation of `schedule` (of `policy`'s, when a baseline's) and its seconds."""
         start = time.perf_counter()
-        lowered = self.lower(program, buffered, schedule, policy)
+        sim = self.simulate_lowered(self.lower(program, buffered, schedule, policy))
+        return sim, time.perf_counter() - start
+
+    def simulate_lowered(self, lowered: Program) -> SimResult:
+        """The simulation of `lowered`, once per case (`_sims`) and through the cache."""
         key = dataclasses.replace(lowered, notes=())
         sim = self._sims.get(key)
         if sim is None:
             sim = self._sims[key] = simulate_cached(lowered, self.arch, self._cache)
-        return sim, time.perf_counter() - start
+        return sim
 
     def tune(self, program, buffered, candidates: tuple[Policy, ...]) -> Tuned:  # type: ignore[no-untyped-def]
         """The fastest of a tuned baseline's candidates, each built on its own buffering
-        (`buffered`, the kernel's, unless the policy needs another) and simulated."""
+        (`buffered`, the kernel's, unless the policy needs another), lowered, bounded
+        below and simulated unless its bound rules it out (`loom.eval.tuned`)."""
         case = self.case
 
-        def run(policy: Policy) -> tuple[Schedule, SimResult, float]:
+        def prepare(policy: Policy) -> Prepared[Program]:
+            start = time.perf_counter()
             own_program = self.program_for(policy, program)
             own = self.buffers_for(policy, own_program, buffered)
             schedule = build_schedule(own, case.arch, case.shape_dict, self.fidelity, policy)
-            sim, secs = self.simulate(own_program, own, schedule, policy)
-            return schedule, sim, secs
+            lowered = self.lower(own_program, own, schedule, policy)
+            bound = compute_bound(lowered, self.arch)
+            return Prepared(schedule, lowered, bound, time.perf_counter() - start)
 
-        return fastest(candidates, run)
+        def simulate(lowered: Program) -> tuple[SimResult, float]:
+            start = time.perf_counter()
+            sim = self.simulate_lowered(lowered)
+            return sim, time.perf_counter() - start
+
+        return fastest(candidates, prepare, simulate)
 
 
 def _loom_rows(state: _Case) -> tuple[list[ResultRow], object, object]:
@@ -362,7 +375,7 @@ def baseline_program(case: EvalCase, name: str, options: EvalOptions | None = No
     state = _Case(case, options or EvalOptions())
     program = run_frontend(state.spec, case.shape_dict, state.log)
     tuned = dict(_tuned_baselines(case, state.arch))
-    if name in tuned:  # the fastest candidate's: simulates every candidate
+    if name in tuned:  # the fastest candidate's: simulates those its bound leaves
         strict = build_buffers(program)
         best = state.tune(program, strict, tuned[name]())
         own = state.program_for(best.policy, program)
