@@ -8,7 +8,8 @@ per policy: `compile_seconds` (Loom's compile; TileLoom's ranking) and `sim_seco
 (the frontend runs of the baselines' own formats, building buffers) is printed as
 `other`. A tuned baseline's line gives its candidates offered and simulated.
 
-Extrapolation (an estimate, stated): a case's compile seconds are taken as the
+Extrapolation (an estimate, stated), in CPU seconds (the rows' wall split between compile
+and simulation applied to the case's CPU seconds): a case's compile seconds are taken as the
 representative's of its kernel and architecture, and its simulation seconds scale with a
 proxy of the simulated work relative to the representative: flash attention with the
 chunk steps, tokens^2 / B (so `--fa-scale 8` is scaled by 64 to the paper's tokens);
@@ -75,6 +76,10 @@ def representative(kernel: str, arch: str, fa_scale: int) -> EvalCase:
     return case(kernel, arch, shape)
 
 
+def parse(text: str) -> list[tuple[str, int]]:
+    return [(k, int(v)) for k, v in (kv.split("=") for kv in text.split(","))]
+
+
 def work(c: EvalCase) -> float:
     """The proxy of simulated work the extrapolation scales by (module docstring)."""
     s = c.shape_dict
@@ -87,12 +92,13 @@ def work(c: EvalCase) -> float:
     return float(s["M"] * s["N"])
 
 
-def measure(c: EvalCase, options: EvalOptions) -> tuple[dict[str, list[float]], float]:
-    """policy -> [compile s, sim s, rows], and the case's wall seconds."""
+def measure(c: EvalCase, options: EvalOptions) -> tuple[dict[str, list[float]], float, float]:
+    """policy -> [compile s, sim s, rows] (wall, as the rows time them), and the case's
+    wall and CPU seconds (the machine may be shared: CPU seconds are what it costs)."""
     SEARCHES.clear()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     rows = run_case(c, options)
-    wall = time.perf_counter() - start
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
     out: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
     for row in rows:
         acc = out[row.policy]
@@ -101,7 +107,7 @@ def measure(c: EvalCase, options: EvalOptions) -> tuple[dict[str, list[float]], 
         acc[2] += 1
         if not row.status.startswith("ok"):
             print(f"    {row.policy} {row.rank}: {row.status[:100]}")
-    return dict(out), wall
+    return dict(out), wall, cpu
 
 
 def main() -> int:
@@ -109,6 +115,9 @@ def main() -> int:
     ap.add_argument("--kernels", default=",".join(KERNELS))
     ap.add_argument("--archs", default=",".join(ARCHS))
     ap.add_argument("--fa-scale", type=int, default=8)
+    ap.add_argument(
+        "--shape", default="", help="this shape instead (one kernel), e.g. M=16384,N=256,K=2048"
+    )
     args = ap.parse_args()
     kernels = tuple(k for k in args.kernels.split(",") if k)
     archs = tuple(a for a in args.archs.split(",") if a)
@@ -120,16 +129,19 @@ def main() -> int:
         for arch in archs:
             for kernel in kernels:
                 rep = representative(kernel, arch, args.fa_scale)
-                per_policy, wall = measure(rep, options)
+                if args.shape:
+                    rep = case(kernel, arch, dict(parse(args.shape)))
+                per_policy, wall, cpu = measure(rep, options)
                 attributed = sum(v[0] + v[1] for v in per_policy.values())
                 mine = [c for c in full if c.kernel == kernel and c.arch == arch]
-                compile_s = sum(v[0] for v in per_policy.values())
-                sim_s = sum(v[1] for v in per_policy.values()) + (wall - attributed)
+                busy = cpu / wall  # the rows' wall seconds, as CPU seconds
+                compile_s = busy * sum(v[0] for v in per_policy.values())
+                sim_s = cpu - compile_s
                 scale = sum(work(c) for c in mine) / work(rep)
                 projected = compile_s * len(mine) + sim_s * scale
-                total_now += wall
+                total_now += cpu
                 total_full += projected
-                print(f"{kernel} {arch} {rep.shape_text}: {wall:.1f} s wall; "
+                print(f"{kernel} {arch} {rep.shape_text}: {wall:.1f} s wall, {cpu:.1f} s CPU; "
                       f"{len(mine)} cases projected {projected / 60:.1f} CPU-min "
                       f"(sim x{scale:.1f})")  # fmt: skip
                 for policy, (comp, sim, n) in sorted(per_policy.items()):

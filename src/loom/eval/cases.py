@@ -162,6 +162,23 @@ def paper_cases(
     ]
 
 
+def expected_seconds(c: EvalCase) -> float:
+    """A rough guess of one case's CPU seconds on one core, for the runner to start the
+    longest first (so that the workers finish together); it orders, never measures:
+    simulated work scales with flash attention's chunk steps (tokens^2 / B), decode's
+    B*S, GEMM's M*N*K and a layer op's M*N, with coefficients from
+    benchmarks/eval_time.py at 1/8 of the paper's tokens."""
+    s = c.shape_dict
+    if c.kernel.startswith("flash_attention"):
+        steps = (s["B"] * s["S"] / 2048) ** 2 / s["B"]
+        return (30.0 if c.kernel.endswith("causal") else 15.0) * steps
+    if c.kernel == "flash_decode":
+        return 5.0 + 30.0 * s["B"] * s["S"] / (8 * 2048)
+    if c.kernel == "gemm":
+        return 5.0 + 2.0 * s["M"] * s["N"] * s["K"] / 2048**3
+    return 1.0 + 3.0 * s["M"] * s["N"] / (1024 * 4096)
+
+
 QUICK = (
     ("gemm", {"M": 256, "N": 256, "K": 256}),
     ("gemm", {"M": 2048, "N": 2048, "K": 2048}),
