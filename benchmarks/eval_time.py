@@ -6,7 +6,8 @@ fresh cache folder so nothing is read back), and the rows' own timing columns ar
 per policy: `compile_seconds` (Loom's compile; TileLoom's ranking) and `sim_seconds`
 (lowering and simulation; a tuned baseline's whole search). What the rows do not carry
 (the frontend runs of the baselines' own formats, building buffers) is printed as
-`other`. A tuned baseline's line gives its candidates offered and simulated.
+`other`, with the case's wall and CPU seconds. A tuned baseline's line gives its
+candidates offered, built and simulated.
 
 Extrapolation (an estimate, stated), in CPU seconds (the rows' wall split between compile
 and simulation applied to the case's CPU seconds): a case's compile seconds are taken as the
@@ -14,7 +15,8 @@ representative's of its kernel and architecture, and its simulation seconds scal
 proxy of the simulated work relative to the representative: flash attention with the
 chunk steps, tokens^2 / B (so `--fa-scale 8` is scaled by 64 to the paper's tokens);
 decode with B*S; GEMM with M*N*K (block steps at similar blocks: rough at the extremes);
-the layer ops with M*N.
+the layer ops with M*N; a policy scaled at the paper's tokens (`loom.eval.scaled`,
+TTNN's default attention) costs its reduced runs' share of that (1/16 + 1/64 + 1/256).
 
     PYTHONPATH=src OMP_NUM_THREADS=1 .venv/bin/python benchmarks/eval_time.py \\
         [--kernels gemm,flash_decode] [--archs wormhole_n150] [--fa-scale 8]
@@ -43,6 +45,7 @@ from loom.eval.cases import (
     paper_cases,
 )
 from loom.eval.run import EvalOptions, run_case
+from loom.eval.scaled import DIVISORS, scaled_lengths
 from loom.eval.tuned import Tuned, fastest
 
 SEARCHES: list[tuple[int, int, int]] = []
@@ -74,6 +77,12 @@ def representative(kernel: str, arch: str, fa_scale: int) -> EvalCase:
     if kernel == "flash_decode" and arch == BH:
         shape["B"] = 10
     return case(kernel, arch, shape)
+
+
+def share(c: EvalCase, policy: str) -> float:
+    """The share of a full simulation a policy costs at `c`: the reduced runs' when it is
+    scaled there (`loom.eval.scaled`), else 1."""
+    return sum(1 / d**2 for d in DIVISORS) if scaled_lengths(c, policy) else 1.0
 
 
 def parse(text: str) -> list[tuple[str, int]]:
@@ -135,10 +144,12 @@ def main() -> int:
                 attributed = sum(v[0] + v[1] for v in per_policy.values())
                 mine = [c for c in full if c.kernel == kernel and c.arch == arch]
                 busy = cpu / wall  # the rows' wall seconds, as CPU seconds
-                compile_s = busy * sum(v[0] for v in per_policy.values())
-                sim_s = cpu - compile_s
+                per_policy["other"] = [0.0, wall - attributed, 0.0]
+                projected = busy * sum(
+                    comp * len(mine) + sim * sum(work(c) * share(c, p) for c in mine) / work(rep)
+                    for p, (comp, sim, _) in per_policy.items()
+                )
                 scale = sum(work(c) for c in mine) / work(rep)
-                projected = compile_s * len(mine) + sim_s * scale
                 total_now += cpu
                 total_full += projected
                 print(f"{kernel} {arch} {rep.shape_text}: {wall:.1f} s wall, {cpu:.1f} s CPU; "
@@ -147,7 +158,6 @@ def main() -> int:
                 for policy, (comp, sim, n) in sorted(per_policy.items()):
                     print(f"    {policy:26s} rows {int(n):2d}  compile {comp:7.1f} s  "
                           f"sim {sim:7.1f} s")  # fmt: skip
-                print(f"    {'other':26s}          {wall - attributed:7.1f} s")
                 for offered, built, simulated in SEARCHES:
                     print(f"    tuned search: {offered} offered, {built} built, "
                           f"{simulated} simulated")  # fmt: skip
