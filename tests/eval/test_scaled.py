@@ -16,8 +16,7 @@ from loom.eval.scaled import quadratic_at, scaled_lengths, scaled_row
 
 def test_only_the_default_attention_at_the_papers_tokens_is_scaled() -> None:
     for c in paper_cases():
-        attention = c.kernel.startswith("flash_attention")
-        assert bool(scaled_lengths(c, "ttnn-sdpa")) == attention
+        assert bool(scaled_lengths(c, "ttnn-sdpa")) == (c.kernel == "flash_attention")
         assert scaled_lengths(c, "ttnn-sdpa-tuned") == scaled_lengths(c, "loom") == ()
     wh = case("flash_attention", "wormhole_n150", {"B": 1, "H": 8, "S": 16384, "D": 64})
     assert scaled_lengths(wh, "ttnn-sdpa") == (4096, 2048, 1024)
