@@ -40,7 +40,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--kernels", default="flash_attention,flash_attention_causal")
     ap.add_argument("--archs", default="wormhole_n150,blackhole_p150_13x10")
-    ap.add_argument("--lengths", default="4096,8192", help="full lengths S (Blackhole: x15/16)")
+    ap.add_argument("--lengths", default="4096,8192", help="full lengths S (S/16 whole tiles)")
     ap.add_argument("--batch", type=int, default=1)
     ap.add_argument("--head-dim", type=int, default=64)
     args = ap.parse_args()
@@ -49,7 +49,7 @@ def main() -> int:
     for kernel in args.kernels.split(","):
         for arch in args.archs.split(","):
             for text in args.lengths.split(","):
-                s = int(text) * (15 if arch.startswith("blackhole") else 16) // 16
+                s = int(text)
                 shape = {"B": args.batch, "H": FA_HEADS, "D": args.head_dim}
                 lengths = tuple(s // d for d in DIVISORS)
                 runs = [cycles(kernel, arch, {**shape, "S": n}) for n in lengths]
