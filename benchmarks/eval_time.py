@@ -34,6 +34,7 @@ from collections import defaultdict
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import loom.eval.run
+from loom.arch import load_arch
 from loom.eval.cases import (
     ARCHS,
     BH,
@@ -82,7 +83,9 @@ def representative(kernel: str, arch: str, fa_scale: int) -> EvalCase:
 def share(c: EvalCase, policy: str) -> float:
     """The share of a full simulation a policy costs at `c`: the reduced runs' when it is
     scaled there (`loom.eval.scaled`), else 1."""
-    return sum(1 / d**2 for d in DIVISORS) if scaled_lengths(c, policy) else 1.0
+    arch = load_arch(c.arch)
+    scaled = scaled_lengths(c, policy, arch.grid_x * arch.grid_y)
+    return sum(1 / d**2 for d in DIVISORS) if scaled else 1.0
 
 
 def parse(text: str) -> list[tuple[str, int]]:

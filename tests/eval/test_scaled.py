@@ -15,12 +15,16 @@ from loom.eval.scaled import quadratic_at, scaled_lengths, scaled_row
 
 
 def test_only_the_default_attention_at_the_papers_tokens_is_scaled() -> None:
+    """Wormhole's non-causal paper cases (whole query chunks per core at S/4, S/8, S/16);
+    not Blackhole's (1.875 chunks per core at S/16), not causal, not another policy."""
+    cores = {"wormhole_n150": 64, "blackhole_p150_13x10": 130}
     for c in paper_cases():
-        assert bool(scaled_lengths(c, "ttnn-sdpa")) == (c.kernel == "flash_attention")
-        assert scaled_lengths(c, "ttnn-sdpa-tuned") == scaled_lengths(c, "loom") == ()
+        wanted = c.kernel == "flash_attention" and c.arch == "wormhole_n150"
+        assert bool(scaled_lengths(c, "ttnn-sdpa", cores[c.arch])) == wanted
+        assert scaled_lengths(c, "ttnn-sdpa-tuned", 64) == scaled_lengths(c, "loom", 64) == ()
     wh = case("flash_attention", "wormhole_n150", {"B": 1, "H": 8, "S": 16384, "D": 64})
-    assert scaled_lengths(wh, "ttnn-sdpa") == (4096, 2048, 1024)
-    assert all(scaled_lengths(c, "ttnn-sdpa") == () for c in paper_cases(fa_scale=8))
+    assert scaled_lengths(wh, "ttnn-sdpa", 64) == (4096, 2048, 1024)
+    assert all(scaled_lengths(c, "ttnn-sdpa", 64) == () for c in paper_cases(fa_scale=8))
 
 
 def test_the_quadratic_goes_through_its_points() -> None:
@@ -60,21 +64,31 @@ def test_a_scaled_row_says_so_and_fits_its_columns() -> None:
 def test_the_evaluation_builds_the_scaled_row_from_three_simulations(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """With the threshold lowered, a small case's `ttnn-sdpa` row is the fit of its runs
-    at S/4, S/8, S/16; the other rows stay simulated in full."""
+    """With the threshold lowered, Wormhole's B=1, H=8, S=4096 `ttnn-sdpa` row is the fit
+    of its full simulations at 1024, 512 and 256 (whole query chunks per core), its
+    schedule the full length's; with the threshold as it is, the row is simulated."""
     from loom.dataflow import build_buffers
-    from loom.eval.run import EvalOptions, _baseline_rows, _Case
+    from loom.eval.run import EvalOptions, _baseline_row, _baselines, _Case
     from loom.flows.helion import run_frontend
 
     monkeypatch.setattr(scaled, "MIN_CHUNK_STEPS", 1)
-    c = case("flash_attention", "wormhole_n150", {"B": 1, "H": 2, "S": 512, "D": 64})
+    c = case("flash_attention", "wormhole_n150", {"B": 1, "H": 8, "S": 4096, "D": 64})
     state = _Case(c, EvalOptions(top_k=1))
     program = run_frontend(state.spec, c.shape_dict, state.log)
-    rows = {r.policy: r for r in _baseline_rows(state, program, build_buffers(program))}
-    sdpa = rows["ttnn-sdpa"]
-    assert sdpa.status == "ok" and sdpa.method.startswith("scaled") and sdpa.cycles > 0
-    assert sdpa.shape == "B=1,H=2,S=512,D=64" and "tile_m=32" in sdpa.block_sizes
-    assert rows["ttnn-sdpa-models"].method == rows["ttnn-sdpa-tuned"].method == ""
+    make = dict(_baselines(c, state.arch))["ttnn-sdpa"]
+    row = _baseline_row(state, "ttnn-sdpa", make, program, build_buffers(program))
+    assert row is not None and row.status == "ok" and row.method.startswith("scaled")
+    assert row.shape == "B=1,H=8,S=4096,D=64" and "tile_m=32" in row.block_sizes
+    runs = []
+    for n in (1024, 512, 256):
+        sub = _Case(case(c.kernel, c.arch, {**c.shape_dict, "S": n}), EvalOptions(top_k=1))
+        sub_program = run_frontend(sub.spec, sub.case.shape_dict, sub.log)
+        sub_make = dict(_baselines(sub.case, sub.arch))["ttnn-sdpa"]
+        sub_row = _baseline_row(sub, "ttnn-sdpa", sub_make, sub_program, build_buffers(sub_program))
+        assert sub_row is not None and sub_row.method == ""
+        runs.append(sub_row.cycles)
+    fitted = quadratic_at((1024.0, 512.0, 256.0), tuple(runs), 4096.0)
+    assert row.cycles == pytest.approx(fitted, abs=0.1)
 
 
 @pytest.mark.slow

@@ -419,7 +419,7 @@ def _baseline_row(state: _Case, name: str, make, program, buffered) -> ResultRow
         own_program = state.program_for(policy, program)
         own = state.buffers_for(policy, own_program, buffered)
         schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
-        lengths = scaled_lengths(case, name)
+        lengths = scaled_lengths(case, name, state.arch.grid_x * state.arch.grid_y)
         if lengths:
             state.lower(own_program, own, schedule, policy)  # it builds at full length
             return _scaled_row(state, name, schedule, state.bound(own_program), lengths)

@@ -12,8 +12,12 @@ same way; the busy fractions and the busiest link are the S/4 run's. The three r
 about 1/12 of the full one. Its error against full simulations (benchmarks/sdpa_scaled.py,
 docs/evaluation.md): +1.06% at S = 4096 and -0.38% at 8192 on Wormhole (B=1, H=8, D=64).
 
-The causal kernel is simulated in full: its zigzag deal of a triangle of chunk steps is
-not as smooth a quadratic (the same fit is 15.9% off at 4096 and 6.1% at 8192).
+It is applied only where every reduced length gives each core a whole number of query
+chunks under the same split of TTNN's rule (Wormhole's paper cases: 4 to 64 per core):
+Blackhole's 16 cores per head get fractions of that (1.875 at S/16), and the fit is 40%
+off at S = 5120 there. The causal kernel is simulated in full: its zigzag deal of a
+triangle of chunk steps is not as smooth a quadratic (the same fit is 15.9% off at 4096
+and 6.1% at 8192 on Wormhole).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from __future__ import annotations
 import dataclasses
 
 from loom.arch import Arch
+from loom.baselines.ttnn_sdpa import sdpa_split
 from loom.eval.cases import EvalCase, case
 from loom.eval.rows import ResultRow
 
@@ -33,17 +38,23 @@ tokens (1 to 2 million steps), not `--fa-scale 8` (at most 32,768)."""
 TILE = 32
 
 
-def scaled_lengths(c: EvalCase, policy: str) -> tuple[int, ...]:
-    """The reduced sequence lengths `policy` of `c` is simulated at, largest first; empty
-    when it is simulated in full."""
+def scaled_lengths(c: EvalCase, policy: str, cores: int) -> tuple[int, ...]:
+    """The reduced sequence lengths `policy` of `c` (on `cores` cores) is simulated at,
+    largest first; empty when it is simulated in full: below `MIN_CHUNK_STEPS`, or where
+    a reduced length would not give every core a whole number of query chunks under the
+    same split of TTNN's rule (Blackhole's 16 cores per head: its per-core work then
+    changes shape with S, and the fit does not hold, 40% off at S = 5120)."""
     if policy not in SCALED_POLICIES or c.kernel != "flash_attention":
         return ()
     s = c.shape_dict
     if s["B"] * s["H"] * (s["S"] // TILE) ** 2 < MIN_CHUNK_STEPS:
         return ()
+    split = sdpa_split(s["B"], s["H"], s["S"], cores, TILE)
     lengths = tuple(s["S"] // d for d in DIVISORS)
-    if any(n * d != s["S"] or n % TILE for n, d in zip(lengths, DIVISORS, strict=True)):
-        return ()
+    for n, d in zip(lengths, DIVISORS, strict=True):
+        whole = n * d == s["S"] and n % (TILE * split[2]) == 0
+        if not whole or sdpa_split(s["B"], s["H"], n, cores, TILE) != split:
+            return ()
     return lengths
 
 
