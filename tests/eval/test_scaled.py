@@ -59,6 +59,13 @@ def test_a_scaled_row_says_so_and_fits_its_columns() -> None:
     assert row.method.startswith("scaled: quadratic in S") and row.status == "ok"
     assert row.us == pytest.approx(arch.cycles_to_us(row.cycles))
     assert row.roofline_fraction == pytest.approx(100.0 / (2.0 * 1600**2))
+    from loom.report.eval_tables import table2
+
+    loom = dataclasses.replace(base, policy="loom", cycles=row.cycles / 2)
+    text = table2([loom, row])
+    assert "loom / ttnn-sdpa (no config)" in text and "2.000x (1)" in text
+    assert "not a full simulation: ttnn-sdpa on flash_attention wormhole_n150 (scaled" in text
+    assert "not a full simulation" not in table2([loom, dataclasses.replace(row, method="")])
 
 
 def test_the_evaluation_builds_the_scaled_row_from_three_simulations(
