@@ -56,3 +56,19 @@ def test_bound_is_the_compute_busy_time_and_never_above_the_simulation(
     assert best.built == len(each) and best.simulated <= best.built
     cycles, _, blocks = min(each, key=lambda t: (t[0], t[1]))
     assert best.sim.cycles == cycles and best.schedule.block_sizes == blocks
+
+
+def test_a_program_the_bound_cannot_read_gets_zero_and_is_simulated() -> None:
+    """A Compute on an undeclared buffer: no bound (0), so the search simulates it and
+    the simulator names the error."""
+    import dataclasses
+
+    from loom.eval.run import baseline_program
+    from loom.ir.program import BlockRef, Compute
+
+    c = case("gemm", "wormhole_n150", {"M": 256, "N": 256, "K": 256})
+    program = baseline_program(c, "ttnn-matmul-oob")
+    arch = _Case(c, EvalOptions()).arch
+    assert compute_bound(program, arch) > 0
+    broken = dataclasses.replace(program, compute=(Compute("nowhere", BlockRef("nowhere")),))
+    assert compute_bound(broken, arch) == 0.0

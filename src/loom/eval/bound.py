@@ -15,24 +15,31 @@ once and multiplied. The tuned searches use it to skip candidates that cannot wi
 from __future__ import annotations
 
 from loom.arch import Arch
+from loom.errors import SimulationError
 from loom.ir.program import Compute, IfCore, Loop, Parallel, Program, Reserve, Stmt, Wait
 from loom.sim.compute_cost import CostModel
 from loom.sim.params import from_arch
+from loom.symbolic import SymbolicError
 
 _ROUNDING = 1e-9
 """Relative slack for the simulator's clock adding the same delays in floating point."""
 
 
 def compute_bound(program: Program, arch: Arch) -> float:
-    """Cycles the simulation of `program` on `arch` takes at least (module docstring)."""
+    """Cycles the simulation of `program` on `arch` takes at least (module docstring);
+    0 when the program's costs or trip counts cannot be read (the simulation will say
+    why), which leaves the candidate to be simulated."""
     params = from_arch(arch)
     walk = _Walk(CostModel(arch, params, program, packer_l1_acc=True))
     rows, cols = program.grid
-    busiest = max(
-        walk.cost(program.compute, {"core_y": y, "core_x": x})
-        for y in range(rows)
-        for x in range(cols)
-    )
+    try:
+        busiest = max(
+            walk.cost(program.compute, {"core_y": y, "core_x": x})
+            for y in range(rows)
+            for x in range(cols)
+        )
+    except (SimulationError, SymbolicError):
+        return 0.0
     return (busiest + params.launch_cycles) * (1.0 - _ROUNDING)
 
 
