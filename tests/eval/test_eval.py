@@ -101,6 +101,18 @@ def _ray_children() -> list[str]:
     return found
 
 
+def test_cases_are_guessed_longest_first_for_the_runner() -> None:
+    """Paper-size causal attention is guessed longest, a layer op shortest; every
+    case's guess is positive (the runner only orders by it)."""
+    from loom.eval.cases import expected_seconds
+
+    cases = paper_cases()
+    longest = sorted(cases, key=expected_seconds, reverse=True)
+    assert longest[0].kernel == "flash_attention_causal" and longest[0].shape_dict["B"] == 1
+    assert longest[-1].kernel in ("rms_norm", "layer_norm", "softmax")
+    assert all(expected_seconds(c) > 0 for c in cases)
+
+
 def test_ray_runner_gives_the_same_rows_and_leaves_nothing_behind(
     local_rows: list[ResultRow],
 ) -> None:

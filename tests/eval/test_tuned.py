@@ -12,7 +12,7 @@ from loom.baselines.build import Policy
 from loom.errors import ScheduleError
 from loom.eval.cases import case
 from loom.eval.run import EvalOptions, _Case, _tuned_baselines
-from loom.eval.tuned import fastest
+from loom.eval.tuned import Prepared, fastest
 
 
 def _policy(m: int, n: int) -> Policy:
@@ -25,31 +25,62 @@ class _Schedule:
     key: tuple[int, int]
 
 
-def _fake_run(cycles: dict[tuple[int, int], float]) -> Any:
-    def run(policy: Policy) -> tuple[Any, Any, float]:
+def _fake(
+    cycles: dict[tuple[int, int], float], bounds: dict[tuple[int, int], float] | None = None
+) -> tuple[Any, Any, list[tuple[int, int]]]:
+    """`prepare` and `simulate` of a search over fixed cycles (and bounds: 0 unless
+    given), and the list of candidates simulated, in order."""
+    simulated: list[tuple[int, int]] = []
+
+    def prepare(policy: Policy) -> Prepared[tuple[int, int]]:
         key = (policy.block_sizes["tile_m"], policy.block_sizes["tile_n"])
         if key not in cycles:
             raise ScheduleError("L1 buffers 2000000 bytes of 1398784")
-        schedule = _Schedule(("own",), key)
-        return schedule, SimpleNamespace(cycles=cycles[key]), 1.0
+        bound = (bounds or {}).get(key, 0.0)
+        return Prepared(_Schedule(("own",), key), key, bound, 0.5)  # type: ignore[arg-type]
 
-    return run
+    def simulate(key: tuple[int, int]) -> tuple[Any, float]:
+        simulated.append(key)
+        return SimpleNamespace(cycles=cycles[key]), 1.0
+
+    return prepare, simulate, simulated
 
 
 def test_fastest_keeps_the_fewest_cycles_and_the_first_on_ties() -> None:
     candidates = (_policy(32, 32), _policy(64, 64), _policy(128, 64), _policy(64, 128))
-    best = fastest(candidates, _fake_run({(32, 32): 90.0, (64, 64): 50.0, (64, 128): 50.0}))
-    assert best.schedule.key == (64, 64) and best.sim.cycles == 50.0 and best.seconds == 3.0
+    prepare, simulate, _ = _fake({(32, 32): 90.0, (64, 64): 50.0, (64, 128): 50.0})
+    best = fastest(candidates, prepare, simulate)
+    assert best.schedule.key == (64, 64) and best.sim.cycles == 50.0 and best.seconds == 4.5
+    assert (best.simulated, best.built) == (3, 3)
     assert best.schedule.notes[0] == "own"
     assert "fastest of 3 simulated" in best.schedule.notes[1]
     assert "tile_m=128 tile_n=64 (L1 buffers" in best.schedule.notes[2]
 
 
+def test_fastest_simulates_by_ascending_bound_and_skips_what_cannot_win() -> None:
+    """Bounds 10, 40, 60, 50 under cycles 70, 45, 80, 50: (64, 64) first (45 cycles),
+    then (32, 32) (bound 40 < 45: 70 cycles); (64, 128) and (128, 64), bounded at 50 and
+    60 > 45, are never simulated. A bound equal to the best is simulated: a tie goes to
+    the first offered, as in the exhaustive search."""
+    candidates = (_policy(32, 32), _policy(64, 64), _policy(128, 64), _policy(64, 128))
+    cycles = {(32, 32): 70.0, (64, 64): 45.0, (128, 64): 80.0, (64, 128): 50.0}
+    bounds = {(32, 32): 40.0, (64, 64): 10.0, (128, 64): 60.0, (64, 128): 50.0}
+    prepare, simulate, simulated = _fake(cycles, bounds)
+    best = fastest(candidates, prepare, simulate)
+    assert best.schedule.key == (64, 64) and simulated == [(64, 64), (32, 32)]
+    assert (best.simulated, best.built) == (2, 4)
+    assert "not simulated, bounded below" in best.schedule.notes[2]
+    tie = {**cycles, (32, 32): 45.0}
+    prepare, simulate, simulated = _fake(tie, {**bounds, (32, 32): 45.0})
+    best = fastest(candidates, prepare, simulate)
+    assert best.schedule.key == (32, 32) and simulated == [(64, 64), (32, 32)]
+
+
 def test_fastest_refuses_when_no_candidate_builds() -> None:
     with pytest.raises(ScheduleError, match="no candidate builds"):
-        fastest((_policy(512, 512),), _fake_run({}))
+        fastest((_policy(512, 512),), *_fake({})[:2])
     with pytest.raises(ScheduleError, match="none offered"):
-        fastest((), _fake_run({}))
+        fastest((), *_fake({})[:2])
 
 
 def test_sdpa_tuned_is_the_fastest_of_its_candidates_simulated_one_by_one() -> None:
@@ -73,8 +104,9 @@ def test_sdpa_tuned_is_the_fastest_of_its_candidates_simulated_one_by_one() -> N
         schedule = build_schedule(buffered, "wormhole_n150", state.case.shape_dict,
                                   state.fidelity, policy)  # fmt: skip
         each.append(state.simulate(program, buffered, schedule, policy)[0].cycles)
-    assert best.sim.cycles == min(each)
-    assert best.schedule.notes[-1].startswith("fastest of 9 simulated")
+    assert best.sim.cycles == min(each) and best.built == 9
+    assert any(note.startswith(f"fastest of {best.simulated} simulated")
+               for note in best.schedule.notes)  # fmt: skip
 
 
 def test_table2_compares_loom_with_the_tuned_attention_baselines_when_present() -> None:
@@ -151,7 +183,7 @@ def test_matmul_tuned_is_searched_for_every_gemm_shape() -> None:
 
     program = run_frontend(state.spec, c.shape_dict, state.log)
     best = state.tune(program, build_buffers(program), candidates)
-    assert best.schedule.notes[-1].startswith("fastest of 4 simulated")
+    assert best.built == 4 and f"fastest of {best.simulated} simulated" in str(best.schedule.notes)
     assert best.schedule.accumulators and set(best.schedule.accumulators.values()) == {"output"}
 
 

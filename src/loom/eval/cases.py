@@ -33,14 +33,16 @@ contract)."""
 GEMM_DIMS = (256, 2048, 16384)
 PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
 FA_SCALE = 1
-"""Flash attention runs at the paper's tokens. It is the evaluation's longest part:
-TTNN's default 32 x 32 chunks make a paper-size case H*T*S/1024 chunk steps (2.1 million
-for B = 1 on Wormhole), about 7 minutes of CPU for that one `ttnn-sdpa` simulation (414,000
-events and 92,800 bandwidth re-solves at 1/8 of the tokens, 64 times that here;
-benchmarks/sim_speed.py), and the simulator stays bit-exact rather than approximated to go
-faster. Skipping repeated periods is no way out: the machine's state never repeats in these
-runs, the cores drifting apart (benchmarks/sim_periodicity.py). `--fa-scale 8` runs 1/8 of
-the tokens, 64 times less simulated work, for a quicker look."""
+"""Flash attention runs at the paper's tokens. It is the evaluation's longest part: its
+chunk steps grow with the square of the tokens, so every policy simulates 64 times the
+work of `--fa-scale 8` (TTNN's default 32 x 32 chunks make H*T*S/1024 chunk steps, 2.1
+million for B = 1 on Wormhole). The simulator stays bit-exact rather than approximated
+to go faster, and skipping repeated periods is no way out: the machine's state never
+repeats in these runs, the cores drifting apart (benchmarks/sim_periodicity.py). Every
+row is a full simulation but the non-causal default `ttnn-sdpa`, fitted from full
+simulations at S/4, S/8 and S/16 and labelled so (`loom.eval.scaled`). `--fa-scale 8`
+runs 1/8 of the tokens for a quicker look; benchmarks/eval_time.py measures each policy
+and projects the full list."""
 FA_HEADS = 8
 FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
 FD_BATCHES = {WH: (8, 16, 24), BH: (10, 20, 30)}
@@ -160,6 +162,23 @@ def paper_cases(
         for k in kernels
         for c in (makers[k](arch) if k in makers else layer_cases(arch, k))
     ]
+
+
+def expected_seconds(c: EvalCase) -> float:
+    """A rough guess of one case's CPU seconds on one core, for the runner to start the
+    longest first (so that the workers finish together); it orders, never measures:
+    simulated work scales with flash attention's chunk steps (tokens^2 / B), decode's
+    B*S, GEMM's M*N*K and a layer op's M*N, with coefficients from
+    benchmarks/eval_time.py at 1/8 of the paper's tokens."""
+    s = c.shape_dict
+    if c.kernel.startswith("flash_attention"):
+        steps = (s["B"] * s["S"] / 2048) ** 2 / s["B"]
+        return (30.0 if c.kernel.endswith("causal") else 15.0) * steps
+    if c.kernel == "flash_decode":
+        return 5.0 + 30.0 * s["B"] * s["S"] / (8 * 2048)
+    if c.kernel == "gemm":
+        return 5.0 + 2.0 * s["M"] * s["N"] * s["K"] / 2048**3
+    return 1.0 + 3.0 * s["M"] * s["N"] / (1024 * 4096)
 
 
 QUICK = (

@@ -1,7 +1,9 @@
 """Run many cases: in this process (`jobs == 1`) or as Ray tasks (a local Ray started
 on demand, one worker per job, or an existing cluster at `address`).
 
-Each case's rows are handed to `on_result` as soon as the case finishes, in completion
+As Ray tasks, the cases are submitted longest first (`cases.expected_seconds`), so the
+workers finish together rather than one of them starting a long case last. Each case's
+rows are handed to `on_result` as soon as the case finishes, in completion
 order; the caller sorts and writes them (results.csv is sorted, so it does not depend on
 the order). A KeyboardInterrupt cancels the cases still queued or running and is
 re-raised after the rows already delivered are safe with the caller; a local Ray started
@@ -14,7 +16,7 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from loom.eval.cases import EvalCase
+from loom.eval.cases import EvalCase, expected_seconds
 from loom.eval.rows import ResultRow
 from loom.eval.run import EvalOptions, run_case
 
@@ -74,7 +76,9 @@ def _run_on_ray(
         started = True
     try:
         remote = ray.remote(num_cpus=1, max_retries=0)(_task)
-        pending = {remote.remote(case, options): case for case in cases}
+        # the longest first, so that the last case to start is a short one
+        longest = sorted(cases, key=expected_seconds, reverse=True)
+        pending = {remote.remote(case, options): case for case in longest}
         try:
             while pending:
                 done, _ = ray.wait(list(pending), num_returns=1)
