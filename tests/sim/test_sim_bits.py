@@ -97,7 +97,20 @@ def test_every_bit_of_the_result_is_pinned(
 ) -> None:
     """With Numba and without it (the NumPy twins), the same digest."""
     if solver == "numpy":
-        monkeypatch.setattr(network, "compiled_filling", lambda: None)
+        monkeypatch.setattr(network, "compiled_fill_into", lambda: None)
     arch, program = programs[name.removesuffix(" traced")]
     result = simulate(program, load_arch(arch), trace=name.endswith(" traced"))
+    assert digest(result) == PINNED[name]
+
+
+@pytest.mark.parametrize("name", ["fa_causal_bh", "fd_wh", "cuda_jacobi_2d", "fa_wh traced"])
+def test_the_interpreter_gives_the_same_bits(
+    name: str, programs: dict[str, tuple[str, Program]]
+) -> None:
+    """A probed run interprets the streams (loom.sim.interp) instead of running their
+    generated code (loom.sim.streamgen): the same digest."""
+    arch, program = programs[name.removesuffix(" traced")]
+    result = simulate(
+        program, load_arch(arch), trace=name.endswith(" traced"), watch=lambda s, p: None
+    )
     assert digest(result) == PINNED[name]

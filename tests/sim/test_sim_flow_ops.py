@@ -51,14 +51,19 @@ def test_compiled_and_numpy_operations_give_the_same_bits(
     n, ne = len(flows), sum(len(r) for *_, r in flows)
     want = _table(flows)
     carried_want, load = np.linspace(0.0, 5.0, 8), np.linspace(0.5, 2.0, 8)
-    NUMPY_OPS.advance(want[1], want[2], n, carried_want, load, dt)
+    load[[1, 6]] = 0.0  # resources no flow uses: left out of `used`, as the network does
+    used = np.array([0, 2, 3, 4, 5, 7, 0, 0], dtype=np.int64)
+    full = np.linspace(0.0, 5.0, 8)
+    full += load * dt  # every resource visited: the same bits
+    NUMPY_OPS.advance(want[1], want[2], n, carried_want, load, used, 6, dt)
+    assert carried_want.tobytes() == full.tobytes()
     want_rem = want[1].copy()
     want_next = NUMPY_OPS.earliest(want[1], want[2], n)
     want_pop = NUMPY_OPS.pop(n, ne, *want)
     for ops in _kernels():
         got = _table(flows)
         carried = np.linspace(0.0, 5.0, 8)
-        ops.advance(got[1], got[2], n, carried, load, dt)
+        ops.advance(got[1], got[2], n, carried, load, used, 6, dt)
         assert carried.tobytes() == carried_want.tobytes()
         assert got[1].tobytes() == want_rem.tobytes()
         nxt = ops.earliest(got[1], got[2], n)

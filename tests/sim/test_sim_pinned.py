@@ -89,7 +89,7 @@ def test_simulated_cycles_are_pinned(
 ) -> None:
     """Both rate solves (the Numba kernel and its NumPy twin) give the pinned bits."""
     if solver == "numpy":
-        monkeypatch.setattr(network, "compiled_filling", lambda: None)
+        monkeypatch.setattr(network, "compiled_fill_into", lambda: None)
     arch, program = _programs()[name]
     r = simulate(program, load_arch(arch))
     got = (r.cycles, r.link_utilization[0].utilization, dataclasses.astuple(r.bytes_moved))

@@ -16,7 +16,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from loom.sim.fill_jit import REL_EPS, compiled_filling
+from loom.sim.fill_jit import REL_EPS, compiled_fill_into
 from loom.sim.flow_ops import NUMPY_OPS, compiled_ops
 
 
@@ -56,12 +56,20 @@ class FluidNetwork:
         self.time = 0.0
         self.dirty = False
         self.load = np.zeros_like(capacity)
+        """Each resource's load at the current rates (kept, and rewritten where the
+        flows are, by each solve)."""
+        self._used = np.zeros(capacity.size, dtype=np.int64)
+        self._nused = 0
+        """The resources the flows of the last solve use (`_used[:_nused]`): the only
+        ones with load, so the only ones whose carried bytes advancing moves."""
+        self._place = np.full(capacity.size, -1, dtype=np.int64)
+        """The compiled solve's scratch (all -1 between solves)."""
         self.carried = np.zeros_like(capacity)
         self.solves = 0
         self._next: float | None = None
         """next_completion()'s answer, kept while neither the flows nor the time move."""
-        fill = compiled_filling()
-        self._fill = fill or _rates_and_load
+        fill = compiled_fill_into()
+        self._fill = fill or _fill_into
         """The compiled rate solve when Numba is there, else the NumPy one (same bits)."""
         self._ops = NUMPY_OPS if fill is None else compiled_ops()
         """Advance, next finish and drop finished flows, compiled or not with the solve."""
@@ -127,7 +135,9 @@ class FluidNetwork:
         dt = t - self.time
         if dt <= 0.0:
             return
-        self._ops.advance(self._rem, self._rate, self.active, self.carried, self.load, dt)
+        self._ops.advance(
+            self._rem, self._rate, self.active, self.carried, self.load, self._used, self._nused, dt
+        )
         self.time = t
         self._next = None
 
@@ -173,25 +183,50 @@ class FluidNetwork:
         self._next = None
         self.solves += 1
         n, ne = self.active, self._ne
-        if not n:
-            self.load = np.zeros_like(self.capacity)
-        elif not ne:
+        if not n or not ne:
             self._rate[:n] = self._cap[:n]
-            self.load = np.zeros_like(self.capacity)
-        else:
-            rates, self.load = self._fill(
+            self.load[self._used[: self._nused]] = 0.0
+            self._nused = 0
+        else:  # the whole arrays and their live lengths: no views made per solve
+            self._nused = self._fill(
                 self.capacity,
-                self._cap[:n],
-                self._ent_res[:ne],
-                self._ent_w[:ne],
-                self._ent_f[:ne],
+                self._cap,
+                n,
+                self._ent_res,
+                self._ent_w,
+                self._ent_f,
+                ne,
+                self._rate,
+                self.load,
+                self._used,
+                self._nused,
+                self._place,
             )
-            self._rate[:n] = rates
-        self._notify()
+        if self.on_rates is not None:  # a copy: the solves rewrite `load` in place
+            self.on_rates(self.time, self.load.copy())
 
-    def _notify(self) -> None:
-        if self.on_rates is not None:
-            self.on_rates(self.time, self.load)
+
+def _fill_into(
+    capacity: np.ndarray,
+    caps: np.ndarray,
+    n: int,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    ne: int,
+    rates: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    place: np.ndarray,
+) -> int:
+    """loom.sim.fill_jit.fill_into with NumPy: the same arguments, effects and bits."""
+    load[used[:nused]] = 0.0
+    rates[:n], new = _rates_and_load(capacity, caps[:n], ent_res[:ne], ent_w[:ne], ent_f[:ne])
+    support = np.unique(ent_res[:ne])
+    used[: len(support)] = support
+    load[support] = new[support]
+    return len(support)
 
 
 def _rates_and_load(
