@@ -37,7 +37,7 @@ from loom.ir.program import (
 )
 from loom.sim.buffers import CircularBuffer, ReserveBlock, TakeBlocks
 from loom.sim.compute_cost import CostModel
-from loom.sim.engine import Delay, Request
+from loom.sim.engine import Delay, Process, Request
 from loom.sim.machine import Machine, Transfer
 from loom.sim.pipes import PipeHub, ReceiveReq, SendReq
 from loom.sim.topology import Core
@@ -161,6 +161,8 @@ class Frame:
     its request per window (row, col)."""
     requests: dict[int, Request] = field(default_factory=dict)
     """Per Send or Receive statement (by id): its request, built once (as `memo`)."""
+    proc: Process | None = None
+    """The engine running the stream (set when it is spawned)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:

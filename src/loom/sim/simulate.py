@@ -128,6 +128,7 @@ def _spawn(program: Program, shared: Shared, trace: bool, watch: Watch | None) -
                     gen = _watched(gen, sched, procs, watch)
                 proc = Process((y, x), engine, gen)
                 proc.frame = frame
+                frame.proc = proc
                 if trace:
                     proc.intervals = []
                     proc.loops = frame.loops

@@ -25,7 +25,7 @@ from typing import Any
 
 from loom.ir.program import Compute, IfCore, Loop, Parallel, Reserve, Stmt, Wait
 from loom.sim.buffers import ReserveBlock, TakeBlocks
-from loom.sim.engine import Request
+from loom.sim.engine import PENDING, Process, Request, Scheduler
 from loom.sim.interp import (
     HANDLERS,
     Frame,
@@ -120,7 +120,7 @@ def _reserve(w: _Writer, ind: int, s: Reserve) -> None:
     w.emit(ind, "else:")
     w.emit(ind + 1, f"yield {req}")
     _block(w, ind, s.body)
-    w.emit(ind, f"{cb}.push(sched)")
+    _count(w, ind, cb, "pushed")
 
 
 def _wait(w: _Writer, ind: int, s: Wait) -> None:
@@ -135,7 +135,7 @@ def _wait(w: _Writer, ind: int, s: Wait) -> None:
         w.emit(ind, "else:")
         w.emit(ind + 1, f"yield {req}")
         _block(w, ind, s.body)
-        w.emit(ind, f"{cb}.pop(sched)")
+        _count(w, ind, cb, "popped")
         return
     w.emit(ind, f"for cb in {req}.cbs:")
     w.emit(ind + 1, "if cb.pushed <= cb.taken:")
@@ -146,15 +146,34 @@ def _wait(w: _Writer, ind: int, s: Wait) -> None:
     w.emit(ind + 2, "cb.taken += 1")
     _block(w, ind, s.body)
     w.emit(ind, f"for cb in {req}.cbs:")
-    w.emit(ind + 1, "cb.pop(sched)")
+    _count(w, ind + 1, "cb", "popped")
+
+
+def _count(w: _Writer, ind: int, cb: str, counter: str) -> None:
+    """CircularBuffer.push or .pop, inline: one count and a test for waiters."""
+    w.emit(ind, f"{cb}.{counter} += 1")
+    w.emit(ind, f"if {cb}.waiters:")
+    w.emit(ind + 1, f"{cb}.wake(sched)")
 
 
 def _compute(w: _Writer, ind: int, s: Compute) -> None:
-    st, hit = w.const(s), w.local("delay")
-    w.emit(ind, f"if {hit} is None:")
-    w.emit(ind + 1, f"{hit} = _compute_delay(f, {st})")
-    w.emit(ind, f"sh.matmul_tiles += {hit}[1]")
-    w.emit(ind, f"yield {hit}[0]")
+    """The statement's Delay, started inline (Delay.start's statements): the engine is
+    busy until the end, when the scheduler resumes it. Its tile-matmuls are counted in
+    the stream's `tiles`, added to the run's when the stream ends (an int sum: no
+    order to keep)."""
+    st, cycles, end = w.const(s), w.local("cycles"), w.fresh("end")
+    what, tiles = w.fresh("what"), w.fresh("tiles")
+    w.emit(ind, f"if {cycles} is None:")
+    w.emit(ind + 1, f"{cycles}, {what}, {tiles} = _compute_delay(f, {st})")
+    w.emit(ind, f"tiles += {tiles}")
+    w.emit(ind, f"if {cycles} > 0.0:")
+    w.emit(ind + 1, "now = sched.now")
+    w.emit(ind + 1, f"{end} = now + {cycles}")
+    w.emit(ind + 1, f"proc.busy += {end} - now")
+    w.emit(ind + 1, f"if tracing and {end} > now:")
+    w.emit(ind + 2, f"proc.record_interval(now, {end}, {what})")
+    w.emit(ind + 1, f"at({end}, resume, proc)")
+    w.emit(ind + 1, "yield _SUSPENDED")
 
 
 def _parallel(w: _Writer, ind: int, s: Parallel) -> None:
@@ -203,16 +222,23 @@ def compile_stream(stmts: tuple[Stmt, ...]) -> Callable[[Frame], Gen] | None:
         "    loops = f.loops",
         "    sh = f.shared",
         "    sched = sh.machine.sched",
+        "    at = sched.at",
+        "    resume = sched.resume",
+        "    proc = f.proc",
+        "    tracing = proc.intervals is not None",
+        "    tiles = 0",
         *(f"    {name} = None" for name in w.locals),
     ]
-    source = "\n".join((*head, *w.lines, "    return", "    yield"))
+    tail = ("    sh.matmul_tiles += tiles", "    return", "    yield")
+    source = "\n".join((*head, *w.lines, *tail))
     scope: dict[str, Any] = {
         "_ReserveBlock": ReserveBlock,
         "_TakeBlocks": TakeBlocks,
         "_Request": Request,
+        "_SUSPENDED": SUSPENDED,
         "_EVAL": _EVAL,
         "_core_branch": core_branch,
-        "_compute_delay": compute_delay,
+        "_compute_delay": _delay_parts,
         "_parallel_transfer": parallel_transfer,
     }
     try:
@@ -224,6 +250,23 @@ def compile_stream(stmts: tuple[Stmt, ...]) -> Callable[[Frame], Gen] | None:
     consts = tuple(w.consts)
     return lambda frame: fn(frame, consts)
 
+
+def _delay_parts(f: Frame, s: Compute) -> tuple[float, str, int]:
+    """A Compute statement's cycles, trace label and tile-matmuls."""
+    delay, tiles = compute_delay(f, s)
+    return delay.cycles, delay.what, tiles
+
+
+class _Suspended(Request):
+    """What a stream yields once it has arranged its own resume (an inline delay)."""
+
+    __slots__ = ()
+
+    def start(self, sched: Scheduler, proc: Process) -> Any:
+        return PENDING
+
+
+SUSPENDED = _Suspended()
 
 _EVAL = object()
 """An IfCore whose condition is evaluated at each execution."""
