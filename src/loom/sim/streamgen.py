@@ -25,7 +25,7 @@ from typing import Any
 
 from loom.ir.program import Compute, IfCore, Loop, Parallel, Reserve, Stmt, Wait
 from loom.sim.buffers import ReserveBlock, TakeBlocks
-from loom.sim.engine import PENDING, Process, Request, Scheduler
+from loom.sim.engine import SUSPENDED, Request
 from loom.sim.interp import (
     HANDLERS,
     Frame,
@@ -124,29 +124,23 @@ def _reserve(w: _Writer, ind: int, s: Reserve) -> None:
 
 
 def _wait(w: _Writer, ind: int, s: Wait) -> None:
+    """TakeBlocks.start's test and take inline, unrolled over the buffers."""
+    if not s.buffers:  # nothing to take or pop
+        _block(w, ind, s.body)
+        return
     st, req = w.const(s), w.local("take")
     w.emit(ind, f"if {req} is None:")
     w.emit(ind + 1, f"{req} = _TakeBlocks(tuple(f.cb(b) for b in {st}.buffers))")
-    if len(s.buffers) == 1:
-        cb = w.fresh("cb")
-        w.emit(ind, f"{cb} = {req}.cbs[0]")
-        w.emit(ind, f"if {cb}.pushed > {cb}.taken:")
+    cbs = [w.fresh("cb") for _ in s.buffers]
+    w.emit(ind, f"{', '.join(cbs)}, = {req}.cbs")
+    w.emit(ind, f"if {' and '.join(f'{cb}.pushed > {cb}.taken' for cb in cbs)}:")
+    for cb in cbs:
         w.emit(ind + 1, f"{cb}.taken += 1")
-        w.emit(ind, "else:")
-        w.emit(ind + 1, f"yield {req}")
-        _block(w, ind, s.body)
-        _count(w, ind, cb, "popped")
-        return
-    w.emit(ind, f"for cb in {req}.cbs:")
-    w.emit(ind + 1, "if cb.pushed <= cb.taken:")
-    w.emit(ind + 2, f"yield {req}")
-    w.emit(ind + 2, "break")
     w.emit(ind, "else:")
-    w.emit(ind + 1, f"for cb in {req}.cbs:")
-    w.emit(ind + 2, "cb.taken += 1")
+    w.emit(ind + 1, f"yield {req}")
     _block(w, ind, s.body)
-    w.emit(ind, f"for cb in {req}.cbs:")
-    _count(w, ind + 1, "cb", "popped")
+    for cb in cbs:
+        _count(w, ind, cb, "popped")
 
 
 def _count(w: _Writer, ind: int, cb: str, counter: str) -> None:
@@ -256,17 +250,6 @@ def _delay_parts(f: Frame, s: Compute) -> tuple[float, str, int]:
     delay, tiles = compute_delay(f, s)
     return delay.cycles, delay.what, tiles
 
-
-class _Suspended(Request):
-    """What a stream yields once it has arranged its own resume (an inline delay)."""
-
-    __slots__ = ()
-
-    def start(self, sched: Scheduler, proc: Process) -> Any:
-        return PENDING
-
-
-SUSPENDED = _Suspended()
 
 _EVAL = object()
 """An IfCore whose condition is evaluated at each execution."""
