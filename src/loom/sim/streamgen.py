@@ -21,6 +21,7 @@ interpreter's (tests/sim/test_sim_periodicity.py runs both: a probed run interpr
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Any
 
 from loom.ir.program import Compute, IfCore, Loop, Parallel, Reserve, Stmt, Wait
@@ -224,7 +225,19 @@ def compile_stream(stmts: tuple[Stmt, ...]) -> Callable[[Frame], Gen] | None:
         *(f"    {name} = None" for name in w.locals),
     ]
     tail = ("    sh.matmul_tiles += tiles", "    return", "    yield")
-    source = "\n".join((*head, *w.lines, *tail))
+    fn = _function("\n".join((*head, *w.lines, *tail)))
+    if fn is None:
+        return None
+    consts = tuple(w.consts)
+    return lambda frame: fn(frame, consts)
+
+
+@lru_cache(maxsize=256)
+def _function(source: str) -> StreamFn | None:
+    """The compiled function of `source`, kept: the source holds only the streams'
+    shape (their statements are its constants), so the programs of one kernel at other
+    sizes, and the same program simulated again, reuse it (compiling a long stream
+    costs milliseconds, as much as simulating a small program)."""
     scope: dict[str, Any] = {
         "_ReserveBlock": ReserveBlock,
         "_TakeBlocks": TakeBlocks,
@@ -241,8 +254,7 @@ def compile_stream(stmts: tuple[Stmt, ...]) -> Callable[[Frame], Gen] | None:
         return None
     exec(code, scope)
     fn: StreamFn = scope["stream"]
-    consts = tuple(w.consts)
-    return lambda frame: fn(frame, consts)
+    return fn
 
 
 def _delay_parts(f: Frame, s: Compute) -> tuple[float, str, int]:
