@@ -33,6 +33,7 @@ from loom.ir.program import (
     Wait,
 )
 from loom.sim import simulate
+from loom.sim.streamgen import compile_stream
 from loom.symbolic import Const, Sym, cmp
 
 WH = load_arch("wormhole_n150")
@@ -117,3 +118,13 @@ def test_an_undeclared_buffer_is_reported_when_its_statement_runs(interpret: boo
     bad = dataclasses.replace(ok, reader=(Reserve("a", ()), Reserve("zz", ())))
     with pytest.raises(SimulationError, match="uses buffer 'zz', which the program does not"):
         _bits(bad, False, interpret)
+
+
+def test_a_stream_python_cannot_compile_is_interpreted() -> None:
+    """Python refuses more than 20 nested blocks: such a stream runs interpreted."""
+    body: tuple = (Reserve("a", ()),)
+    for _ in range(24):
+        body = (Loop(IDX, Const(1), body),)
+    assert compile_stream(body) is None
+    program = _program(body, (Wait(("a",), ()),), (Buffer("a", 1, 2, "bf16", 2),))
+    assert _bits(program, False, interpret=False) == _bits(program, False, interpret=True)
