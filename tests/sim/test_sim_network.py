@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 
 from loom.arch import load_arch
 from loom.sim.fill_jit import compiled_filling, filling_loops
-from loom.sim.network import Flow, FluidNetwork, _progressive_filling, _rates_and_load
+from loom.sim.fill_numpy import progressive_filling, rates_and_load
+from loom.sim.network import Flow, FluidNetwork
 from loom.sim.params import from_arch
 from loom.sim.topology import Topology
 
@@ -74,7 +75,7 @@ def test_fair_rates_are_feasible_and_saturate_something(
     ent_res = np.concatenate(res)
     ent_f = np.repeat(np.arange(len(flows)), [len(r) for r in res])
     fcaps = np.array([c for c, _ in flows])
-    rates = _progressive_filling(capacity, fcaps, ent_res, np.ones(len(ent_res)), ent_f)
+    rates = progressive_filling(capacity, fcaps, ent_res, np.ones(len(ent_res)), ent_f)
     load = np.bincount(ent_res, weights=rates[ent_f], minlength=5)
     assert np.all(load <= capacity * (1 + 1e-6))
     assert np.all(rates <= fcaps * (1 + 1e-6))
@@ -168,12 +169,12 @@ def test_filling_is_bit_identical_to_the_reference(
     ent_w = np.array([w for _, es in flows for _, w in es], dtype=np.float64)
     ent_f = np.repeat(np.arange(len(flows)), [len(es) for _, es in flows])
     fcaps = np.array([c for c, _ in flows])
-    got = _progressive_filling(capacity, fcaps, ent_res, ent_w, ent_f)
+    got = progressive_filling(capacity, fcaps, ent_res, ent_w, ent_f)
     want = _reference_filling(capacity, fcaps, ent_res, ent_w, ent_f)
     assert got.tobytes() == want.tobytes()
     # the loop kernel, run as Python and as compiled by Numba, gives the same bits,
     # and so does the per-resource load it sums
-    _, want_load = _rates_and_load(capacity, fcaps, ent_res, ent_w, ent_f)
+    _, want_load = rates_and_load(capacity, fcaps, ent_res, ent_w, ent_f)
     kernels = [filling_loops, compiled_filling()]
     for kernel in kernels:
         assert kernel is not None, "Numba is a dependency (pyproject.toml); install it"

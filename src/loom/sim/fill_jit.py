@@ -1,7 +1,7 @@
 """The max-min fair rate solve compiled with Numba: the same arithmetic, without NumPy's
 per-call overhead.
 
-The NumPy progressive filling (loom.sim.network._progressive_filling) makes some 25
+The NumPy progressive filling (loom.sim.fill_numpy.progressive_filling) makes some 25
 array calls per round and a solve takes 4 to 5 rounds on the paper's workloads; with
 ~45 flows over ~200 resources each call is almost all dispatch, so a solve costs
 ~550,000 instructions and the rate solves are more than half of a flash attention or

@@ -16,11 +16,7 @@ from collections.abc import Callable
 import numpy as np
 
 from loom.sim.fill_jit import compiled_fill_into
-from loom.sim.fill_numpy import progressive_filling as _progressive_filling
-from loom.sim.fill_numpy import rates_and_load as _rates_and_load
 from loom.sim.flow_ops import NUMPY_OPS, compiled_ops
-
-__all__ = ["Flow", "FluidNetwork", "_progressive_filling", "_rates_and_load"]
 
 
 class Flow:
@@ -148,17 +144,6 @@ class FluidNetwork:
         self._ent_res, self._ent_w, self._ent_f = (
             np.concatenate([a, np.zeros_like(a)]) for a in (self._ent_res, self._ent_w, self._ent_f)
         )
-
-    def advance(self, t: float) -> None:
-        """Move every flow forward to time `t` at its current rate."""
-        dt = t - self.time
-        if dt <= 0.0:
-            return
-        self._ops.advance(
-            self._rem, self._rate, self.active, self.carried, self.load, self._used, self._nused, dt
-        )
-        self.time = t
-        self._next = None
 
     def next_completion(self) -> float:
         """Time at which the next flow finishes (re-solving rates if flows changed)."""
