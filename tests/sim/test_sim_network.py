@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loom.arch import load_arch
+from loom.sim import network
 from loom.sim.fill_jit import compiled_filling, filling_loops
 from loom.sim.fill_numpy import progressive_filling, rates_and_load
 from loom.sim.network import Flow, FluidNetwork
@@ -54,6 +55,27 @@ def test_rates_are_resolved_when_a_flow_ends() -> None:
     t2 = net.next_completion()
     assert t2 == pytest.approx(20.0)  # 100 bytes left at the full 10 B/cycle
     assert net.carried[0] == pytest.approx(100.0)
+
+
+@pytest.mark.parametrize("solver", ["compiled", "numpy"])
+def test_an_idle_network_carries_nothing(solver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flow, an idle gap, another flow: each resource carries the bytes the flows moved
+    through it (weight x bytes), none during the gap, when the network had no flows."""
+    if solver == "numpy":
+        monkeypatch.setattr(network, "compiled_fill_into", lambda: None)
+    samples: list[tuple[float, list[float]]] = []
+    net = FluidNetwork(np.array([10.0, 20.0, 5.0]), lambda t, load: samples.append((t, list(load))))
+    done: list[str] = []
+    for start, nbytes, res, w in [
+        (0.0, 100.0, [0, 1], [1.0, 0.5]),
+        (500.0, 60.0, [1, 2], [1.0, 1.0]),
+    ]:
+        net.add(start, Flow(nbytes, 50.0, np.array(res), np.array(w), lambda: done.append("x")))
+        for f in net.pop_done(net.next_completion()):
+            f.on_done()
+    assert done == ["x", "x"] and net.active == 0
+    assert net.carried.tolist() == pytest.approx([100.0, 50.0 + 60.0, 60.0])
+    assert samples[1] == (10.0, [0.0, 0.0, 0.0])  # the trace's load drops when it empties
 
 
 @settings(max_examples=40, deadline=None)

@@ -55,8 +55,8 @@ class FluidNetwork:
         self.time = 0.0
         self.dirty = False
         self.load = np.zeros_like(capacity)
-        """Each resource's load at the current rates (kept, and rewritten where the
-        flows are, by each solve)."""
+        """Each resource's load at the current rates (kept, rewritten where the flows
+        are by each solve, and zeroed when the last flow ends)."""
         self._used = np.zeros(capacity.size, dtype=np.int64)
         self._nused = 0
         """The resources the flows of the last solve use (`_used[:_nused]`): the only
@@ -188,7 +188,18 @@ class FluidNetwork:
         for i in reversed(gone):
             del flows[i]
         self.dirty = True
+        if not self.active:  # no flow left: no load (the scheduler solves only while
+            # flows move, so the last solve's load would stay, and the next flow's start
+            # would advance it over the idle gap: bytes that no flow moved)
+            self._drop_load()
+            if self.on_rates is not None:
+                self.on_rates(self.time, self.load.copy())
         return done
+
+    def _drop_load(self) -> None:
+        """Zero the load where the last solve put it."""
+        self.load[self._used[: self._nused]] = 0.0
+        self._nused = 0
 
     # ----- max-min fair rates ---------------------------------------------------------
 
@@ -200,8 +211,7 @@ class FluidNetwork:
         n, ne = self.active, self._ne
         if not n or not ne:
             self._rate[:n] = self._cap[:n]
-            self.load[self._used[: self._nused]] = 0.0
-            self._nused = 0
+            self._drop_load()
             best = self._ops.earliest(self._rem, self._rate, n)
         else:  # the whole arrays and their live lengths: no views made per solve
             self._nused, best = self._ops.settle(
