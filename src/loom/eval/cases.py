@@ -35,9 +35,9 @@ PAPER_FA_TOKENS = {WH: 16384, BH: 15360}
 FA_SCALE = 1
 """Flash attention runs at the paper's tokens. It is the evaluation's longest part:
 TTNN's default 32 x 32 chunks make a paper-size case H*T*S/1024 chunk steps (2.1 million
-for B = 1 on Wormhole), about 7 minutes of CPU for that one `ttnn-sdpa` simulation (414,000
-events and 92,800 bandwidth re-solves at 1/8 of the tokens, 64 times that here;
-benchmarks/sim_speed.py), and the simulator stays bit-exact rather than approximated to go
+for B = 1 on Wormhole), about 43 s of CPU for that one `ttnn-sdpa` simulation (340,225
+events and 31,654 bandwidth re-solves, 0.59 s of CPU, at 1/8 of the tokens, 64 times that
+here; benchmarks/sim_speed.py), and the simulator stays bit-exact rather than approximated to go
 faster. Skipping repeated periods is no way out: the machine's state never repeats in these
 runs, the cores drifting apart (benchmarks/sim_periodicity.py). `--fa-scale 8` runs 1/8 of
 the tokens, 64 times less simulated work, for a quicker look."""
