@@ -45,15 +45,15 @@ def lowered(kernel: str, arch: str, shape: dict[str, int], policy: str) -> Progr
 
 
 def timed(program: Program, arch: str, compiled: bool) -> tuple[float, SimResult]:
-    original = network.compiled_filling
+    original = network.compiled_fill_into
     if not compiled:
-        network.compiled_filling = lambda: None
+        network.compiled_fill_into = lambda: None
     try:
         start = time.process_time()
         result = simulate(program, load_arch(arch))
         return time.process_time() - start, result
     finally:
-        network.compiled_filling = original
+        network.compiled_fill_into = original
 
 
 def fingerprint(r: SimResult) -> tuple[object, ...]:

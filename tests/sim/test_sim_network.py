@@ -10,8 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from loom.arch import load_arch
+from loom.sim import network
 from loom.sim.fill_jit import compiled_filling, filling_loops
-from loom.sim.network import Flow, FluidNetwork, _progressive_filling, _rates_and_load
+from loom.sim.fill_numpy import progressive_filling, rates_and_load
+from loom.sim.network import Flow, FluidNetwork
 from loom.sim.params import from_arch
 from loom.sim.topology import Topology
 
@@ -55,6 +57,27 @@ def test_rates_are_resolved_when_a_flow_ends() -> None:
     assert net.carried[0] == pytest.approx(100.0)
 
 
+@pytest.mark.parametrize("solver", ["compiled", "numpy"])
+def test_an_idle_network_carries_nothing(solver: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A flow, an idle gap, another flow: each resource carries the bytes the flows moved
+    through it (weight x bytes), none during the gap, when the network had no flows."""
+    if solver == "numpy":
+        monkeypatch.setattr(network, "compiled_fill_into", lambda: None)
+    samples: list[tuple[float, list[float]]] = []
+    net = FluidNetwork(np.array([10.0, 20.0, 5.0]), lambda t, load: samples.append((t, list(load))))
+    done: list[str] = []
+    for start, nbytes, res, w in [
+        (0.0, 100.0, [0, 1], [1.0, 0.5]),
+        (500.0, 60.0, [1, 2], [1.0, 1.0]),
+    ]:
+        net.add(start, Flow(nbytes, 50.0, np.array(res), np.array(w), lambda: done.append("x")))
+        for f in net.pop_done(net.next_completion()):
+            f.on_done()
+    assert done == ["x", "x"] and net.active == 0
+    assert net.carried.tolist() == pytest.approx([100.0, 50.0 + 60.0, 60.0])
+    assert samples[1] == (10.0, [0.0, 0.0, 0.0])  # the trace's load drops when it empties
+
+
 @settings(max_examples=40, deadline=None)
 @given(
     st.lists(
@@ -74,7 +97,7 @@ def test_fair_rates_are_feasible_and_saturate_something(
     ent_res = np.concatenate(res)
     ent_f = np.repeat(np.arange(len(flows)), [len(r) for r in res])
     fcaps = np.array([c for c, _ in flows])
-    rates = _progressive_filling(capacity, fcaps, ent_res, np.ones(len(ent_res)), ent_f)
+    rates = progressive_filling(capacity, fcaps, ent_res, np.ones(len(ent_res)), ent_f)
     load = np.bincount(ent_res, weights=rates[ent_f], minlength=5)
     assert np.all(load <= capacity * (1 + 1e-6))
     assert np.all(rates <= fcaps * (1 + 1e-6))
@@ -168,12 +191,12 @@ def test_filling_is_bit_identical_to_the_reference(
     ent_w = np.array([w for _, es in flows for _, w in es], dtype=np.float64)
     ent_f = np.repeat(np.arange(len(flows)), [len(es) for _, es in flows])
     fcaps = np.array([c for c, _ in flows])
-    got = _progressive_filling(capacity, fcaps, ent_res, ent_w, ent_f)
+    got = progressive_filling(capacity, fcaps, ent_res, ent_w, ent_f)
     want = _reference_filling(capacity, fcaps, ent_res, ent_w, ent_f)
     assert got.tobytes() == want.tobytes()
     # the loop kernel, run as Python and as compiled by Numba, gives the same bits,
     # and so does the per-resource load it sums
-    _, want_load = _rates_and_load(capacity, fcaps, ent_res, ent_w, ent_f)
+    _, want_load = rates_and_load(capacity, fcaps, ent_res, ent_w, ent_f)
     kernels = [filling_loops, compiled_filling()]
     for kernel in kernels:
         assert kernel is not None, "Numba is a dependency (pyproject.toml); install it"

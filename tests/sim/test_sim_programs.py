@@ -234,6 +234,18 @@ def test_result_fields(wh: Arch) -> None:
     assert no_launch.cycles == pytest.approx(r.kernel_cycles)
 
 
+def test_links_carry_the_bytes_moved_across_idle_gaps(wh: Arch) -> None:
+    """Blocks multicast along a row one at a time, the network empty between them: each
+    link of the tree carries each block once, so the utilization times the link's
+    bandwidth and the run is the bytes multicast (none counted over the gaps)."""
+    r = simulate(pipe_program((1, 8), blocks=6, block_tiles=4, cols=8), wh)
+    cap = from_arch(wh).link_bytes_per_cycle
+    assert r.link_utilization
+    for link in r.link_utilization:
+        carried = link.utilization * cap * r.kernel_cycles
+        assert carried == pytest.approx(r.bytes_moved.noc_multicast, rel=1e-12)
+
+
 def test_packer_accumulation_saves_reloads(wh: Arch) -> None:
     program = PROGRAMS["gemm_mcast"]
     reload = simulate(program, wh, options=SimOptions(packer_l1_acc=False)).cycles

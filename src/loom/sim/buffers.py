@@ -34,14 +34,15 @@ class CircularBuffer:
     def push(self, sched: Scheduler) -> None:
         self.pushed += 1
         if self.waiters:
-            self._wake(sched)
+            self.wake(sched)
 
     def pop(self, sched: Scheduler) -> None:
         self.popped += 1
         if self.waiters:
-            self._wake(sched)
+            self.wake(sched)
 
-    def _wake(self, sched: Scheduler) -> None:
+    def wake(self, sched: Scheduler) -> None:
+        """Retry every waiter's request now (after the event being handled)."""
         waiters, self.waiters = self.waiters, []
         for proc, req in waiters:
             sched.at(sched.now, _retry, (sched, proc, req))

@@ -33,6 +33,19 @@ class Request:
         raise NotImplementedError
 
 
+class _Suspended(Request):
+    """What a process yields once it has arranged its own resume (a generated stream's
+    inline delay, loom.sim.streamgen)."""
+
+    __slots__ = ()
+
+    def start(self, sched: Scheduler, proc: Process) -> Any:
+        return PENDING
+
+
+SUSPENDED = _Suspended()
+
+
 class Process:
     """One engine of one core running its stream."""
 
@@ -136,6 +149,8 @@ class Scheduler:
                 req = gen.send(value)
             except StopIteration:
                 proc.finished = self.now
+                return
+            if req is SUSPENDED:  # its start would return PENDING; no call needed
                 return
             value = req.start(self, proc)
             if value is PENDING:

@@ -17,6 +17,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from loom.sim.fill_jit import fill_into
+from loom.sim.fill_numpy import fill_into_numpy
+
 FINISHED_REL = 1e-7
 """A flow has finished when at most this fraction of its bytes (+ FINISHED_ABS) is left:
 the fluid arithmetic leaves rounding crumbs."""
@@ -24,21 +27,41 @@ FINISHED_ABS = 1e-9
 
 
 def advance_loops(
-    rem: np.ndarray, rate: np.ndarray, n: int, carried: np.ndarray, load: np.ndarray, dt: float
+    rem: np.ndarray,
+    rate: np.ndarray,
+    n: int,
+    carried: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    dt: float,
 ) -> None:
-    """Flows 0..n-1 move rate x dt bytes; each resource carries load x dt more."""
+    """Flows 0..n-1 move rate x dt bytes; each resource carries load x dt more.
+
+    Only the resources of `used[:nused]` have load (the last solve's support): the
+    others would add 0 x dt, which leaves their bytes as they are, so they are not
+    visited (a chip has ~1,000 resources, the flows use ~50)."""
     for i in range(n):
         rem[i] -= rate[i] * dt
-    for r in range(carried.shape[0]):
+    for j in range(nused):
+        r = used[j]
         carried[r] += load[r] * dt
 
 
 def advance_numpy(
-    rem: np.ndarray, rate: np.ndarray, n: int, carried: np.ndarray, load: np.ndarray, dt: float
+    rem: np.ndarray,
+    rate: np.ndarray,
+    n: int,
+    carried: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    dt: float,
 ) -> None:
     if n:
         rem[:n] -= rate[:n] * dt
-    carried += load * dt
+    live = used[:nused]
+    carried[live] += load[live] * dt
 
 
 def earliest_loops(rem: np.ndarray, rate: np.ndarray, n: int) -> float:
@@ -132,25 +155,203 @@ def pop_numpy(
     return m, me, nd
 
 
+# ----- steps: each one call per event of the network ---------------------------------
+# A call into compiled code costs about as much as the loops of a small network, so
+# the network's steps run in one call each: a flow's start (advance, then its slot and
+# entries), the drop of finished flows (advance, then pop) and a re-solve (rates, then
+# the next finish). Each does its parts in the order the parts did when called one by
+# one, so the bits are those of the parts (NumPy or compiled alike).
+
+
+def put_loops(
+    rem: np.ndarray,
+    rate: np.ndarray,
+    n: int,
+    carried: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    dt: float,
+    cap: np.ndarray,
+    nbytes: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    ne: int,
+    fcap: float,
+    frem: float,
+    fbytes: float,
+    res: np.ndarray,
+    w: np.ndarray,
+) -> None:
+    """Advance flows 0..n-1 by `dt` (when positive), then start a flow of `fbytes`
+    (`frem` left) at most at `fcap` in slot n, its entries (resources `res`, weights
+    `w`) from `ne` on."""
+    if dt > 0.0:
+        advance_loops(rem, rate, n, carried, load, used, nused, dt)
+    cap[n] = fcap
+    rem[n] = frem
+    rate[n] = 0.0
+    nbytes[n] = fbytes
+    for j in range(res.shape[0]):
+        ent_res[ne + j] = res[j]
+        ent_w[ne + j] = w[j]
+        ent_f[ne + j] = n
+
+
+def put_numpy(
+    rem: np.ndarray,
+    rate: np.ndarray,
+    n: int,
+    carried: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    dt: float,
+    cap: np.ndarray,
+    nbytes: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    ne: int,
+    fcap: float,
+    frem: float,
+    fbytes: float,
+    res: np.ndarray,
+    w: np.ndarray,
+) -> None:
+    if dt > 0.0:
+        advance_numpy(rem, rate, n, carried, load, used, nused, dt)
+    cap[n], rem[n], rate[n], nbytes[n] = fcap, frem, 0.0, fbytes
+    k = len(res)
+    ent_res[ne : ne + k] = res
+    ent_w[ne : ne + k] = w
+    ent_f[ne : ne + k] = n
+
+
+def advance_pop_loops(
+    dt: float,
+    carried: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    n: int,
+    ne: int,
+    cap: np.ndarray,
+    rem: np.ndarray,
+    rate: np.ndarray,
+    nbytes: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    done: np.ndarray,
+) -> tuple[int, int, int]:
+    """Advance by `dt` (when positive), then :func:`pop_loops`."""
+    if dt > 0.0:
+        advance_loops(rem, rate, n, carried, load, used, nused, dt)
+    return pop_loops(n, ne, cap, rem, rate, nbytes, ent_res, ent_w, ent_f, done)
+
+
+def advance_pop_numpy(
+    dt: float,
+    carried: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    n: int,
+    ne: int,
+    cap: np.ndarray,
+    rem: np.ndarray,
+    rate: np.ndarray,
+    nbytes: np.ndarray,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    done: np.ndarray,
+) -> tuple[int, int, int]:
+    if dt > 0.0:
+        advance_numpy(rem, rate, n, carried, load, used, nused, dt)
+    return pop_numpy(n, ne, cap, rem, rate, nbytes, ent_res, ent_w, ent_f, done)
+
+
+def settle_loops(
+    capacity: np.ndarray,
+    cap: np.ndarray,
+    n: int,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    ne: int,
+    rate: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    place: np.ndarray,
+    rem: np.ndarray,
+) -> tuple[int, float]:
+    """The rate solve (loom.sim.fill_jit.fill_into), then the time until the first
+    flow finishes: (resources used, that time)."""
+    k = fill_into(capacity, cap, n, ent_res, ent_w, ent_f, ne, rate, load, used, nused, place)
+    return k, earliest_loops(rem, rate, n)
+
+
+def settle_numpy(
+    capacity: np.ndarray,
+    cap: np.ndarray,
+    n: int,
+    ent_res: np.ndarray,
+    ent_w: np.ndarray,
+    ent_f: np.ndarray,
+    ne: int,
+    rate: np.ndarray,
+    load: np.ndarray,
+    used: np.ndarray,
+    nused: int,
+    place: np.ndarray,
+    rem: np.ndarray,
+) -> tuple[int, float]:
+    k = fill_into_numpy(capacity, cap, n, ent_res, ent_w, ent_f, ne, rate, load, used, nused, place)
+    return k, earliest_numpy(rem, rate, n)
+
+
 @dataclass(frozen=True, slots=True)
 class FlowOps:
-    """The three operations, all compiled or all NumPy."""
+    """The operations, all compiled or all NumPy: three parts and the steps made of them."""
 
-    advance: Callable[[np.ndarray, np.ndarray, int, np.ndarray, np.ndarray, float], None]
+    advance: Callable[..., None]
     earliest: Callable[[np.ndarray, np.ndarray, int], float]
     pop: Callable[..., tuple[int, int, int]]
+    put: Callable[..., None]
+    advance_pop: Callable[..., tuple[int, int, int]]
+    settle: Callable[..., tuple[int, float]]
 
 
-NUMPY_OPS = FlowOps(advance_numpy, earliest_numpy, pop_numpy)
+NUMPY_OPS = FlowOps(
+    advance_numpy, earliest_numpy, pop_numpy, put_numpy, advance_pop_numpy, settle_numpy
+)
 
 _compiled: list[FlowOps] = []
 
 
 def compiled_ops() -> FlowOps:
-    """The loop functions compiled by Numba (the caller has checked Numba is usable)."""
+    """The loop functions compiled by Numba (the caller has checked Numba is usable).
+    The parts are registered as callable from compiled code, so each step compiles
+    with its parts inside it."""
     if not _compiled:
         import numba
+        from numba.extending import register_jitable
 
+        for part in (advance_loops, earliest_loops, pop_loops, fill_into):
+            register_jitable(part)
         jit = numba.njit(cache=True, nogil=True)
-        _compiled.append(FlowOps(jit(advance_loops), jit(earliest_loops), jit(pop_loops)))
+        _compiled.append(
+            FlowOps(
+                jit(advance_loops),
+                jit(earliest_loops),
+                jit(pop_loops),
+                jit(put_loops),
+                jit(advance_pop_loops),
+                jit(settle_loops),
+            )
+        )
     return _compiled[0]

@@ -37,7 +37,7 @@ from loom.ir.program import (
 )
 from loom.sim.buffers import CircularBuffer, ReserveBlock, TakeBlocks
 from loom.sim.compute_cost import CostModel
-from loom.sim.engine import Delay, Request
+from loom.sim.engine import Delay, Process, Request
 from loom.sim.machine import Machine, Transfer
 from loom.sim.pipes import PipeHub, ReceiveReq, SendReq
 from loom.sim.topology import Core
@@ -161,6 +161,8 @@ class Frame:
     its request per window (row, col)."""
     requests: dict[int, Request] = field(default_factory=dict)
     """Per Send or Receive statement (by id): its request, built once (as `memo`)."""
+    proc: Process | None = None
+    """The engine running the stream (set when it is spawned)."""
 
     def cb(self, name: str) -> CircularBuffer:
         try:
@@ -203,11 +205,12 @@ def block(f: Frame, stmts: tuple[Stmt, ...], on_exit: Callable[[], bool] | None 
     decoded = f.shared.decoded
     ops = decoded.get(id(stmts))
     if ops is None:
-        ops = decoded[id(stmts)] = tuple((HANDLERS.get(type(s), _unknown), s) for s in stmts)
+        ops = decoded[id(stmts)] = tuple((HANDLERS.get(type(s), unknown), s) for s in stmts)
     return Block(stmts, ops, on_exit)
 
 
-def _unknown(f: Frame, s: Stmt) -> Step:
+def unknown(f: Frame, s: Stmt) -> Step:
+    """The handler of a statement the simulator does not know: it reports it."""
     raise SimulationError(
         f"the simulator cannot execute statement {type(s).__name__}; it knows "
         f"{', '.join(sorted(c.__name__ for c in HANDLERS))}"
@@ -270,8 +273,9 @@ def _if_core(f: Frame, s: IfCore) -> Step:
     hit = f.branches.get(id(s))
     if hit is None:
         hit = (block(f, s.then), block(f, s.orelse))
-        if s.cond.free_names() <= CORE_VARS and not CORE_VARS & set(f.loops):  # per core
-            hit = hit[0] if s.cond.eval(f.env) else hit[1]
+        taken = core_branch(f, s)
+        if taken is not None:
+            hit = hit[0] if taken else hit[1]
         f.branches[id(s)] = hit
     if not isinstance(hit, Block):
         hit = hit[0] if s.cond.eval(f.env) else hit[1]
@@ -417,10 +421,19 @@ def _parallel(f: Frame, s: Parallel) -> Step:
     """DRAM copies are issued together; pipe copies run in order after them."""
     rest = f.shared.rests.get(id(s))
     if rest is None:  # kept, so that its block is decoded once (blocks go by id)
-        rest = tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
-        f.shared.rests[id(s)] = rest
+        rest = f.shared.rests[id(s)] = parallel_rest(s)
     if rest:
         f.stack.append(block(f, rest))
+    return parallel_transfer(f, s)
+
+
+def parallel_rest(s: Parallel) -> tuple[Stmt, ...]:
+    """The pipe copies of a Parallel statement (run in order after its DRAM copies)."""
+    return tuple(c for c in s.copies if not isinstance(c, ReadDram | WriteDram))
+
+
+def parallel_transfer(f: Frame, s: Parallel) -> Transfer | None:
+    """The request of a Parallel statement's DRAM copies, all issued together."""
     legs = [
         _dram_leg(f, c, isinstance(c, WriteDram))
         for c in s.copies
@@ -430,14 +443,28 @@ def _parallel(f: Frame, s: Parallel) -> Step:
 
 
 def _compute(f: Frame, s: Compute) -> Step:
+    delay, tiles = compute_delay(f, s)
+    f.shared.matmul_tiles += tiles
+    return delay
+
+
+def compute_delay(f: Frame, s: Compute) -> tuple[Delay, int]:
+    """A Compute statement's request and tile-matmuls, the same at every core and
+    iteration (made once per statement)."""
     sh = f.shared
     hit = sh.delays.get(id(s))
-    if hit is None:  # the same delay at every core and iteration
+    if hit is None:
         cost = sh.costs.cost(s)
         hit = sh.delays[id(s)] = (Delay(cost.cycles, f"compute {s.dst}"), cost.matmul_tiles)
-    delay, tiles = hit
-    sh.matmul_tiles += tiles
-    return delay
+    return hit
+
+
+def core_branch(f: Frame, s: IfCore) -> bool | None:
+    """Which branch of `s` this core takes at every execution, when its condition reads
+    only the core's coordinates (None: evaluate it each time)."""
+    if s.cond.free_names() <= CORE_VARS and not CORE_VARS & set(f.loops):
+        return bool(s.cond.eval(f.env))
+    return None
 
 
 HANDLERS: dict[type[Stmt], Callable[[Frame, Any], Step]] = {

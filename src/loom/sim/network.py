@@ -11,12 +11,11 @@ once per instant however many flows changed.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 
 import numpy as np
 
-from loom.sim.fill_jit import REL_EPS, compiled_filling
+from loom.sim.fill_jit import compiled_fill_into
 from loom.sim.flow_ops import NUMPY_OPS, compiled_ops
 
 
@@ -56,15 +55,21 @@ class FluidNetwork:
         self.time = 0.0
         self.dirty = False
         self.load = np.zeros_like(capacity)
+        """Each resource's load at the current rates (kept, rewritten where the flows
+        are by each solve, and zeroed when the last flow ends)."""
+        self._used = np.zeros(capacity.size, dtype=np.int64)
+        self._nused = 0
+        """The resources the flows of the last solve use (`_used[:_nused]`): the only
+        ones with load, so the only ones whose carried bytes advancing moves."""
+        self._place = np.full(capacity.size, -1, dtype=np.int64)
+        """The compiled solve's scratch (all -1 between solves)."""
         self.carried = np.zeros_like(capacity)
         self.solves = 0
         self._next: float | None = None
         """next_completion()'s answer, kept while neither the flows nor the time move."""
-        fill = compiled_filling()
-        self._fill = fill or _rates_and_load
-        """The compiled rate solve when Numba is there, else the NumPy one (same bits)."""
-        self._ops = NUMPY_OPS if fill is None else compiled_ops()
-        """Advance, next finish and drop finished flows, compiled or not with the solve."""
+        self._ops = NUMPY_OPS if compiled_fill_into() is None else compiled_ops()
+        """The rate solve and the per-event array work, compiled when Numba is there,
+        else with NumPy (the same bits)."""
         self.on_rates = on_rates
         """Called after every re-solve with (time, per-resource load), for traces."""
         self._flows: list[Flow] = []
@@ -92,7 +97,7 @@ class FluidNetwork:
         return list(self._flows)
 
     def add(self, now: float, flow: Flow) -> None:
-        self.advance(now)
+        """Advance to `now` and start `flow` (one compiled step)."""
         if flow.remaining <= 0.0:
             raise ValueError("a flow must move at least one byte")
         i, e, k = self.active, self._ne, flow.res.size
@@ -100,13 +105,31 @@ class FluidNetwork:
             self._grow_flows()
         while e + k > self._ent_res.size:
             self._grow_entries()
-        self._cap[i] = flow.cap
-        self._rem[i] = flow.remaining
-        self._rate[i] = 0.0
-        self._nbytes[i] = flow.nbytes
-        self._ent_res[e : e + k] = flow.res
-        self._ent_w[e : e + k] = flow.w
-        self._ent_f[e : e + k] = i
+        dt = now - self.time
+        self._ops.put(
+            self._rem,
+            self._rate,
+            i,
+            self.carried,
+            self.load,
+            self._used,
+            self._nused,
+            dt,
+            self._cap,
+            self._nbytes,
+            self._ent_res,
+            self._ent_w,
+            self._ent_f,
+            e,
+            flow.cap,
+            flow.remaining,
+            flow.nbytes,
+            flow.res,
+            flow.w,
+        )
+        if dt > 0.0:
+            self.time = now
+            self._next = None
         self.active, self._ne = i + 1, e + k
         self._flows.append(flow)
         self.dirty = True
@@ -122,29 +145,27 @@ class FluidNetwork:
             np.concatenate([a, np.zeros_like(a)]) for a in (self._ent_res, self._ent_w, self._ent_f)
         )
 
-    def advance(self, t: float) -> None:
-        """Move every flow forward to time `t` at its current rate."""
-        dt = t - self.time
-        if dt <= 0.0:
-            return
-        self._ops.advance(self._rem, self._rate, self.active, self.carried, self.load, dt)
-        self.time = t
-        self._next = None
-
     def next_completion(self) -> float:
         """Time at which the next flow finishes (re-solving rates if flows changed)."""
         if self.dirty:
-            self._solve()
+            best = self._solve()
         elif self._next is not None:
             return self._next
-        best = self._ops.earliest(self._rem, self._rate, self.active)
+        else:
+            best = self._ops.earliest(self._rem, self._rate, self.active)
         self._next = self.time + max(best, 0.0)
         return self._next
 
     def pop_done(self, t: float) -> list[Flow]:
-        """Advance to `t` and remove the flows that have finished (in the order added)."""
-        self.advance(t)
-        self.active, self._ne, count = self._ops.pop(
+        """Advance to `t` and remove the flows that have finished (in the order added;
+        one compiled step)."""
+        dt = t - self.time
+        self.active, self._ne, count = self._ops.advance_pop(
+            dt,
+            self.carried,
+            self.load,
+            self._used,
+            self._nused,
             self.active,
             self._ne,
             self._cap,
@@ -156,6 +177,9 @@ class FluidNetwork:
             self._ent_f,
             self._done,
         )
+        if dt > 0.0:
+            self.time = t
+            self._next = None
         if not count:
             return []
         gone = self._done[:count].tolist()
@@ -164,93 +188,47 @@ class FluidNetwork:
         for i in reversed(gone):
             del flows[i]
         self.dirty = True
+        if not self.active:  # no flow left: no load (the scheduler solves only while
+            # flows move, so the last solve's load would stay, and the next flow's start
+            # would advance it over the idle gap: bytes that no flow moved)
+            self._drop_load()
+            if self.on_rates is not None:
+                self.on_rates(self.time, self.load.copy())
         return done
+
+    def _drop_load(self) -> None:
+        """Zero the load where the last solve put it."""
+        self.load[self._used[: self._nused]] = 0.0
+        self._nused = 0
 
     # ----- max-min fair rates ---------------------------------------------------------
 
-    def _solve(self) -> None:
+    def _solve(self) -> float:
+        """Re-solve the rates; returns the time until the first flow finishes."""
         self.dirty = False
         self._next = None
         self.solves += 1
         n, ne = self.active, self._ne
-        if not n:
-            self.load = np.zeros_like(self.capacity)
-        elif not ne:
+        if not n or not ne:
             self._rate[:n] = self._cap[:n]
-            self.load = np.zeros_like(self.capacity)
-        else:
-            rates, self.load = self._fill(
+            self._drop_load()
+            best = self._ops.earliest(self._rem, self._rate, n)
+        else:  # the whole arrays and their live lengths: no views made per solve
+            self._nused, best = self._ops.settle(
                 self.capacity,
-                self._cap[:n],
-                self._ent_res[:ne],
-                self._ent_w[:ne],
-                self._ent_f[:ne],
+                self._cap,
+                n,
+                self._ent_res,
+                self._ent_w,
+                self._ent_f,
+                ne,
+                self._rate,
+                self.load,
+                self._used,
+                self._nused,
+                self._place,
+                self._rem,
             )
-            self._rate[:n] = rates
-        self._notify()
-
-    def _notify(self) -> None:
-        if self.on_rates is not None:
-            self.on_rates(self.time, self.load)
-
-
-def _rates_and_load(
-    capacity: np.ndarray,
-    caps: np.ndarray,
-    ent_res: np.ndarray,
-    ent_w: np.ndarray,
-    ent_f: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray]:
-    """Fair rates and each resource's load, with NumPy (the compiled kernel's twin)."""
-    rates = _progressive_filling(capacity, caps, ent_res, ent_w, ent_f)
-    load = np.bincount(ent_res, weights=ent_w * rates[ent_f], minlength=len(capacity))
-    return rates, load
-
-
-def _progressive_filling(
-    capacity: np.ndarray,
-    caps: np.ndarray,
-    ent_res: np.ndarray,
-    ent_w: np.ndarray,
-    ent_f: np.ndarray,
-) -> np.ndarray:
-    """Max-min fair rates of flows with weighted resource usage and individual caps.
-
-    Each round drops the entries of the flows it froze, so later rounds sum fewer
-    entries; a resource's usage is still summed over its remaining entries in entry
-    order (bincount), which keeps every rate bit for bit what summing with a mask gives
-    (tests/sim/test_sim_network.py checks against that reference)."""
-    n = len(caps)
-    m = len(capacity)
-    rates = np.zeros(n)
-    frozen = np.zeros(n, dtype=bool)
-    residual = capacity.astype(np.float64, copy=True)
-    tol = capacity * REL_EPS
-    uw = np.bincount(ent_res, weights=ent_w, minlength=m)
-    level = 0.0
-    left = n
-    while True:
-        used = uw > 0.0
-        uw_used = uw[used]
-        d_res = float((residual[used] / uw_used).min()) if len(uw_used) else math.inf
-        d_cap = float(caps[~frozen].min()) - level  # rounding is monotonic: min(c) - l
-        step = max(min(d_res, d_cap), 0.0)
-        level += step
-        residual -= uw * step
-        newly = caps <= level * (1 + REL_EPS)
-        newly &= ~frozen
-        saturated = residual <= tol
-        saturated &= used
-        if saturated.any():
-            newly[ent_f[saturated[ent_res]]] = True
-        count = int(np.count_nonzero(newly))
-        if count == 0:  # numerical corner: freeze the most constrained flows
-            newly, count = ~frozen, left
-        rates[newly] = np.minimum(caps[newly], level)
-        frozen |= newly
-        left -= count
-        if not left:
-            return rates
-        keep = ~frozen[ent_f]
-        ent_res, ent_w, ent_f = ent_res[keep], ent_w[keep], ent_f[keep]
-        uw = np.bincount(ent_res, weights=ent_w, minlength=m)
+        if self.on_rates is not None:  # a copy: the solves rewrite `load` in place
+            self.on_rates(self.time, self.load.copy())
+        return float(best)

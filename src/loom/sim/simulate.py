@@ -22,6 +22,7 @@ from loom.sim.machine import Machine
 from loom.sim.params import SimParams, from_arch
 from loom.sim.pipes import PipeHub
 from loom.sim.result import BytesMoved, CoreBusy, EngineBusy, LinkUse, SimResult
+from loom.sim.streamgen import compile_stream
 from loom.sim.trace import trace_events
 from loom.symbolic import SymbolicError
 
@@ -111,20 +112,23 @@ def _spawn(program: Program, shared: Shared, trace: bool, watch: Watch | None) -
     sched = shared.machine.sched
     procs: list[Process] = []
     rows, cols = program.grid
+    # a probe reads each engine's place in its program off the interpreter's block stack
+    compiled = [None if watch else compile_stream(s) for _, s in program.streams]
     for y in range(rows):
         for x in range(cols):
             cbs = {b.name: CircularBuffer(b.name, b.depth) for b in program.buffers}
-            for engine, stmts in program.streams:
+            for (engine, stmts), body in zip(program.streams, compiled, strict=True):
                 if not stmts:
                     continue
                 frame = Frame(
                     shared, (y, x), engine, STREAM_NOC[engine], cbs, {"core_y": y, "core_x": x}
                 )
-                gen = run_stream(frame, stmts)
+                gen = body(frame) if body is not None else run_stream(frame, stmts)
                 if watch is not None and not procs:
                     gen = _watched(gen, sched, procs, watch)
                 proc = Process((y, x), engine, gen)
                 proc.frame = frame
+                frame.proc = proc
                 if trace:
                     proc.intervals = []
                     proc.loops = frame.loops

@@ -10,7 +10,7 @@ process with a counter per bank. Times are microseconds, as the format expects.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -73,7 +73,7 @@ def _counters(
     last: dict[tuple[int, str], float] = {}
     out: list[dict[str, Any]] = []
     names = _group_names(gx, gy)
-    for t, load in samples:
+    for t, load in _last_per_instant(samples):
         links = load[: topo.n_links].reshape(2, gy, gx, 2)
         rows = links[:, :, :, 0].sum(axis=2) / (cap * gx)  # (noc, y)
         cols = links[:, :, :, 1].sum(axis=1) / (cap * gy)  # (noc, x)
@@ -97,6 +97,20 @@ def _counters(
                     }
                 )
     return out
+
+
+def _last_per_instant(
+    samples: Iterable[tuple[float, np.ndarray]],
+) -> Iterator[tuple[float, np.ndarray]]:
+    """The samples less those superseded at their own instant (the network emptied and a
+    new flow started at once: the load of the gap, none, is not drawn)."""
+    prev: tuple[float, np.ndarray] | None = None
+    for sample in samples:
+        if prev is not None and prev[0] != sample[0]:
+            yield prev
+        prev = sample
+    if prev is not None:
+        yield prev
 
 
 def _group_names(gx: int, gy: int) -> tuple[tuple[list[str], list[str]], ...]:

@@ -15,7 +15,7 @@ bank-sharded measurements reach the bank rate, above the interleaved per-engine 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -68,15 +68,27 @@ def run_bank_counts(n_banks: int, first_bank: int, pages: int) -> tuple[int, ...
 
 
 class LegBuilder:
-    """Builds legs for one architecture, caching route arrays."""
+    """Builds legs for one architecture, caching route arrays.
+
+    Legs and usage arrays are immutable and depend only on the parameters, so builders
+    of equal parameters share their caches (:func:`_shared`): a process that simulates
+    many programs of one architecture builds each leg once, not once per simulation
+    (a flash decode simulation spends a quarter of its time building DRAM legs)."""
 
     def __init__(self, topo: Topology, params: SimParams) -> None:
         self.topo = topo
         self.p = params
-        self._dram_usage = lru_cache(maxsize=4096)(self._dram_usage_uncached)
-        self._unicast_usage = lru_cache(maxsize=4096)(self._unicast_usage_uncached)
-        self._mcast_usage = lru_cache(maxsize=1024)(self._mcast_usage_uncached)
-        self._dram_legs: dict[tuple[int, Core, tuple[int, ...], int, bool], Leg] = {}
+        caches = _shared(params)
+        if caches is None:
+            caches = _SHARED[params] = (
+                lru_cache(maxsize=4096)(self._dram_usage_uncached),
+                lru_cache(maxsize=4096)(self._unicast_usage_uncached),
+                lru_cache(maxsize=1024)(self._mcast_usage_uncached),
+                {},
+            )
+        self._dram_usage, self._unicast_usage, self._mcast_usage, self._dram_legs = caches
+        if len(self._dram_legs) > _MAX_DRAM_LEGS:
+            self._dram_legs.clear()
 
     # ----- DRAM -----------------------------------------------------------------------
 
@@ -222,6 +234,31 @@ class LegBuilder:
         hops = max((topo.round_trip_hops(noc, s, xy) for xy in d), default=0)
         res, w = _arrays(usage)
         return res, w, hops
+
+
+_Caches = tuple[
+    Callable[..., tuple[np.ndarray, np.ndarray]],
+    Callable[..., tuple[np.ndarray, np.ndarray]],
+    Callable[..., tuple[np.ndarray, np.ndarray, int]],
+    dict[tuple[int, Core, tuple[int, ...], int, bool], Leg],
+]
+_SHARED: dict[SimParams, _Caches] = {}
+"""Leg caches by parameters (the few most recent; equal parameters, equal topology)."""
+_MAX_PARAMS = 4
+_MAX_DRAM_LEGS = 200_000
+"""Built DRAM legs kept at most (a few hundred bytes each), cleared beyond."""
+
+
+def _shared(params: SimParams) -> _Caches | None:
+    """The caches of `params`, made most recent; None when there are none yet (the
+    oldest are dropped to make room)."""
+    caches = _SHARED.pop(params, None)
+    if caches is not None:
+        _SHARED[params] = caches
+        return caches
+    while len(_SHARED) >= _MAX_PARAMS:
+        del _SHARED[next(iter(_SHARED))]
+    return None
 
 
 def _arrays(usage: dict[int, float]) -> tuple[np.ndarray, np.ndarray]:
