@@ -1,0 +1,76 @@
+"""Causal flash attention with its key loop split at the diagonal (the diagonal block
+first, masked; then the blocks below it, unmasked): the form the compiler carries
+loop state across (`loom.dataflow.reify`, `loom.lower.compute`). Query i attends to keys 0..i.
+
+The keys of a query tile run in two loops that carry the online softmax from one to
+the other: the diagonal block first (`hl.tile(tile_m.begin, tile_m.end)`), where the
+mask is built from the tile indices, then the blocks below it (`hl.tile(0,
+tile_m.begin)`), every key visible, no mask. The key tiles past the diagonal are never
+visited: a query tile near the start does a fraction of the work of one near the end,
+about half the work of the non-causal kernel in total, and only one key block in
+every query tile's run pays for the mask (TTNN's SDPA masks only its diagonal chunk).
+The online softmax is the same in any key order; the diagonal block goes first so its
+row maxima are finite from the start (every query sees itself). The mask: a key `d =
+key - query` positions after its query loses `1e9 * d` from its score (`relu`, so
+visible keys lose nothing), which takes its exponential to exactly zero (Loom has no
+-inf fill: `torch.where` would be a 0/1 blend of four). Shapes and inputs are the
+non-causal kernel's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import helion
+import helion.language as hl
+import torch
+
+from loom.kernels import flash_attention as dense
+from loom.kernels.flash_attention_causal import flops, reference  # noqa: F401
+
+SHAPE_KEYS = dense.SHAPE_KEYS
+DEFAULT_SHAPE = dense.DEFAULT_SHAPE
+
+
+@helion.kernel(static_shapes=True)
+def flash_attention_causal_split(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
+    bh, seq_q, d = q.size()
+    head_dim = hl.specialize(d)
+    out = torch.empty_like(q)
+    scale = 1.0 / math.sqrt(head_dim)
+    for tile_b, tile_m in hl.tile([bh, seq_q]):
+        m_i = hl.full([tile_b, tile_m], float("-inf"), dtype=torch.float32)
+        l_i = hl.zeros([tile_b, tile_m], dtype=torch.float32)
+        acc = hl.zeros([tile_b, tile_m, head_dim], dtype=torch.float32)
+        q_blk = q[tile_b, tile_m, :]
+        rows = tile_m.index.to(torch.float32).unsqueeze(1)
+        for tile_n in hl.tile(tile_m.begin, tile_m.end):  # the diagonal: masked
+            k_blk = k[tile_b, tile_n, :]
+            qk = torch.bmm(q_blk, k_blk.transpose(1, 2)) * scale
+            cols = torch.zeros_like(qk) + tile_n.index.to(torch.float32)
+            qk = qk - torch.relu(cols - rows) * 1.0e9  # keys after the query: -1e9 or less
+            m_ij = torch.maximum(m_i, torch.amax(qk, -1))
+            p = torch.exp(qk - m_ij[:, :, None])
+            alpha = torch.exp(m_i - m_ij)
+            l_i = l_i * alpha + torch.sum(p, -1)
+            acc = acc * alpha[:, :, None]
+            acc = torch.baddbmm(acc, p.to(torch.bfloat16), v[tile_b, tile_n, :])
+            m_i = m_ij
+        for tile_n in hl.tile(0, tile_m.begin):  # below the diagonal: all visible
+            k_blk = k[tile_b, tile_n, :]
+            qk = torch.bmm(q_blk, k_blk.transpose(1, 2)) * scale
+            m_ij = torch.maximum(m_i, torch.amax(qk, -1))
+            p = torch.exp(qk - m_ij[:, :, None])
+            alpha = torch.exp(m_i - m_ij)
+            l_i = l_i * alpha + torch.sum(p, -1)
+            acc = acc * alpha[:, :, None]
+            acc = torch.baddbmm(acc, p.to(torch.bfloat16), v[tile_b, tile_n, :])
+            m_i = m_ij
+        out[tile_b, tile_m, :] = (acc / l_i[:, :, None]).to(out.dtype)
+    return out
+
+
+input_shapes = dense.input_shapes
+example_inputs = dense.example_inputs
+make_inputs = dense.make_inputs
+shape_of = dense.shape_of
