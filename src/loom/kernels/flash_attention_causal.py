@@ -29,6 +29,20 @@ SHAPE_KEYS = dense.SHAPE_KEYS
 DEFAULT_SHAPE = dense.DEFAULT_SHAPE
 
 
+def online_softmax_step(
+    qk: torch.Tensor, v_blk: torch.Tensor, m_i: torch.Tensor, l_i: torch.Tensor, acc: torch.Tensor
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """One key block of the online softmax: the running row maxima, sums and output
+    after the scores `qk` and values `v_blk` (both key loops run it; Helion inlines it)."""
+    m_ij = torch.maximum(m_i, torch.amax(qk, -1))
+    p = torch.exp(qk - m_ij.unsqueeze(-1))
+    alpha = torch.exp(m_i - m_ij)
+    l_i = l_i * alpha + torch.sum(p, -1)
+    acc = acc * alpha.unsqueeze(-1)
+    acc = torch.baddbmm(acc, p.to(torch.bfloat16), v_blk)
+    return m_ij, l_i, acc
+
+
 @helion.kernel(static_shapes=True)
 def flash_attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
     bh, seq_q, d = q.size()
@@ -46,23 +60,13 @@ def flash_attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) ->
             qk = torch.bmm(q_blk, k_blk.transpose(1, 2)) * scale
             cols = torch.zeros_like(qk) + tile_n.index.to(torch.float32)
             qk = qk - torch.relu(cols - rows) * 1.0e9  # keys after the query: -1e9 or less
-            m_ij = torch.maximum(m_i, torch.amax(qk, -1))
-            p = torch.exp(qk - m_ij[:, :, None])
-            alpha = torch.exp(m_i - m_ij)
-            l_i = l_i * alpha + torch.sum(p, -1)
-            acc = acc * alpha[:, :, None]
-            acc = torch.baddbmm(acc, p.to(torch.bfloat16), v[tile_b, tile_n, :])
-            m_i = m_ij
+            v_blk = v[tile_b, tile_n, :]
+            m_i, l_i, acc = online_softmax_step(qk, v_blk, m_i, l_i, acc)
         for tile_n in hl.tile(0, tile_m.begin):  # below the diagonal: all visible
             k_blk = k[tile_b, tile_n, :]
             qk = torch.bmm(q_blk, k_blk.transpose(1, 2)) * scale
-            m_ij = torch.maximum(m_i, torch.amax(qk, -1))
-            p = torch.exp(qk - m_ij[:, :, None])
-            alpha = torch.exp(m_i - m_ij)
-            l_i = l_i * alpha + torch.sum(p, -1)
-            acc = acc * alpha[:, :, None]
-            acc = torch.baddbmm(acc, p.to(torch.bfloat16), v[tile_b, tile_n, :])
-            m_i = m_ij
+            v_blk = v[tile_b, tile_n, :]
+            m_i, l_i, acc = online_softmax_step(qk, v_blk, m_i, l_i, acc)
         out[tile_b, tile_m, :] = (acc / l_i[:, :, None]).to(out.dtype)
     return out
 

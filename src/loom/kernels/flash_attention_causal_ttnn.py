@@ -41,13 +41,8 @@ def flash_attention_causal(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor) ->
             qk = torch.bmm(q_blk, k_blk.transpose(1, 2)) * scale
             cols = torch.zeros_like(qk) + tile_n.index.to(torch.float32)
             qk = qk - torch.relu(cols - rows) * 1.0e9  # keys after the query: -1e9 or less
-            m_ij = torch.maximum(m_i, torch.amax(qk, -1))
-            p = torch.exp(qk - m_ij[:, :, None])
-            alpha = torch.exp(m_i - m_ij)
-            l_i = l_i * alpha + torch.sum(p, -1)
-            acc = acc * alpha[:, :, None]
-            acc = torch.baddbmm(acc, p.to(torch.bfloat16), v[tile_b, tile_n, :])
-            m_i = m_ij
+            v_blk = v[tile_b, tile_n, :]
+            m_i, l_i, acc = split.online_softmax_step(qk, v_blk, m_i, l_i, acc)
         out[tile_b, tile_m, :] = (acc / l_i[:, :, None]).to(out.dtype)
     return out
 
