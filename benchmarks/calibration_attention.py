@@ -332,16 +332,17 @@ def sdpa_program(row: SdpaRow, arch: Arch) -> tuple[Program, int]:
     from loom.flows.helion import run_frontend
     from loom.flows.lowered import lower_schedule
     from loom.flows.stages import StageLog
-    from loom.kernels.registry import resolve_kernel
+    from loom.kernels.registry import resolve_kernel, source_kernel
 
     b, h, s, d = row.shape
     shape = {"B": b, "H": h, "S": s, "D": d}
     kernel = "flash_attention_causal" if row.causal else "flash_attention"
     log = StageLog()
-    tile = run_frontend(resolve_kernel(kernel), shape, log)
-    buffered = build_buffers(tile)
     noc_x = tuple(arch.worker_noc_x[: row.grid[0]])
     policy = sdpa_policy(shape, row.grid, row.causal, noc_x, row.chunks)
+    spec = source_kernel(policy.kernel) if policy.kernel else resolve_kernel(kernel)
+    tile = run_frontend(spec, shape, log)
+    buffered = build_buffers(tile)
     schedule = build_schedule(buffered, arch.name, shape, row.fidelity, policy)
     lowered = lower_schedule(tile, buffered, schedule, _room_for(arch), log).lowered
     program = source_program(policy, ttnn_formats(lowered, row.dtype))

@@ -32,7 +32,7 @@ from loom.ir.program import (
     UnaryExpr,
     walk_stmts,
 )
-from loom.kernels.registry import resolve_kernel
+from loom.kernels.registry import source_kernel
 from loom.sim.compute_cost import CostModel
 from loom.sim.params import from_arch
 from loom.symbolic import Const, Sym
@@ -110,9 +110,9 @@ def test_the_lowered_causal_kernel_keeps_its_matmuls_and_gets_cheaper() -> None:
     arch = load_arch(ARCH)
     shape = {"B": 1, "H": 2, "S": 256, "D": 64}
     log = StageLog()
-    tile = run_frontend(resolve_kernel("flash_attention_causal"), shape, log)
-    buffered = build_buffers(tile)
     policy = sdpa_policy(shape, (2, 1), True, chunks=(64, 64))
+    tile = run_frontend(source_kernel(policy.kernel), shape, log)
+    buffered = build_buffers(tile)
     schedule = build_schedule(buffered, arch.name, shape, "HiFi2", policy)
     lowered = lower_schedule(tile, buffered, schedule, arch, log).lowered
     got = source_program(policy, lowered)

@@ -118,7 +118,7 @@ def test_the_simulation_cache_keys_on_the_rewritten_program() -> None:
     state = _Case(case("flash_attention_causal", ARCH, PREFILL), OPTIONS)
     policy = dict(_baselines(state.case, state.arch))["ttnn-sdpa-models"]()
     assert policy is not None
-    program = run_frontend(state.spec, PREFILL, state.log)
+    program = state.program_for(policy, run_frontend(state.spec, PREFILL, state.log))
     buffered = state.buffers_for(policy, program)
     schedule = build_schedule(buffered, ARCH, PREFILL, state.fidelity, policy)
     as_loom, _ = state.simulate(program, buffered, schedule)

@@ -15,7 +15,7 @@ from loom.flows.lowered import Lowered, lower_schedule, verify_lowered
 from loom.flows.stages import StageLog
 from loom.ir.program import Loop, walk_stmts
 from loom.ir.tile import ForLoop, Load, walk
-from loom.kernels.registry import resolve_kernel
+from loom.kernels.registry import resolve_kernel, source_kernel
 from loom.sim import SimResult, simulate
 from loom.symbolic import Const
 
@@ -23,10 +23,16 @@ WH, BH = "wormhole_n150", "blackhole_p150_13x10"
 SHAPE = {"B": 1, "H": 2, "S": 256, "D": 64}
 
 
-def test_key_loop_ends_at_the_query_tile_and_indices_are_read_once() -> None:
+def test_key_loops_end_at_the_query_tile_and_indices_are_read_once() -> None:
+    """The diagonal block (masked), then the blocks below it, carrying the softmax on."""
     program = run_frontend(resolve_kernel("flash_attention_causal"), SHAPE, StageLog())
-    (loop,) = [op for op in walk(program.body) if isinstance(op, ForLoop)]
-    assert "tile_m_id" in loop.end.free_names() and loop.begin == Const(0)
+    diagonal, below = [op for op in walk(program.body) if isinstance(op, ForLoop)]
+    assert diagonal.begin == below.end and "tile_m_id" in below.end.free_names()
+    assert below.begin == Const(0)
+    assert [c.init.name for c in below.carried] == [c.result.name for c in diagonal.carried]
+    masked = [op.tensor for op in walk(diagonal.body) if isinstance(op, Load)]
+    assert "tile_n_index" in masked
+    assert "tile_n_index" not in [op.tensor for op in walk(below.body) if isinstance(op, Load)]
     inputs = {a.name: a.shape for a in program.args if a.role == "input"}
     # the query index as a column (one per row), the key index as a row
     assert inputs["tile_m_col_index"] == (256, 1)
@@ -50,10 +56,12 @@ def test_matches_torch_causal_sdpa_on_tt_lang_sim(arch: str, shape: dict[str, in
 
 
 def _ttnn_lowered(kernel: str, arch_name: str, shape: dict[str, int]) -> Lowered:
-    spec, arch, log = resolve_kernel(kernel), load_arch(arch_name), StageLog()
+    arch, log = load_arch(arch_name), StageLog()
+    policy = sdpa_policy(shape, (arch.grid_x, arch.grid_y), causal=True)  # both unicast
+    causal = kernel == "flash_attention_causal"  # TTNN's one key loop (`Policy.kernel`)
+    spec = source_kernel(policy.kernel) if causal else resolve_kernel(kernel)
     program = run_frontend(spec, shape, log)
     buffered = build_buffers(program)
-    policy = sdpa_policy(shape, (arch.grid_x, arch.grid_y), causal=True)  # both unicast
     schedule = build_schedule(buffered, arch_name, shape, arch.matmul.default_fidelity, policy)
     return lower_schedule(program, buffered, schedule, arch, log)
 

@@ -49,6 +49,11 @@ class Policy:
     """How the grid blocks are dealt to the cores (a `loom.ir.schedule.DEALS` key): empty,
     round-robin over the view's levels as Loom deals them; ``zigzag``, TTNN's SDPA deal
     (the view then only names the cores)."""
+    kernel: str = ""
+    """The kernel module (of `loom.kernels`) the source's program is traced from, where the
+    source loops otherwise than the kernel Loom compiles (TTNN's causal SDPA runs one key
+    loop to the diagonal, `flash_attention_causal_ttnn`, with a key chunk that may exceed
+    its query chunk); empty: the kernel Loom compiles."""
     realization: str = ""
     """Which realization of a row kernel the source's program runs: ``persistent`` (the
     kernel as written, the whole row in L1), ``looped`` (`loom.dataflow.looped_rows`:

@@ -115,6 +115,11 @@ ZIGZAG_SOURCE = (
     "reader_interleaved.cpp (global_q_start, global_q_count) and the SDPA kernels' "
     "linear_to_zigzag (stored versions of 2026)"
 )
+CAUSAL_KERNEL = "flash_attention_causal_ttnn"
+"""The causal program TTNN's SDPA runs (`Policy.kernel`): one loop over the key chunks
+up to the query chunk's end, as `sdpa_flash_attention.cpp` loops (its key chunk may be
+longer than its query chunk); `sdpa_program.ttnn_softmax` drops the mask where it adds
+none."""
 MASK_ON_WRITER = {"tile_m_col_index": "writer", "tile_n_index": "writer"}
 """The causal kernel's mask inputs (the query and key tile indices the frontend reads from
 DRAM): TTNN's writer kernel generates the causal mask tiles (`MASK_SOURCE`)."""
@@ -254,7 +259,7 @@ def sdpa_policy(
     rewrites = ("ttnn_softmax", "generated_masks") if causal else ("ttnn_softmax",)
     return Policy(
         name, view, blocks, multicast, pipeline, notes, load_engines=engines, rewrites=rewrites,
-        deal=deal,
+        deal=deal, kernel=CAUSAL_KERNEL if causal else "",
     )  # fmt: skip
 
 

@@ -36,7 +36,7 @@ def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
         vb.consumer,
         vb.role,
         vb.scope.key,
-        vb.name if vb.role == "load" else "",
+        vb.tensor if vb.role == "load" else "",
     )
 
 

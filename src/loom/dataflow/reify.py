@@ -5,7 +5,8 @@ Which values get a buffer, and why:
 * a loaded tile (`load`: the reader produces it, compute consumes it);
 * a stored tile (`store`: compute produces it, the writer drains it);
 * a loop-carried value (`state`: its init, iteration argument and result share one
-  buffer; its next value joins them when nothing else in the iteration reads it);
+  buffer; its next value joins them when nothing else in the iteration reads it; a
+  loop whose init is the result of the loop before carries on in that loop's buffer);
 * a partial result sent to the owner of a split reduction (`gather_out`) and the
   partials arriving there (`gather_in`); a reduction over the gathered axis folds the
   partials one by one, so its accumulator is a `state` buffer;
@@ -284,7 +285,8 @@ class Reifier:
                     else:
                         self.a.uses[next_root].append(self.yields[next_root])
                     names = tuple(n for v in values for n in self._aliases(v))
-                    self._add(c.init.name, names, "state", COMPUTE, site)
+                    if not self._chain(c.init.name, names):
+                        self._add(c.init.name, names, "state", COMPUTE, site)
             case Gather(result=r, operand=x):
                 self._add(f"{x.name}_partial", (x.name,), "gather_out", WRITE, site)
                 self._add(r.name, self._aliases(r.name), "gather_in", RECEIVE, site)
@@ -300,6 +302,25 @@ class Reifier:
                 self._add(f"{t}_out", stored, "store", WRITE, site, t, v.dtype)
             case _:
                 pass
+
+    def _chain(self, init: str, names: tuple[str, ...]) -> bool:
+        """Carry a value on in the state buffer of the loop before, when its init is
+        that loop's result and nothing else reads it (causal attention's key loop split
+        in two: the blocks below the diagonal, then the diagonal): the second loop pops
+        the block the first left, as the first's own iterations do. Returns whether
+        `init` was such a result."""
+        owner = self.owned.get(init)
+        site = self.a.defs.get(init)
+        if owner is None or site is None or not isinstance(site.op, ForLoop):
+            return False
+        if self.a.uses.get(self._root(init)):
+            return False  # read again after the next loop overwrites its block
+        at = next(i for i, b in enumerate(self.buffers) if b.name == owner)
+        vb = self.buffers[at]
+        self.buffers[at] = replace(vb, values=vb.values + tuple(n for n in names if n != init))
+        for n in names:
+            self.owned.setdefault(n, owner)
+        return True
 
     def _reify_shared_values(self) -> None:
         for name, site in self.a.defs.items():

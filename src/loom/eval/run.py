@@ -51,7 +51,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.program import Program
 from loom.ir.schedule import Schedule, grid_waves
 from loom.ir.tile import TileProgram
-from loom.kernels.registry import KernelSpec, resolve_kernel
+from loom.kernels.registry import KernelSpec, resolve_kernel, source_kernel
 from loom.model.roofline import RooflineBound, roofline_bound
 from loom.sim import SimResult
 from loom.sim.params import from_arch
@@ -182,7 +182,7 @@ class _Case:
         self.arch = load_arch(case.arch)
         self.fidelity = options.math_fidelity or self.arch.matmul.default_fidelity
         self.log = StageLog()
-        self._buffers: dict[tuple[str, str, str], BufferedProgram] = {}
+        self._buffers: dict[tuple[str, str, str, str], BufferedProgram] = {}
         self._programs: dict[str, TileProgram] = {}
         self._sims: dict[Program, SimResult] = {}
         """Simulations of this case by lowered program (notes aside): policies, ranks and
@@ -216,8 +216,9 @@ class _Case:
     def program_for(self, policy: Policy, program: TileProgram) -> TileProgram:
         """The program a baseline runs: `program` (the kernel as Loom compiles it) unless
         the policy's source runs other tensor formats (`Policy.formats`), traced once per
-        case with them, or names a realization of a row kernel (`Policy.realization`:
-        the kernel as written, or its looped form), whichever Loom picked."""
+        case with them, or loops otherwise (`Policy.kernel`: TTNN's causal SDPA), or names
+        a realization of a row kernel (`Policy.realization`: the kernel as written, or its
+        looped form), whichever Loom picked."""
         if policy.realization:
             if policy.realization not in self._programs:
                 written = run_frontend(self.spec, self.case.shape_dict, self.log)
@@ -228,13 +229,13 @@ class _Case:
                 if looped is not None:
                     self._programs["looped"] = looped.program
             return self._programs[policy.realization]
-        if not policy.formats:
+        if not policy.formats and not policy.kernel:
             return program
-        if policy.formats not in self._programs:
-            self._programs[policy.formats] = run_frontend(
-                self.spec, self.case.shape_dict, self.log, policy.formats
-            )
-        return self._programs[policy.formats]
+        key = f"{policy.kernel}:{policy.formats}"
+        if key not in self._programs:
+            spec = source_kernel(policy.kernel) if policy.kernel else self.spec
+            self._programs[key] = run_frontend(spec, self.case.shape_dict, self.log, policy.formats)
+        return self._programs[key]
 
     def buffers_for(
         self, policy: Policy, program: TileProgram, strict: BufferedProgram | None = None
@@ -248,8 +249,9 @@ class _Case:
             "output" if policy.accumulate == "output" else "strict",
             policy.formats,
             policy.realization,
+            policy.kernel,
         )
-        if key == ("strict", "", "") and strict is not None:
+        if key == ("strict", "", "", "") and strict is not None:
             return strict
         if key not in self._buffers:
             self._buffers[key] = build_buffers(program, key[0])

@@ -9,7 +9,9 @@ a power of two: a bf16 times 2^k is exact).
 Rewritten when the matmul has no accumulator, its result feeds only that multiply, and
 one operand is defined outside the innermost loop around the matmul (not by the loop
 body, nor a value it carries): the scaled operand is computed right after that operand's
-definition, and the matmul takes over the multiply's result value.
+definition, and the matmul takes over the multiply's result value. Two loops scaling
+the same operand by the same factor (causal attention's two key loops, the diagonal
+block and the blocks below it) share one scaled copy.
 """
 
 from __future__ import annotations
@@ -112,7 +114,7 @@ def _rewrite(ops: tuple[Op, ...], hoists: list[_Hoist]) -> tuple[Op, ...]:
             if isinstance(op, ForLoop):
                 # an operand carried by this loop: scaled at the top of each step
                 args = {c.arg.name for c in op.carried}
-                head = [_scaled_op(h) for h in hoists if h.operand.name in args]
+                head = _scaled_ops([h for h in hoists if h.operand.name in args])
                 op = replace(op, body=(*head, *op.body))
         hit = next((h for h in hoists if op is h.matmul), None)
         if hit is not None:
@@ -121,8 +123,24 @@ def _rewrite(ops: tuple[Op, ...], hoists: list[_Hoist]) -> tuple[Op, ...]:
             continue
         out.append(op)
         # after the operand's definition (a loop's results are its carried results)
-        out += [_scaled_op(h) for h in hoists if h.operand in op.results()]
+        out += _scaled_ops([h for h in hoists if h.operand in op.results()])
     return tuple(out)
+
+
+def _scaled_ops(hoists: list[_Hoist]) -> list[Elementwise]:
+    """The scaling op of each scaled copy among `hoists`, once per copy."""
+    first = {h.scaled.name: h for h in reversed(hoists)}
+    return [_scaled_op(h) for h in first.values()][::-1]
+
+
+def _shared(hoists: list[_Hoist]) -> list[_Hoist]:
+    """`hoists` with one scaled copy per operand and factor."""
+    copies: dict[tuple[str, float | None], Value] = {}
+    out = []
+    for h in hoists:
+        key = (h.operand.name, _scalar_factor(h.scale, h.matmul.result.name))
+        out.append(replace(h, scaled=copies.setdefault(key, h.scaled)))
+    return out
 
 
 def _scaled_op(h: _Hoist) -> Elementwise:
@@ -145,7 +163,7 @@ def hoist_matmul_scales(program: TileProgram) -> TileProgram:
     names.update(
         c.arg.name for op in walk(program.body) if isinstance(op, ForLoop) for c in op.carried
     )
-    hoists = _find(program.body, None, _uses(program.body), names)
+    hoists = _shared(_find(program.body, None, _uses(program.body), names))
     if not hoists:
         return program
     notes = tuple(

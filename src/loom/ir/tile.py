@@ -348,9 +348,9 @@ def walk(ops: tuple[Op, ...]) -> Iterator[Op]:
 
 
 def read_values(ops: tuple[Op, ...]) -> frozenset[str]:
-    """Every value some operation reads, views followed to the value they view (a loop's
-    own operands, its carried inits, and a view's operand do not count: a view nothing
-    reads reads nothing)."""
+    """Every value some operation reads, views followed to the value they view (a view's
+    operand does not count: a view nothing reads reads nothing). A loop reads its carried
+    inits: a loop that carries on the result of the loop before reads that result."""
     alias = {op.result.name: op.operand.name for op in walk(ops) if isinstance(op, ExpandDims)}
 
     def root(name: str) -> str:
@@ -359,10 +359,7 @@ def read_values(ops: tuple[Op, ...]) -> frozenset[str]:
         return name
 
     return frozenset(
-        root(v.name)
-        for op in walk(ops)
-        if not isinstance(op, ForLoop | ExpandDims)
-        for v in op.operands()
+        root(v.name) for op in walk(ops) if not isinstance(op, ExpandDims) for v in op.operands()
     )
 
 

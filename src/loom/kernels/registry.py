@@ -130,6 +130,14 @@ def resolve_kernel(
     return spec_of_module(module, kernels[0], name_or_path, guard=name_or_path not in SHIPPED)
 
 
+def source_kernel(name: str) -> KernelSpec:
+    """A kernel module of `loom.kernels` that only a baseline traces (not shipped: TTNN's
+    causal SDPA in its one key loop, `flash_attention_causal_ttnn`)."""
+    module = importlib.import_module(f"loom.kernels.{name}")
+    (kernel,) = [v for v in vars(module).values() if isinstance(v, helion.Kernel)]
+    return spec_of_module(module, kernel, name, guard=False)
+
+
 CONTRACT = ("SHAPE_KEYS", "make_inputs", "reference")
 """Loom's older kernel-module contract (see the module docstring); any other Helion file
 is taken as it is (`--kernel`, `--arg`)."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from loom.errors import ScheduleError
 from loom.ir.geometry import TILE
 from loom.ir.program import DramTensor
-from loom.ir.tile import ForLoop, Load, Store, TensorArg, TileProgram, Window, accesses, walk
+from loom.ir.tile import ForLoop, If, Load, Op, Store, TensorArg, TileProgram, Window
 from loom.symbolic import Const, Expr, floordiv, mod
 
 
@@ -31,16 +31,23 @@ def dram_tensor(arg: TensorArg, padded: tuple[int, ...]) -> DramTensor:
 def padded_shapes(program: TileProgram, maxima: Mapping[str, int]) -> dict[str, tuple[int, ...]]:
     """Every tensor's shape grown to the furthest element any access can reach when each
     grid index takes its largest value (`maxima`: block sizes and index maxima)."""
-    env = dict(maxima)
-    for op in walk(program.body):
-        if isinstance(op, ForLoop):
-            env[op.index.name] = op.trip_count.eval(env) - 1
     shapes = {a.name: list(a.shape) for a in program.args}
-    for op in accesses(program.body):
-        if isinstance(op, Load | Store):
-            dims = shapes[op.tensor]
-            for d, w in enumerate(op.window):
-                dims[d] = max(dims[d], (w.offset + w.size).eval(env))
+
+    def visit(ops: tuple[Op, ...], env: dict[str, int]) -> None:
+        # each access at the largest index of its own loops (two loops over one tile
+        # symbol, causal attention's diagonal block and the blocks below it, share the
+        # index name but not its range)
+        for op in ops:
+            if isinstance(op, ForLoop):
+                visit(op.body, {**env, op.index.name: op.trip_count.eval(env) - 1})
+            elif isinstance(op, If):
+                visit(op.body, env)
+            elif isinstance(op, Load | Store):
+                dims = shapes[op.tensor]
+                for d, w in enumerate(op.window):
+                    dims[d] = max(dims[d], (w.offset + w.size).eval(env))
+
+    visit(program.body, dict(maxima))
     return {name: tuple(dims) for name, dims in shapes.items()}
 
 

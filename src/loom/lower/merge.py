@@ -199,7 +199,7 @@ class Merge:
                 if plan.parts > 1:
                     steps.append(self._arrivals(plan, k))
             for op in gap:
-                steps += self.compute.op_steps(op, env, frozenset())
+                steps += self.compute.op_steps(op, env, {})
         return steps
 
     def _instance(self, builder: ExprBuilder, ops: tuple[Op, ...], first: bool) -> list[Step]:

@@ -47,7 +47,10 @@ def assign_engines(
     (`loom.arch.noc.split_loads`: the chooser deals them to both engines) all multicast,
     its second realization with them on the reader (named `__rd`), and, when besides the
     writer issues some of the `late` loads (`late_loads`) and all of those multicast too,
-    its twin storing one wave late (named `__sl`). Unicast loads are read by every core: on
+    as do the split loads among them, its twin storing one wave late (named `__sl`; split
+    loads of the grid body itself do not matter: causal attention's q, unicast on the
+    reader, beside the writer's multicast key indices, whose next wave's loads otherwise
+    wait behind the previous wave's stores). Unicast loads are read by every core: on
     one engine they double each core's reads on one NoC, and without the multicast
     handshakes the cores drift apart, so the stores' wait the model charges
     (`loom.model.banks.Banks.pass_dram`) would not describe them; leaving them out
@@ -62,7 +65,8 @@ def assign_engines(
         reader_only = {i: "reader" if i in split else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
     mine = [i for i in late if engines.get(i) == "writer"]
-    if multicast and mine and all(plans[i][0] == "multicast" for i in mine):
+    loops_multicast = all(plans[i][0] == "multicast" for i in split if i in late)
+    if loops_multicast and mine and all(plans[i][0] == "multicast" for i in mine):
         first = out[0]
         out.append(replace(first, name=f"{first.name}{STORES_LATE}", stores_late=True))
     return tuple(out)
