@@ -95,3 +95,24 @@ def test_warm_compile_reuses_the_result(tmp_path: Path, tile_programs, wormhole)
     assert len(entries) == 2 and len(results) == 1
     assert isinstance(cache.load(results[0].removesuffix(".pickle"), CompileResult), CompileResult)
     assert cache.load(results[0].removesuffix(".pickle")) is None  # not a Traced
+
+
+def test_key_follows_the_shipped_kernels_a_kernel_imports(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The causal kernel runs `flash_attention.py`'s step: editing any shipped kernel is a
+    new key, as editing the frontend is."""
+    import shutil
+
+    from loom.flows import tracecache
+
+    root = tmp_path / "loom"
+    for package in tracecache._TRACED_PACKAGES:
+        (root / package).mkdir(parents=True)
+    shutil.copy(tracecache._LOOM_ROOT / "kernels" / "flash_attention.py", root / "kernels")
+    monkeypatch.setattr(tracecache, "_LOOM_ROOT", root)
+    causal = KernelFile("flash_attention_causal", Path("c.py"), "from loom.kernels import ...")
+    tracecache._versions.cache_clear()
+    before = cache_key(causal, "B=1")
+    (root / "kernels" / "flash_attention.py").write_text("# the step changed\n")
+    tracecache._versions.cache_clear()
+    assert cache_key(causal, "B=1") != before
+    tracecache._versions.cache_clear()

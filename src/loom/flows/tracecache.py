@@ -6,9 +6,10 @@ only on the kernel's source, the shape, and the versions of Helion, torch and Lo
 frontend. The key hashes exactly those: the kernel file's text, the shape text as given,
 the data formats asked for (`--dtype`, applied right after tracing), the installed
 versions of helion and torch, Loom's version and the source of the
-packages that produce Tile IR (`loom.frontend`, `loom.ir`, `loom.symbolic`), so editing
-the frontend invalidates old entries. A kernel file that imports other local files is
-keyed by its own text only.
+packages that produce Tile IR (`loom.frontend`, `loom.ir`, `loom.symbolic`) and of the
+shipped kernels (`loom.kernels`: the causal attention kernel runs the step function of
+`flash_attention.py`), so editing either invalidates old entries. A user's kernel file
+that imports other local files is keyed by its own text only.
 
 A compile result (:class:`loom.flows.helion.CompileResult`: candidates, every solution,
 schedule, lowering) is keyed by the trace's key plus every other input of the compile:
@@ -46,7 +47,7 @@ if TYPE_CHECKING:
 
 _FORMAT = 1
 T = TypeVar("T")
-_TRACED_PACKAGES = ("frontend", "ir", "symbolic")
+_TRACED_PACKAGES = ("frontend", "ir", "kernels", "symbolic")
 _LOOM_ROOT = Path(__file__).resolve().parents[1]
 """The `loom` package's folder: the source trees hashed below are named relative to it."""
 
