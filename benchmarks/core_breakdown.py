@@ -26,8 +26,10 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from loom.arch import load_arch
-from loom.eval.cases import case
+from loom.arch import Arch, load_arch
+from loom.baselines.ttnn_layer import LAYER_BASELINES
+from loom.errors import ScheduleError
+from loom.eval.cases import case, kernel_source
 from loom.eval.run import baseline_program
 from loom.flows.helion import CompileOptions, compile_kernel
 from loom.ir.buffers import ACCUMULATE_POLICIES
@@ -40,8 +42,10 @@ TUNED = {
     "flash_attention": "ttnn-sdpa-tuned",
     "flash_attention_causal": "ttnn-sdpa-tuned",
     "flash_decode": "ttnn-sdpa-decode-tuned",
+    **LAYER_BASELINES,
 }
-"""The default baseline per kernel: the tuned TTNN, usually the strongest."""
+"""The default baseline per kernel: the tuned TTNN, usually the strongest (a layer op's
+TTNN op, its own rule's variants simulated and the faster kept)."""
 
 
 def _spread(values: list[float]) -> str:
@@ -58,8 +62,8 @@ def binding_engine(sim: SimResult) -> str:
     return max(sim.engine_busy, key=lambda e: e.max).engine
 
 
-def describe(name: str, sim: SimResult, program: Program) -> list[str]:
-    """The per-core lines of one simulation of `program`."""
+def describe(name: str, sim: SimResult, program: Program, arch: Arch) -> list[str]:
+    """The per-core lines of one simulation of `program` on `arch`."""
     cores = {c.core for c in sim.core_busy}
     lines = [f"{name}: {sim.cycles:,.0f} cycles on {len(cores)} cores"]
     lines += [f"  {note}" for note in program.notes]
@@ -78,6 +82,12 @@ def describe(name: str, sim: SimResult, program: Program) -> list[str]:
         f"  DRAM read {moved.dram_read / 1e6:.1f} MB  write {moved.dram_write / 1e6:.1f} MB"
         f"  (bank use mean {statistics.mean(banks):.2f}  max {max(banks):.2f})"
     )
+    gbps = arch.gbps(moved.dram_read + moved.dram_write, sim.cycles)
+    top = max((u.utilization for u in sim.link_utilization), default=0.0)
+    lines.append(
+        f"  DRAM {gbps:,.1f} GB/s = {100 * gbps / arch.dram_peak_gbps:.0f}% of the"
+        f" {arch.dram_peak_gbps:,.1f} GB/s peak (launch included); busiest link {top:.2f}"
+    )
     lines.append(
         f"  NoC unicast {moved.noc_unicast / 1e6:.1f} MB"
         f"  multicast {moved.noc_multicast / 1e6:.1f} MB"
@@ -93,19 +103,22 @@ def breakdown(
 ) -> list[str]:
     """Loom's pick (its accumulators placed under `accumulate`) and `baseline` on one
     case, simulated, as printable lines."""
-    spec, arch = resolve_kernel(kernel), load_arch(arch_name)
+    spec, arch = resolve_kernel(kernel_source(kernel)), load_arch(arch_name)
     shape = parse_shape(shape_text, spec)
     result = compile_kernel(
         spec, CompileOptions(arch=arch, shape=shape, jobs=1, top_k=1, accumulate=accumulate)
     )
     own = result.lowered.lowered
     loom = simulate(own, arch)
-    lines = describe(f"loom {result.schedule.candidate}", loom, own)
+    lines = describe(f"loom {result.schedule.candidate}", loom, own, arch)
     modeled = result.schedule.modeled_cycles
     lines.append(f"  modeled {modeled:,} (sim / model {loom.cycles / modeled:.3f})")
-    program = baseline_program(case(kernel, arch_name, shape), baseline)
+    try:
+        program = baseline_program(case(kernel, arch_name, shape), baseline)
+    except ScheduleError as refusal:  # TTNN's own factory cannot run this shape
+        return [*lines, f"{baseline}: none ({refusal})"]
     base = simulate(program, arch)
-    lines += describe(baseline, base, program)
+    lines += describe(baseline, base, program, arch)
     lines.append(f"loom / {baseline}: {base.cycles / loom.cycles:.3f}x")
     return lines
 
