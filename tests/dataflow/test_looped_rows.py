@@ -31,8 +31,10 @@ from loom.ir.tile import (
     TileProgram,
     Value,
     Window,
+    accesses,
 )
 from loom.kernels.tile_reference import evaluate
+from loom.mapping.engines import stored_loop_loads
 from loom.symbolic import Const, Expr, Sym
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "dataflow"
@@ -254,3 +256,18 @@ def test_each_pass_deals_its_own_loads_to_the_engines() -> None:
     ]
     engines = {vb.name: vb.producer for vb in buffered.buffers if vb.role == "load"}
     assert engines == {"x_tile_chunk": "reader", "x_tile_chunk_2": "reader", "w_chunk": "writer"}
+
+
+def test_the_store_pass_loads_are_the_ones_a_reader_only_variant_moves() -> None:
+    """`stored_loop_loads`: the loads of the loop that stores (the store pass's chunk and
+    weight), not the statistics pass's, whose loop stores nothing."""
+    looped = loop_rows(rms_norm_weight())
+    assert looped is not None
+    buffered = build_buffers(looped.program)
+    ops = accesses(looped.program.body)
+    moved = [ops[i] for i in stored_loop_loads(buffered)]
+    assert [op.result.name for op in moved if isinstance(op, Load)] == [
+        "x_tile_chunk_2",
+        "w_chunk",
+    ]
+    assert len(moved) == 2
