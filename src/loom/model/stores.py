@@ -50,12 +50,11 @@ class Stores(Compute):
         alone: Expr = Const(0)
         if not any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             names = {op.result.name for op in mine}
-            body_ops = [op for op in ops if not isinstance(op, (Load, Store))]
+            statements = self.statements([op for op in ops if not isinstance(op, (Load, Store))])
             first = next(
-                (i for i, op in enumerate(body_ops) if names & {x.name for x in op.operands()}),
-                len(body_ops),
+                (i for i, (reads, _) in enumerate(statements) if names & reads), len(statements)
             )
-            before = [t.cycles for op in body_ops[:first] for t in self.op_terms(op)]
+            before = [c for _, cycles in statements[:first] for c in cycles]
             if before:
                 compute = maximum(compute - add(*before), 0)
             theirs = {
@@ -63,12 +62,47 @@ class Stores(Compute):
                 for op, t in zip(self.own_loads(ops), loads, strict=True)
                 if t.engine != self.store_engine
             }
-            readers = [
-                i for i, op in enumerate(body_ops) if theirs & {x.name for x in op.operands()}
-            ]
-            after = body_ops[readers[-1] + 1 :] if readers else []
-            alone = add(*(t.cycles for op in after for t in self.op_terms(op)))
+            readers = [i for i, (reads, _) in enumerate(statements) if theirs & reads]
+            after = statements[readers[-1] + 1 :] if readers else []
+            alone = add(*(c for _, cycles in after for c in cycles))
         return load + compute + self._shared_store(loads, store, stores, alone)
+
+    def statements(self, body: list[Op]) -> list[tuple[set[str], list[Expr]]]:
+        """The lowered Compute statements of a straight-line body, in program order: each
+        op whose result has a buffer (or is read by no later op) with the ops computed
+        inline in it (`loom.dataflow` fuses a chain of unbuffered values into their
+        reader's statement), as the names the statement reads and its ops' terms. A block
+        is popped when the statement that reads it ends, and a block's first reader starts
+        with its statement's inline ops, so the store chain's cuts fall between
+        statements, not between ops (RMSNorm's `x * inv * w`: one statement reads the
+        row and the weight)."""
+        later: set[str] = set()
+        inline: set[int] = set()
+        for i in range(len(body) - 1, -1, -1):
+            results = body[i].results()
+            if results and all(not self.buffered_value(v) and v.name in later for v in results):
+                inline.add(i)
+            later |= {v.name for v in body[i].operands()}
+        statements: list[tuple[set[str], list[Expr]]] = []
+        taken: set[int] = set()
+        index = {id(op): i for i, op in enumerate(body)}
+        for i, op in enumerate(body):
+            if i in inline:
+                continue
+            reads = {v.name for v in op.operands()}
+            cycles = [t.cycles for t in self.op_terms(op)]
+            todo = [v for v in op.operands() if not self.buffered_value(v)]
+            while todo:
+                producer = self.producers.get(todo.pop().name)
+                j = index.get(id(producer)) if producer is not None else None
+                if j is None or j not in inline or j in taken:
+                    continue
+                taken.add(j)
+                reads |= {v.name for v in producer.operands()}
+                cycles += [t.cycles for t in self.op_terms(producer)]
+                todo += [v for v in producer.operands() if not self.buffered_value(v)]
+            statements.append((reads, cycles))
+        return statements
 
     def _shared_store(
         self,
