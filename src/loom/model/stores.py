@@ -10,6 +10,7 @@ from loom.ir.scope import Scope
 from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.model import primitives as prim
 from loom.model.compute import Compute
+from loom.model.core import knob
 from loom.symbolic import Const, Expr, add, maximum, minimum, select
 
 
@@ -66,6 +67,52 @@ class Stores(Compute):
             after = statements[readers[-1] + 1 :] if readers else []
             alone = add(*(c for _, cycles in after for c in cycles))
         return load + compute + self._shared_store(loads, store, stores, alone)
+
+    def store_floor(
+        self,
+        ops: tuple[Op, ...],
+        loads: list[prim.TransferSpec],
+        body: HegNode,
+        store: Stage,
+        stores: list[prim.TransferSpec],
+        scope: Scope,
+    ) -> Expr:
+        """The pipe's floor from where its stores run (`Pipe.chain`): the store engine's
+        load-body-store chain (`store_chain`) or one store block's wait for the write
+        (`single_store`); 0 when neither applies."""
+        chain = self.store_chain(ops, loads, body, store, stores)
+        single = self.single_store(ops, loads, body, store, stores, scope)
+        if single == Const(0):
+            return chain
+        return single if chain == Const(0) else maximum(chain, single)
+
+    def single_store(
+        self,
+        ops: tuple[Op, ...],
+        loads: list[prim.TransferSpec],
+        body: HegNode,
+        store: Stage,
+        stores: list[prim.TransferSpec],
+        scope: Scope,
+    ) -> Expr:
+        """The least one pass takes with one store block (b_store = 0) when the engine that
+        stores loads nothing here and the other engine does (a reader-only looped row's
+        store pass): the compute of pass i + 1 reserves the store block only once pass
+        i's write has left it, so each pass is the body, then the write. The write runs
+        beside the other engine's reads of the next pass, which start when the body pops
+        their blocks, i.e. with it (`_shared_store` with nothing alone), and the pipe's
+        max(ℓ, m + s) charged the write alone. 0 (no floor) with two store blocks, a
+        store engine that loads here (`store_chain`), or a body with loops, gathers or
+        merges."""
+        if (
+            not stores
+            or any(isinstance(op, (ForLoop, Gather, If)) for op in ops)
+            or any(t.engine == self.store_engine for t in loads)
+            or not loads
+        ):
+            return Const(0)
+        serial = latency(body) + self._shared_store(loads, store, stores, Const(0))
+        return select(knob("b_store", scope).eq(0), serial, 0)
 
     def statements(self, body: list[Op]) -> list[tuple[set[str], list[Expr]]]:
         """The lowered Compute statements of a straight-line body, in program order: each
