@@ -44,6 +44,8 @@ def test_a_writer_that_loads_and_stores_runs_them_in_series(swiglu, wormhole) ->
             # the result: no buffer overlaps its load with its store
             chain = grid.chain.eval(env)
             assert chain > latency(grid.store).eval(env) + latency(grid.load).eval(env) / 2
+            # `silu(gate) * up` is one statement: it starts, with silu, once `up` is in
+            assert chain >= latency(grid.body).eval(env) + latency(grid.store).eval(env)
             assert latency(grid).eval(env) >= chain
             assert latency(replace(grid, chain=Const(0))).eval(env) < chain
     # both loads on the reader: the writer only stores, no such chain; with one store
