@@ -140,14 +140,13 @@ class Stores(Compute):
             cycles = [t.cycles for t in self.op_terms(op)]
             todo = [v for v in op.operands() if not self.buffered_value(v)]
             while todo:
-                producer = self.producers.get(todo.pop().name)
-                j = index.get(id(producer)) if producer is not None else None
+                j = index.get(id(self.producers.get(todo.pop().name)))
                 if j is None or j not in inline or j in taken:
                     continue
                 taken.add(j)
-                reads |= {v.name for v in producer.operands()}
-                cycles += [t.cycles for t in self.op_terms(producer)]
-                todo += [v for v in producer.operands() if not self.buffered_value(v)]
+                reads |= {v.name for v in body[j].operands()}
+                cycles += [t.cycles for t in self.op_terms(body[j])]
+                todo += [v for v in body[j].operands() if not self.buffered_value(v)]
             statements.append((reads, cycles))
         return statements
 
