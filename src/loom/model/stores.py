@@ -24,28 +24,43 @@ class Stores(Compute):
         body: HegNode,
         store: Stage,
         stores: list[prim.TransferSpec],
+        scope: Scope,
     ) -> Expr:
         """The least one pass takes when the engine that stores also loads in this scope
         (a third operand dealt to the writer: RMSNorm's residual, SwiGLU's up): in program
         order it loads its blocks of pass i, waits for the body to produce the result,
         stores it, and only then loads its blocks of pass i + 1, so neither buffer lets
         its loads overlap its stores. Per pass: its loads (`engine_read_stage`, sharing
-        the banks and links with the other engine's) + the compute from the first op
-        that reads one of its blocks to the end of the body + the store stage (0 when the
-        store already runs in the body). The compute before that op runs while the engine
-        stores the previous pass. A body with loops, gathers or merges: all of it. 0
-        (no floor) when the store engine loads nothing here or nothing is stored.
+        the banks and links with the other engine's) + the compute from the first
+        statement that reads one of its blocks (`statements`) to the end of the body + the
+        store stage (0 when the store already runs in the body). The compute before that
+        statement runs while the engine stores the previous pass. A body with loops,
+        gathers or merges: all of it. 0 (no floor) when nothing is stored.
+
+        When the store engine loads nothing here and the other does (a reader-only
+        looped row's store pass), with one store block (b_store = 0) the compute of pass
+        i + 1 reserves it only once pass i's write has left it: each pass is the body,
+        then the write beside the other engine's reads of the next pass, which start
+        when the body pops their blocks, i.e. with it; the pipe's max(ℓ, m + s) charged
+        the write alone. A body with loops, gathers or merges: 0.
 
         The other engine's reads of the next pass start when the body pops its blocks,
-        after the last op that reads one of them: they run alone through the compute
-        after that op, and the store shares the banks with the rest (`_shared_store`)."""
+        after the last statement that reads one of them: they run alone through the
+        compute after it, and the store shares the banks with the rest (`_shared_store`)."""
         mine = [
             op
             for op, t in zip(self.own_loads(ops), loads, strict=True)
             if t.engine == self.store_engine
         ]
-        if not mine or not any(isinstance(op, Store) for op in ops):
+        if not any(isinstance(op, Store) for op in ops):
             return Const(0)
+        if not mine:
+            if not loads or any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
+                return Const(0)
+            # one store block: the body of pass i + 1 waits for pass i's write, which
+            # runs beside the other engine's reads of the next pass (nothing alone)
+            serial = latency(body) + self._shared_store(loads, store, stores, Const(0))
+            return select(knob("b_store", scope).eq(0), serial, 0)
         load = prim.engine_read_stage(self.arch, tuple(loads), self.store_engine)
         compute = latency(body)
         alone: Expr = Const(0)
@@ -67,52 +82,6 @@ class Stores(Compute):
             after = statements[readers[-1] + 1 :] if readers else []
             alone = add(*(c for _, cycles in after for c in cycles))
         return load + compute + self._shared_store(loads, store, stores, alone)
-
-    def store_floor(
-        self,
-        ops: tuple[Op, ...],
-        loads: list[prim.TransferSpec],
-        body: HegNode,
-        store: Stage,
-        stores: list[prim.TransferSpec],
-        scope: Scope,
-    ) -> Expr:
-        """The pipe's floor from where its stores run (`Pipe.chain`): the store engine's
-        load-body-store chain (`store_chain`) or one store block's wait for the write
-        (`single_store`); 0 when neither applies."""
-        chain = self.store_chain(ops, loads, body, store, stores)
-        single = self.single_store(ops, loads, body, store, stores, scope)
-        if single == Const(0):
-            return chain
-        return single if chain == Const(0) else maximum(chain, single)
-
-    def single_store(
-        self,
-        ops: tuple[Op, ...],
-        loads: list[prim.TransferSpec],
-        body: HegNode,
-        store: Stage,
-        stores: list[prim.TransferSpec],
-        scope: Scope,
-    ) -> Expr:
-        """The least one pass takes with one store block (b_store = 0) when the engine that
-        stores loads nothing here and the other engine does (a reader-only looped row's
-        store pass): the compute of pass i + 1 reserves the store block only once pass
-        i's write has left it, so each pass is the body, then the write. The write runs
-        beside the other engine's reads of the next pass, which start when the body pops
-        their blocks, i.e. with it (`_shared_store` with nothing alone), and the pipe's
-        max(ℓ, m + s) charged the write alone. 0 (no floor) with two store blocks, a
-        store engine that loads here (`store_chain`), or a body with loops, gathers or
-        merges."""
-        if (
-            not stores
-            or any(isinstance(op, (ForLoop, Gather, If)) for op in ops)
-            or any(t.engine == self.store_engine for t in loads)
-            or not loads
-        ):
-            return Const(0)
-        serial = latency(body) + self._shared_store(loads, store, stores, Const(0))
-        return select(knob("b_store", scope).eq(0), serial, 0)
 
     def statements(self, body: list[Op]) -> list[tuple[set[str], list[Expr]]]:
         """The lowered Compute statements of a straight-line body, in program order: each
