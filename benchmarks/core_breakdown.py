@@ -8,7 +8,9 @@ binds). For Loom's pick and for the baseline (`loom eval`'s own lowered program,
 `loom.eval.run.baseline_program`) it prints the lowering's notes (mapping, waves per axis,
 block sizes, L1), every engine's busy cycles per core (min, mean, max; compute, reader,
 writer), when the cores finish, the DRAM bytes and bank use, which engine binds, and the
-ratio of the two runs. GEMM, flash attention (causal and not) and flash decode alike;
+ratio of the two runs, with the DRAM rate as a share of the peak. GEMM, flash attention
+(causal and not), flash decode and the layer ops (`benchmarks/families`: RMSNorm,
+LayerNorm, softmax... against TTNN's own op; RMSNorm + residual has none) alike;
 `--accumulate output` compiles Loom accumulating in the output's format, as TTNN's matmul
 does (`loom eval` keeps the kernel's fp32 accumulator: `strict`).
 
@@ -18,7 +20,9 @@ does (`loom eval` keeps the kernel's fp32 accumulator: `strict`).
 
 The baseline defaults to the kernel's tuned TTNN (`ttnn-matmul-tuned`, `ttnn-sdpa-tuned`,
 `ttnn-sdpa-decode-tuned`), which simulates each of its candidates: about 2 minutes of CPU
-for causal attention at the default shape.
+for causal attention at the default shape; a layer op's is its TTNN op
+(`loom.baselines.ttnn_layer.LAYER_BASELINES`), or none where TTNN's factory refuses the
+shape.
 """
 
 from __future__ import annotations
@@ -26,8 +30,10 @@ from __future__ import annotations
 import argparse
 import statistics
 
-from loom.arch import load_arch
-from loom.eval.cases import case
+from loom.arch import Arch, load_arch
+from loom.baselines.ttnn_layer import LAYER_BASELINES
+from loom.errors import ScheduleError
+from loom.eval.cases import FAMILIES_DIR, case, kernel_source
 from loom.eval.run import baseline_program
 from loom.flows.helion import CompileOptions, compile_kernel
 from loom.ir.buffers import ACCUMULATE_POLICIES
@@ -40,8 +46,10 @@ TUNED = {
     "flash_attention": "ttnn-sdpa-tuned",
     "flash_attention_causal": "ttnn-sdpa-tuned",
     "flash_decode": "ttnn-sdpa-decode-tuned",
+    **LAYER_BASELINES,
 }
-"""The default baseline per kernel: the tuned TTNN, usually the strongest."""
+"""The default baseline per kernel: the tuned TTNN, usually the strongest (a layer op's
+TTNN op, its own rule's variants simulated and the faster kept)."""
 
 
 def _spread(values: list[float]) -> str:
@@ -58,8 +66,8 @@ def binding_engine(sim: SimResult) -> str:
     return max(sim.engine_busy, key=lambda e: e.max).engine
 
 
-def describe(name: str, sim: SimResult, program: Program) -> list[str]:
-    """The per-core lines of one simulation of `program`."""
+def describe(name: str, sim: SimResult, program: Program, arch: Arch) -> list[str]:
+    """The per-core lines of one simulation of `program` on `arch`."""
     cores = {c.core for c in sim.core_busy}
     lines = [f"{name}: {sim.cycles:,.0f} cycles on {len(cores)} cores"]
     lines += [f"  {note}" for note in program.notes]
@@ -78,6 +86,12 @@ def describe(name: str, sim: SimResult, program: Program) -> list[str]:
         f"  DRAM read {moved.dram_read / 1e6:.1f} MB  write {moved.dram_write / 1e6:.1f} MB"
         f"  (bank use mean {statistics.mean(banks):.2f}  max {max(banks):.2f})"
     )
+    gbps = arch.gbps(moved.dram_read + moved.dram_write, sim.cycles)
+    top = max((u.utilization for u in sim.link_utilization), default=0.0)
+    lines.append(
+        f"  DRAM {gbps:,.1f} GB/s = {100 * gbps / arch.dram_peak_gbps:.0f}% of the"
+        f" {arch.dram_peak_gbps:,.1f} GB/s peak (launch included); busiest link {top:.2f}"
+    )
     lines.append(
         f"  NoC unicast {moved.noc_unicast / 1e6:.1f} MB"
         f"  multicast {moved.noc_multicast / 1e6:.1f} MB"
@@ -89,30 +103,39 @@ def describe(name: str, sim: SimResult, program: Program) -> list[str]:
 
 
 def breakdown(
-    kernel: str, arch_name: str, shape_text: str, baseline: str, accumulate: str = "strict"
+    kernel: str, arch_name: str, shape_text: str, baseline: str | None, accumulate: str = "strict"
 ) -> list[str]:
     """Loom's pick (its accumulators placed under `accumulate`) and `baseline` on one
     case, simulated, as printable lines."""
-    spec, arch = resolve_kernel(kernel), load_arch(arch_name)
+    source = kernel_source(kernel) if kernel in TUNED else str(FAMILIES_DIR / f"{kernel}.py")
+    spec, arch = resolve_kernel(source), load_arch(arch_name)
     shape = parse_shape(shape_text, spec)
     result = compile_kernel(
         spec, CompileOptions(arch=arch, shape=shape, jobs=1, top_k=1, accumulate=accumulate)
     )
     own = result.lowered.lowered
     loom = simulate(own, arch)
-    lines = describe(f"loom {result.schedule.candidate}", loom, own)
+    lines = describe(f"loom {result.schedule.candidate}", loom, own, arch)
     modeled = result.schedule.modeled_cycles
     lines.append(f"  modeled {modeled:,} (sim / model {loom.cycles / modeled:.3f})")
-    program = baseline_program(case(kernel, arch_name, shape), baseline)
+    if baseline is None:  # a family with no TTNN op of its own (RMSNorm + residual)
+        return lines
+    try:
+        program = baseline_program(case(kernel, arch_name, shape), baseline)
+    except ScheduleError as refusal:  # TTNN's own factory cannot run this shape
+        return [*lines, f"{baseline}: none ({refusal})"]
     base = simulate(program, arch)
-    lines += describe(baseline, base, program)
+    lines += describe(baseline, base, program, arch)
     lines.append(f"loom / {baseline}: {base.cycles / loom.cycles:.3f}x")
     return lines
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--kernel", default="flash_attention_causal", choices=sorted(TUNED))
+    families = {path.stem for path in FAMILIES_DIR.glob("*.py")}
+    ap.add_argument(
+        "--kernel", default="flash_attention_causal", choices=sorted(set(TUNED) | families)
+    )
     ap.add_argument("--arch", default="wormhole_n150")
     ap.add_argument("--shape", default="B=1,H=8,S=2048,D=64")
     ap.add_argument("--baseline", help="default: the kernel's tuned TTNN")
@@ -123,7 +146,7 @@ def main() -> None:
         help="Loom's accumulators (as `loom compile --accumulate`; `loom eval` uses strict)",
     )
     args = ap.parse_args()
-    baseline = args.baseline or TUNED[args.kernel]
+    baseline = args.baseline or TUNED.get(args.kernel)
     print("\n".join(breakdown(args.kernel, args.arch, args.shape, baseline, args.accumulate)))
 
 

@@ -119,6 +119,8 @@ def test_row_policy_writes_the_rule_as_a_schedule() -> None:
     assert looped.block_sizes == {"tile_m": 32, "tile_x_d1": 512}
     assert looped.pipeline["loop:tile_x_d1"] == {"b_load": 1, "b_store": 1}
     assert _cores(looped.view) == 39  # 32 cores, row-major over 13 columns: 3 rows
+    # TTNN's one reader kernel reads every pass's row; the writer only writes
+    assert looped.load_engines == {"x": "reader"}
 
 
 @pytest.mark.parametrize(

@@ -33,3 +33,12 @@ def test_binding_engine_is_the_busiest_on_its_busiest_core() -> None:
         )
 
     assert binding_engine(Sim()) == "reader"  # type: ignore[arg-type]
+
+
+def test_a_layer_op_against_its_ttnn_op_and_one_without() -> None:
+    """A layer op's breakdown names its TTNN op and the DRAM share of both runs; RMSNorm
+    + residual has no TTNN op, so only Loom's run is described."""
+    text = "\n".join(breakdown("softmax", "wormhole_n150", "M=64,N=512", "ttnn-softmax"))
+    assert text.count("% of the 288.0 GB/s peak") == 2 and "loom / ttnn-softmax: " in text
+    alone = "\n".join(breakdown("rms_norm_residual", "wormhole_n150", "M=64,N=512", None))
+    assert alone.count("busy cycles per core") == 3 and "loom / " not in alone

@@ -12,7 +12,9 @@ import pytest
 import torch
 
 import loom.kernels.tile_reference as tile_reference
+from loom.dataflow import build_buffers
 from loom.dataflow.looped_rows import loop_rows
+from loom.ir.buffers import load_streams
 from loom.ir.printer import print_tile_program
 from loom.ir.tile import (
     Convert,
@@ -29,8 +31,10 @@ from loom.ir.tile import (
     TileProgram,
     Value,
     Window,
+    accesses,
 )
 from loom.kernels.tile_reference import evaluate
+from loom.mapping.engines import stored_loop_loads
 from loom.symbolic import Const, Expr, Sym
 
 GOLDEN = Path(__file__).parents[1] / "golden" / "dataflow"
@@ -236,3 +240,34 @@ def test_what_it_does_not_loop() -> None:
     mm = value("mm", TILE_M, TILE_M)
     with_matmul = program([*LOAD, Matmul(mm, XF, XF, rhs_transposed=True)], {"x": (M, N)}, ())
     assert loop_rows(with_matmul) is None
+
+
+def test_each_pass_deals_its_own_loads_to_the_engines() -> None:
+    """The statistics pass and the store pass are one scope (one chunk symbol) but two
+    loops, one after the other: the store pass's row chunk goes to the reader as the first
+    pass's does, and the weight to the writer; no engine loads the row twice in one loop."""
+    looped = loop_rows(rms_norm_weight())
+    assert looped is not None
+    buffered = build_buffers(looped.program)
+    streams = load_streams(looped.program, buffered.buffers, buffered.allocations)
+    assert [[a.name for a in s] for s in streams] == [
+        ["x_tile_chunk"],
+        ["x_tile_chunk_2", "w_chunk"],
+    ]
+    engines = {vb.name: vb.producer for vb in buffered.buffers if vb.role == "load"}
+    assert engines == {"x_tile_chunk": "reader", "x_tile_chunk_2": "reader", "w_chunk": "writer"}
+
+
+def test_the_store_pass_loads_are_the_ones_a_reader_only_variant_moves() -> None:
+    """`stored_loop_loads`: the loads of the loop that stores (the store pass's chunk and
+    weight), not the statistics pass's, whose loop stores nothing."""
+    looped = loop_rows(rms_norm_weight())
+    assert looped is not None
+    buffered = build_buffers(looped.program)
+    ops = accesses(looped.program.body)
+    moved = [ops[i] for i in stored_loop_loads(buffered)]
+    assert [op.result.name for op in moved if isinstance(op, Load)] == [
+        "x_tile_chunk_2",
+        "w_chunk",
+    ]
+    assert len(moved) == 2

@@ -44,11 +44,17 @@ def test_a_writer_that_loads_and_stores_runs_them_in_series(swiglu, wormhole) ->
             # the result: no buffer overlaps its load with its store
             chain = grid.chain.eval(env)
             assert chain > latency(grid.store).eval(env) + latency(grid.load).eval(env) / 2
+            # `silu(gate) * up` is one statement: it starts, with silu, once `up` is in
+            assert chain >= latency(grid.body).eval(env) + latency(grid.store).eval(env)
             assert latency(grid).eval(env) >= chain
             assert latency(replace(grid, chain=Const(0))).eval(env) < chain
-    # both loads on the reader: the writer only stores, no such chain
-    grid, _ = grid_pipe(swiglu, on_reader(cand), wormhole)
-    assert grid.chain == Const(0)
+    # both loads on the reader: the writer only stores, no such chain; with one store
+    # block the next body waits for the write, which shares the banks with the reads
+    grid, domains = grid_pipe(swiglu, on_reader(cand), wormhole)
+    env = {n: d[0] for n, d in domains.items()} | {grid.b_load.name: 1}
+    assert grid.chain.eval(env | {grid.b_store.name: 1}) == 0
+    alone = latency(grid.body) + latency(grid.store)
+    assert grid.chain.eval(env | {grid.b_store.name: 0}) >= alone.eval(env)
 
 
 def test_each_blocking_read_of_a_unicast_pass_waits_its_latency(swiglu, wormhole) -> None:  # type: ignore[no-untyped-def]

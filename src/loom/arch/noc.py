@@ -23,8 +23,7 @@ from functools import lru_cache
 import numpy as np
 
 from loom.arch.spec import Arch
-from loom.ir.buffers import BufferedProgram
-from loom.ir.scope import Scope
+from loom.ir.buffers import BufferedProgram, load_streams
 from loom.ir.tile import Load, accesses
 
 Link = tuple[int, int, int, int]
@@ -273,7 +272,7 @@ def choose_load_engines(
     """The engine of every buffered load (by access index), given each access's copy
     mode and group area over the `cores` grid in use.
 
-    Starts from the buffer plan's engines; in every scope with two load allocations,
+    Starts from the buffer plan's engines; in every stream with two load allocations,
     the other orders (the two traded; both on one engine, for interchangeable blocks)
     are taken when one lowers the busiest link of either NoC (ties keep the plan's)."""
     key = (id(buffered), arch.name, cores, tuple(sorted(plans.items())))
@@ -292,14 +291,22 @@ pattern: many candidates share their cores in use and copy plans."""
 
 def _load_scopes(
     buffered: BufferedProgram, ops: Iterable[int] | None = None
-) -> tuple[dict[int, str], dict[int, str], dict[Scope, list[int]]]:
+) -> tuple[dict[int, str], dict[int, str], dict[int, list[int]]]:
     """Of the loads among access indices `ops` (None: all): each one's plan engine, its
-    allocation, and the loads of every scope."""
+    allocation, and the loads of every stream (`loom.ir.buffers.load_streams`: the loads
+    of one loop), by the stream's position."""
     wanted = None if ops is None else set(ops)
     owner = {b: a for a in buffered.allocations for b in a.buffers}
+    stream_of = {
+        a.name: k
+        for k, stream in enumerate(
+            load_streams(buffered.program, buffered.buffers, buffered.allocations)
+        )
+        for a in stream
+    }
     engine_of: dict[int, str] = {}
     alloc_of: dict[int, str] = {}
-    members: dict[Scope, list[int]] = {}
+    members: dict[int, list[int]] = {}
     for i, op in enumerate(accesses(buffered.program.body)):
         vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
         if vb is None or vb.role != "load" or vb.name not in owner:
@@ -308,16 +315,17 @@ def _load_scopes(
             continue
         engine_of[i] = vb.producer
         alloc_of[i] = owner[vb.name].name
-        members.setdefault(owner[vb.name].scope, []).append(i)
+        members.setdefault(stream_of[owner[vb.name].name], []).append(i)
     return engine_of, alloc_of, members
 
 
 def split_loads(buffered: BufferedProgram) -> tuple[int, ...]:
     """Access indices of the loads the chooser deals to both engines: the two loads of
-    a scope holding two load allocations that are not interchangeable blocks (GEMM's A
-    and B; `_orders` keeps them on different engines). Both on the reader is the other
-    realization of such a candidate (`loom.mapping.engines`): the chooser weighs links
-    only and that order loads one NoC more, but a writer that also loads in a loop
+    a stream (the loads of one loop) holding two load allocations that are not
+    interchangeable blocks (GEMM's A and B; `_orders` keeps them on different engines).
+    Both on the reader is the other realization of such a candidate
+    (`loom.mapping.engines`): the chooser weighs links only and that order loads one NoC
+    more, but a writer that also loads in a loop
     stores each wave's result between two of its loads, in series with the compute,
     where a writer that only stores drains it while the next wave computes. Which is
     faster depends on the block sizes, so both are candidates and the model decides."""

@@ -61,6 +61,8 @@ As Loom schedules (what differs, and why it does not favour Loom):
   rows), so one multicast of it (`WEIGHTS`) reads the bytes of 32 such sticks: the same
   DRAM bytes as TTNN at 32 cores, fewer beyond (a unicast per core would read 32 times
   TTNN's);
+* every pass's row is loaded by the reader, as TTNN's reader kernel does
+  (`READER_KERNEL`); gamma and beta go where Loom's buffer plan deals them;
 * the row's input is single-buffered (``cb_in0`` holds one row, so the next row is read
   only once it is consumed) and its output double-buffered (Loom's granularity is the
   row; TTNN's output CB is two blocks of it). Loom's kernels keep the row's intermediates
@@ -109,6 +111,17 @@ UNARY_SOURCE = (
     "tenstorrent/tt-metal ttnn/cpp/ttnn/operations/eltwise/unary/device/"
     "unary_program_factory.cpp @ 689f9bd6a05457ae1f204dd96a01fb005cdb09f7"
 )
+READER_KERNEL = (
+    "every pass's row is read by the factory's one reader kernel "
+    "(``reader_unary_interleaved_ln*``, ``reader_unary_interleaved_sm*``); the writer "
+    "kernel only writes the output"
+)
+"""Which engine loads the row in TTNN's row ops: the reader, every pass (`row_policy`).
+The reader reads gamma and beta too, but as row-major sticks of N x 2 bytes per core;
+Loom's tile-padded weights are one multicast per group, 32 times those bytes read by
+one sender, so pinning them to the reader would charge TTNN for Loom's layout (RMSNorm
+1024x2048 on Wormhole: 72 348 simulated cycles against 64 715 with the weight where
+Loom's buffer plan deals it). They keep Loom's deal."""
 LARGE_NORM_TILES = 56
 """LayerNorm's large-tensor CB length with gamma/beta (``with_weights_max_size``)."""
 LARGE_SOFTMAX_TILES = 80
@@ -284,8 +297,9 @@ def row_policy(
         pipeline, realization = ROW_PIPELINE, "persistent"
     notes = (detail, f"rule: {source}" + (f"; {NORM_DEFAULTS}" if kernel != "softmax" else ""))
     view = spread(split.cores, grid[0], "tile_m")
+    engines = {row_tensor: "reader"}  # `READER_KERNEL`
     return Policy(name, view, blocks, WEIGHTS.get(kernel, ()), pipeline, notes,
-                  realization=realization)  # fmt: skip
+                  realization=realization, load_engines=engines)  # fmt: skip
 
 
 def eltwise_view(

@@ -21,7 +21,7 @@ def build_buffers(program: TileProgram, accumulate: str = "strict") -> BufferedP
     return BufferedProgram(
         program=program,
         layouts={name: vl.layout for name, vl in layouts.items()},
-        buffers=spread_loads(buffers, allocations),
+        buffers=spread_loads(program, buffers, allocations),
         allocations=allocations,
         inlined=inlined,
         rebuilt=rebuilt,

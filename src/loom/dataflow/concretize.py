@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from loom.ir.buffers import Allocation, VirtualBuffer
-from loom.ir.scope import Scope
+from loom.ir.buffers import Allocation, VirtualBuffer, load_streams
+from loom.ir.tile import TileProgram
 
 
 def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
@@ -76,18 +76,19 @@ def concretize(buffers: tuple[VirtualBuffer, ...]) -> tuple[Allocation, ...]:
 
 
 def spread_loads(
-    buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
+    program: TileProgram, buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
 ) -> tuple[VirtualBuffer, ...]:
-    """Give the load allocations of each pipe node to the two data-movement engines in
-    turn (reader on NoC0 first, then writer on NoC1), so two operands stream in
-    parallel instead of queueing behind one engine (every load has an allocation of its
-    own, see the module's docstring)."""
+    """Give the load allocations that stream at once (`load_streams`: one loop's) to the
+    two data-movement engines in turn (reader on NoC0 first, then writer on NoC1), so two
+    operands stream in parallel instead of queueing behind one engine (every load has an
+    allocation of its own, see the module's docstring). A load alone in its loop takes
+    the reader: a looped row's store pass then loads its chunk on the reader while the
+    writer only stores, rather than the writer loading, waiting for the compute and
+    storing in series every chunk."""
     engine: dict[str, str] = {}
-    per_scope: dict[Scope, int] = defaultdict(int)
-    for alloc in allocations:
-        if alloc.role == "load":
-            engine[alloc.name] = ("reader", "writer")[per_scope[alloc.scope] % 2]
-            per_scope[alloc.scope] += 1
+    for stream in load_streams(program, buffers, allocations):
+        for i, alloc in enumerate(stream):
+            engine[alloc.name] = ("reader", "writer")[i % 2]
     owner = {vb: a.name for a in allocations for vb in a.buffers}
     return tuple(
         replace(vb, producer=engine[owner[vb.name]]) if vb.role == "load" else vb for vb in buffers

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from loom.ir.geometry import TILE
 from loom.ir.scope import Scope
-from loom.ir.tile import TileProgram
+from loom.ir.tile import Load, TileProgram, loops_enclosing, walk
 from loom.symbolic import Const, Expr, ceildiv, mul
 
 TILE_DIM = TILE
@@ -195,6 +195,31 @@ class BufferedProgram:
     def l1_terms(self) -> tuple[tuple[Allocation, Expr], ...]:
         """(allocation, tiles per block) pairs; bytes = tiles x tile bytes x depth."""
         return tuple((a, a.tiles) for a in self.allocations)
+
+
+def load_streams(
+    program: TileProgram, buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
+) -> tuple[tuple[Allocation, ...], ...]:
+    """The load allocations grouped by the loads that stream at once: those of one loop
+    (the grid body's, or one tile loop's, whose iterations overlap: the next K is fetched
+    while V is used). A scope is named by its block symbol, so the passes of a looped row
+    (`loom.dataflow.looped_rows`: a statistics loop, then the store loop, over the same
+    chunk) are one scope but two loops, one after the other: their loads never share the
+    links, and the engine that loads one pass is free in the other."""
+    loop_of: dict[str, int] = {}
+    for op in walk(program.body):
+        if isinstance(op, Load):
+            loops = loops_enclosing(program.body, op) or ()
+            loop_of[op.result.name] = id(loops[-1]) if loops else 0
+    loop_of_buffer = {
+        vb.name: next((loop_of[v] for v in vb.values if v in loop_of), 0) for vb in buffers
+    }
+    streams: dict[tuple[Scope, int], list[Allocation]] = {}
+    for alloc in allocations:
+        if alloc.role == "load":
+            loop = loop_of_buffer.get(alloc.buffers[0], 0)
+            streams.setdefault((alloc.scope, loop), []).append(alloc)
+    return tuple(tuple(group) for group in streams.values())
 
 
 ONE = Const(1)

@@ -28,7 +28,7 @@ from loom.arch import Arch
 from loom.arch.noc import choose_load_engines
 from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import Candidate
-from loom.ir.tile import Gather, If, Load, Store, accesses
+from loom.ir.tile import ForLoop, Gather, If, Load, Store, accesses, walk
 
 READER_ONLY = "__rd"
 """Name suffix of a candidate whose split loads are all on the reader."""
@@ -42,6 +42,7 @@ def assign_engines(
     arch: Arch,
     split: tuple[int, ...] = (),
     late: tuple[int, ...] = (),
+    stored: tuple[int, ...] = (),
 ) -> tuple[Candidate, ...]:
     """`candidate` with every load copy's engine set, and, when its `split` loads
     (`loom.arch.noc.split_loads`: the chooser deals them to both engines) all multicast,
@@ -50,19 +51,24 @@ def assign_engines(
     as do the split loads among them, its twin storing one wave late (named `__sl`; split
     loads of the grid body itself do not matter: causal attention's q, unicast on the
     reader, beside the writer's multicast key indices, whose next wave's loads otherwise
-    wait behind the previous wave's stores). Unicast loads are read by every core: on
-    one engine they double each core's reads on one NoC, and without the multicast
-    handshakes the cores drift apart, so the stores' wait the model charges
-    (`loom.model.banks.Banks.pass_dram`) would not describe them; leaving them out
-    also keeps the candidates few (GEMM 2048³ on Wormhole: 1 069, against 1 473 with a
-    late twin for every variant whose writer multicasts, which compiled 1.9x slower)."""
+    wait behind the previous wave's stores). When the writer issues a unicast load of a
+    tile loop that also stores (`stored`, `stored_loop_loads`), the `__rd` variant moves
+    those loads to the reader too (with the split loads as above). Unicast loads are read
+    by every core: on one engine they double each core's reads on one NoC, and without
+    the multicast handshakes the cores drift apart, so the stores' wait the model charges
+    (`loom.model.banks.Banks.pass_dram`) would not describe a `__sl` twin of them;
+    leaving them out also keeps the candidates few (GEMM 2048³ on Wormhole: 1 069,
+    against 1 473 with a late twin for every variant whose writer multicasts, which
+    compiled 1.9x slower)."""
     cores = (candidate.mapping.cores_y, candidate.mapping.cores_x)
     plans = {c.op: (c.mode, c.area) for c in candidate.copies}
     engines = choose_load_engines(buffered, cores, plans, arch)
     out = [_with_engines(candidate, engines)]
     multicast = all(plans[i][0] == "multicast" for i in split)
-    if split and multicast:
-        reader_only = {i: "reader" if i in split else e for i, e in engines.items()}
+    unicast = (i for i in stored if plans[i][0] == "unicast")
+    moved = {*(split if split and multicast else ()), *unicast}
+    if any(engines.get(i) == "writer" for i in moved):
+        reader_only = {i: "reader" if i in moved else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
     mine = [i for i in late if engines.get(i) == "writer"]
     loops_multicast = all(plans[i][0] == "multicast" for i in split if i in late)
@@ -70,6 +76,27 @@ def assign_engines(
         first = out[0]
         out.append(replace(first, name=f"{first.name}{STORES_LATE}", stores_late=True))
     return tuple(out)
+
+
+def stored_loop_loads(buffered: BufferedProgram) -> tuple[int, ...]:
+    """Access indices of the loads of a tile loop that also stores (a looped row's store
+    pass: the chunk, a residual, a norm's weights). On the writer, each iteration's loads
+    wait in program order behind the previous iteration's store, and the compute behind
+    them, so the loop runs at the writer's load + compute + store per chunk; on the
+    reader they stream ahead while the writer only stores, at the price of one NoC
+    carrying them all. Both are candidates (`READER_ONLY`) for the unicast ones, and the
+    model decides. Multicast ones stay where the chooser puts them: the model rates a
+    reader that also reads and sends a norm's weights too fast (LayerNorm 1024x16384 on
+    Wormhole, weight and bias moved too: picked at sim/model 1.24, 24% slower)."""
+    body = buffered.program.body
+    index = {id(op): i for i, op in enumerate(accesses(body))}
+    return tuple(
+        index[id(op)]
+        for loop in walk(body)
+        if isinstance(loop, ForLoop) and any(isinstance(op, Store) for op in loop.body)
+        for op in loop.body
+        if isinstance(op, Load)
+    )
 
 
 def late_loads(buffered: BufferedProgram) -> tuple[int, ...]:

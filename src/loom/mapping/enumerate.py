@@ -23,7 +23,7 @@ from loom.ir.buffers import BufferedProgram
 from loom.ir.candidate import AccessInfo, Candidate, CandidateSet
 from loom.ir.schedule import Mapping
 from loom.ir.tile import Gather, TileProgram, walk
-from loom.mapping.engines import assign_engines, late_loads
+from loom.mapping.engines import assign_engines, late_loads, stored_loop_loads
 from loom.mapping.multicast import multicast_levels, plan_copy
 from loom.mapping.reuse import analyze_accesses, reuse_flags
 from loom.mapping.scores import axis_scores, linear_extensions
@@ -76,6 +76,7 @@ class Enumerator:
         self.max_tiles = _max_tiles(self.program)
         self.split = split_loads(buffered)
         self.late = late_loads(buffered)
+        self.stored = stored_loop_loads(buffered)
 
     def run(self) -> CandidateSet:
         scores = axis_scores(self.program, self.infos)
@@ -182,7 +183,11 @@ class Enumerator:
                 waves=waves,
                 gather_axes=self.gathers,
             )
-            out.extend(assign_engines(self.buffered, candidate, self.arch, self.split, self.late))
+            out.extend(
+                assign_engines(
+                    self.buffered, candidate, self.arch, self.split, self.late, self.stored
+                )
+            )
         return out
 
     def _name(self, mapping: Mapping, copies: tuple[object, ...]) -> str:

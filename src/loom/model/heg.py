@@ -107,7 +107,7 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
         self.passes[scope.key] = (loads, loops)
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
-        chain = self.store_chain(ops, loads, body, store, stores)
+        chain = self.store_chain(ops, loads, body, store, stores, scope)
         return Pipe(
             name=scope.key,
             load=Stage(

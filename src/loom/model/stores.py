@@ -10,6 +10,7 @@ from loom.ir.scope import Scope
 from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.model import primitives as prim
 from loom.model.compute import Compute
+from loom.model.core import knob
 from loom.symbolic import Const, Expr, add, maximum, minimum, select
 
 
@@ -23,39 +24,53 @@ class Stores(Compute):
         body: HegNode,
         store: Stage,
         stores: list[prim.TransferSpec],
+        scope: Scope,
     ) -> Expr:
         """The least one pass takes when the engine that stores also loads in this scope
         (a third operand dealt to the writer: RMSNorm's residual, SwiGLU's up): in program
         order it loads its blocks of pass i, waits for the body to produce the result,
         stores it, and only then loads its blocks of pass i + 1, so neither buffer lets
         its loads overlap its stores. Per pass: its loads (`engine_read_stage`, sharing
-        the banks and links with the other engine's) + the compute from the first op
-        that reads one of its blocks to the end of the body + the store stage (0 when the
-        store already runs in the body). The compute before that op runs while the engine
-        stores the previous pass. A body with loops, gathers or merges: all of it. 0
-        (no floor) when the store engine loads nothing here or nothing is stored.
+        the banks and links with the other engine's) + the compute from the first
+        statement that reads one of its blocks (`statements`) to the end of the body + the
+        store stage (0 when the store already runs in the body). The compute before that
+        statement runs while the engine stores the previous pass. A body with loops,
+        gathers or merges: all of it. 0 (no floor) when nothing is stored.
+
+        When the store engine loads nothing here and the other does (a reader-only
+        looped row's store pass), with one store block (b_store = 0) the compute of pass
+        i + 1 reserves it only once pass i's write has left it: each pass is the body,
+        then the write beside the other engine's reads of the next pass, which start
+        when the body pops their blocks, i.e. with it; the pipe's max(ℓ, m + s) charged
+        the write alone. A body with loops, gathers or merges: 0.
 
         The other engine's reads of the next pass start when the body pops its blocks,
-        after the last op that reads one of them: they run alone through the compute
-        after that op, and the store shares the banks with the rest (`_shared_store`)."""
+        after the last statement that reads one of them: they run alone through the
+        compute after it, and the store shares the banks with the rest (`_shared_store`)."""
         mine = [
             op
             for op, t in zip(self.own_loads(ops), loads, strict=True)
             if t.engine == self.store_engine
         ]
-        if not mine or not any(isinstance(op, Store) for op in ops):
+        if not any(isinstance(op, Store) for op in ops):
             return Const(0)
+        if not mine:
+            if not loads or any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
+                return Const(0)
+            # one store block: the body of pass i + 1 waits for pass i's write, which
+            # runs beside the other engine's reads of the next pass (nothing alone)
+            serial = latency(body) + self._shared_store(loads, store, stores, Const(0))
+            return select(knob("b_store", scope).eq(0), serial, 0)
         load = prim.engine_read_stage(self.arch, tuple(loads), self.store_engine)
         compute = latency(body)
         alone: Expr = Const(0)
         if not any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             names = {op.result.name for op in mine}
-            body_ops = [op for op in ops if not isinstance(op, (Load, Store))]
+            statements = self.statements([op for op in ops if not isinstance(op, (Load, Store))])
             first = next(
-                (i for i, op in enumerate(body_ops) if names & {x.name for x in op.operands()}),
-                len(body_ops),
+                (i for i, (reads, _) in enumerate(statements) if names & reads), len(statements)
             )
-            before = [t.cycles for op in body_ops[:first] for t in self.op_terms(op)]
+            before = [c for _, cycles in statements[:first] for c in cycles]
             if before:
                 compute = maximum(compute - add(*before), 0)
             theirs = {
@@ -63,12 +78,46 @@ class Stores(Compute):
                 for op, t in zip(self.own_loads(ops), loads, strict=True)
                 if t.engine != self.store_engine
             }
-            readers = [
-                i for i, op in enumerate(body_ops) if theirs & {x.name for x in op.operands()}
-            ]
-            after = body_ops[readers[-1] + 1 :] if readers else []
-            alone = add(*(t.cycles for op in after for t in self.op_terms(op)))
+            readers = [i for i, (reads, _) in enumerate(statements) if theirs & reads]
+            after = statements[readers[-1] + 1 :] if readers else []
+            alone = add(*(c for _, cycles in after for c in cycles))
         return load + compute + self._shared_store(loads, store, stores, alone)
+
+    def statements(self, body: list[Op]) -> list[tuple[set[str], list[Expr]]]:
+        """The lowered Compute statements of a straight-line body, in program order: each
+        op whose result has a buffer (or is read by no later op) with the ops computed
+        inline in it (`loom.dataflow` fuses a chain of unbuffered values into their
+        reader's statement), as the names the statement reads and its ops' terms. A block
+        is popped when the statement that reads it ends, and a block's first reader starts
+        with its statement's inline ops, so the store chain's cuts fall between
+        statements, not between ops (RMSNorm's `x * inv * w`: one statement reads the
+        row and the weight)."""
+        later: set[str] = set()
+        inline: set[int] = set()
+        for i in range(len(body) - 1, -1, -1):
+            results = body[i].results()
+            if results and all(not self.buffered_value(v) and v.name in later for v in results):
+                inline.add(i)
+            later |= {v.name for v in body[i].operands()}
+        statements: list[tuple[set[str], list[Expr]]] = []
+        taken: set[int] = set()
+        index = {id(op): i for i, op in enumerate(body)}
+        for i, op in enumerate(body):
+            if i in inline:
+                continue
+            reads = {v.name for v in op.operands()}
+            cycles = [t.cycles for t in self.op_terms(op)]
+            todo = [v for v in op.operands() if not self.buffered_value(v)]
+            while todo:
+                j = index.get(id(self.producers.get(todo.pop().name)))
+                if j is None or j not in inline or j in taken:
+                    continue
+                taken.add(j)
+                reads |= {v.name for v in body[j].operands()}
+                cycles += [t.cycles for t in self.op_terms(body[j])]
+                todo += [v for v in body[j].operands() if not self.buffered_value(v)]
+            statements.append((reads, cycles))
+        return statements
 
     def _shared_store(
         self,
