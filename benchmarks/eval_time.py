@@ -15,8 +15,7 @@ representative's of its kernel and architecture, and its simulation seconds scal
 proxy of the simulated work relative to the representative: flash attention with the
 chunk steps, tokens^2 / B (so `--fa-scale 8` is scaled by 64 to the paper's tokens);
 decode with B*S; GEMM with M*N*K (block steps at similar blocks: rough at the extremes);
-the layer ops with M*N; a policy scaled at the paper's tokens (`loom.eval.scaled`,
-TTNN's default attention) costs its reduced runs' share of that (1/16 + 1/64 + 1/256).
+the layer ops with M*N.
 
     PYTHONPATH=src OMP_NUM_THREADS=1 .venv/bin/python benchmarks/eval_time.py \\
         [--kernels gemm,flash_decode] [--archs wormhole_n150] [--fa-scale 8]
@@ -34,7 +33,6 @@ from collections import defaultdict
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import loom.eval.run
-from loom.arch import load_arch
 from loom.eval.cases import (
     ARCHS,
     BH,
@@ -46,7 +44,6 @@ from loom.eval.cases import (
     paper_cases,
 )
 from loom.eval.run import EvalOptions, run_case
-from loom.eval.scaled import DIVISORS, scaled_lengths
 from loom.eval.tuned import Tuned, fastest
 
 SEARCHES: list[tuple[int, int, int]] = []
@@ -78,14 +75,6 @@ def representative(kernel: str, arch: str, fa_scale: int) -> EvalCase:
     if kernel == "flash_decode" and arch == BH:
         shape["B"] = 10
     return case(kernel, arch, shape)
-
-
-def share(c: EvalCase, policy: str) -> float:
-    """The share of a full simulation a policy costs at `c`: the reduced runs' when it is
-    scaled there (`loom.eval.scaled`), else 1."""
-    arch = load_arch(c.arch)
-    scaled = scaled_lengths(c, policy, arch.grid_x * arch.grid_y)
-    return sum(1 / d**2 for d in DIVISORS) if scaled else 1.0
 
 
 def parse(text: str) -> list[tuple[str, int]]:
@@ -154,11 +143,10 @@ def main() -> int:
                 mine = [c for c in full if c.kernel == kernel and c.arch == arch]
                 busy = cpu / wall  # the rows' wall seconds, as CPU seconds
                 per_policy["other"] = [0.0, wall - attributed, 0.0]
-                projected = busy * sum(
-                    comp * len(mine) + sim * sum(work(c) * share(c, p) for c in mine) / work(rep)
-                    for p, (comp, sim, _) in per_policy.items()
-                )
                 scale = sum(work(c) for c in mine) / work(rep)
+                projected = busy * sum(
+                    comp * len(mine) + sim * scale for comp, sim, _ in per_policy.values()
+                )
                 total_now += cpu
                 total_full += projected
                 print(f"{kernel} {arch} {rep.shape_text}: {wall:.1f} s wall, {cpu:.1f} s CPU; "

@@ -85,6 +85,17 @@ def test_results_csv_round_trips_and_is_sorted(local_rows: list[ResultRow], tmp_
     assert read_rows(tmp_path / "absent.csv") == []
 
 
+def test_results_csv_with_a_column_no_longer_written_still_loads(tmp_path: Path) -> None:
+    """A results.csv from when rows carried a `method` column reads as its rows (the
+    reader takes the columns it knows)."""
+    row = ResultRow("flash_attention", "wormhole_n150", "B=1", "ttnn-sdpa", 1, "ok", cycles=5.0)
+    header, line = rows_to_csv([row]).splitlines()
+    cells = line.split(",")
+    path = tmp_path / "results.csv"
+    path.write_text(f"{header},method\n{','.join(cells)},scaled\n")
+    assert read_rows(path) == [row]
+
+
 def _ray_children() -> list[str]:
     """Live processes whose parent is this one and whose command line names Ray."""
     found = []
@@ -160,7 +171,7 @@ def test_table3_without_gemm_says_so_instead_of_printing_nan(local_rows: list[Re
     assert "no GEMM case" in text and "nan" not in text
 
 
-def test_flash_attention_runs_the_papers_tokens_unless_scaled() -> None:
+def test_flash_attention_runs_the_papers_tokens_unless_fa_scale_is_given() -> None:
     cases = paper_cases(("flash_attention", "flash_attention_causal"))
     tokens = {(c.arch, c.shape_dict["B"] * c.shape_dict["S"]) for c in cases}
     assert tokens == {("wormhole_n150", 16384), ("blackhole_p150_13x10", 15360)}

