@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from loom.ir.buffers import Allocation, VirtualBuffer, load_streams
+from loom.ir.buffers import Allocation, VirtualBuffer, allocation_loops, load_streams
 from loom.ir.tile import TileProgram
 
 
@@ -84,11 +84,18 @@ def spread_loads(
     allocation of its own, see the module's docstring). A load alone in its loop takes
     the reader: a looped row's store pass then loads its chunk on the reader while the
     writer only stores, rather than the writer loading, waiting for the compute and
-    storing in series every chunk."""
+    storing in series every chunk. An allocation that sequential loops share
+    (`allocation_loops`) keeps the engine of its first loop's stream and counts in the
+    later ones: the store pass's weight goes to the writer beside the shared chunk's
+    reader."""
     engine: dict[str, str] = {}
+    loops_of = allocation_loops(program, buffers, allocations)
     for stream in load_streams(program, buffers, allocations):
+        loop = loops_of[stream[0].name][0]
+        shared = [engine[a] for a, seen in loops_of.items() if a in engine and loop in seen]
+        turn = int(shared.count("reader") > shared.count("writer"))
         for i, alloc in enumerate(stream):
-            engine[alloc.name] = ("reader", "writer")[i % 2]
+            engine[alloc.name] = ("reader", "writer")[(turn + i) % 2]
     owner = {vb: a.name for a in allocations for vb in a.buffers}
     return tuple(
         replace(vb, producer=engine[owner[vb.name]]) if vb.role == "load" else vb for vb in buffers

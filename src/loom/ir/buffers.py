@@ -197,6 +197,27 @@ class BufferedProgram:
         return tuple((a, a.tiles) for a in self.allocations)
 
 
+def allocation_loops(
+    program: TileProgram, buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
+) -> dict[str, tuple[int, ...]]:
+    """The loops (by id, 0 for the grid body) whose loads fill each allocation, in program
+    order: one, unless sequential loops load one tensor into a shared allocation (the two
+    key loops of causal attention, a looped row's statistics and store passes)."""
+    loop_of: dict[str, int] = {}
+    for op in walk(program.body):
+        if isinstance(op, Load):
+            loops = loops_enclosing(program.body, op) or ()
+            loop_of[op.result.name] = id(loops[-1]) if loops else 0
+    values = {vb.name: vb.values for vb in buffers}
+    return {
+        a.name: tuple(
+            dict.fromkeys(loop_of[v] for b in a.buffers for v in values[b] if v in loop_of)
+        )
+        or (0,)
+        for a in allocations
+    }
+
+
 def load_streams(
     program: TileProgram, buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
 ) -> tuple[tuple[Allocation, ...], ...]:
@@ -205,19 +226,13 @@ def load_streams(
     while V is used). A scope is named by its block symbol, so the passes of a looped row
     (`loom.dataflow.looped_rows`: a statistics loop, then the store loop, over the same
     chunk) are one scope but two loops, one after the other: their loads never share the
-    links, and the engine that loads one pass is free in the other."""
-    loop_of: dict[str, int] = {}
-    for op in walk(program.body):
-        if isinstance(op, Load):
-            loops = loops_enclosing(program.body, op) or ()
-            loop_of[op.result.name] = id(loops[-1]) if loops else 0
-    loop_of_buffer = {
-        vb.name: next((loop_of[v] for v in vb.values if v in loop_of), 0) for vb in buffers
-    }
+    links, and the engine that loads one pass is free in the other. An allocation that
+    sequential loops share belongs to the stream of its first loop (`allocation_loops`)."""
+    loops = allocation_loops(program, buffers, allocations)
     streams: dict[tuple[Scope, int], list[Allocation]] = {}
     for alloc in allocations:
         if alloc.role == "load":
-            loop = loop_of_buffer.get(alloc.buffers[0], 0)
+            loop = loops[alloc.name][0]
             streams.setdefault((alloc.scope, loop), []).append(alloc)
     return tuple(tuple(group) for group in streams.values())
 
