@@ -47,7 +47,10 @@ def test_a_writer_that_loads_and_stores_runs_them_in_series(swiglu, wormhole) ->
             # `silu(gate) * up` is one statement: it starts, with silu, once `up` is in
             assert chain >= latency(grid.body).eval(env) + latency(grid.store).eval(env)
             assert latency(grid).eval(env) >= chain
-            assert latency(replace(grid, chain=Const(0))).eval(env) < chain
+            # with one slot per load (b_load = 0) the pipe's serial form already holds both
+            # blocks through that statement, so there the chain only matches it
+            alone = latency(replace(grid, chain=Const(0))).eval(env)
+            assert alone < chain if b_load == 1 else alone <= chain
     # both loads on the reader: the writer only stores, no such chain; with one store
     # block the next body waits for the write, which shares the banks with the reads
     grid, domains = grid_pipe(swiglu, on_reader(cand), wormhole)

@@ -121,7 +121,9 @@ class Banks(HegCore):
           cores together until then, the first wave's stores, every core's at once, still
           delay the next reads by W in full (once per program), except when the stores go
           one wave late: that wait is then the second wave's occupancy
-          (`late_store_occupancy`, `late_store_ends`)."""
+          (`late_store_occupancy`, `late_store_ends`). In a straight-line pass whose
+          store engine loads nothing, the engine reads the next pass beside the write
+          whatever b_store is (one store block stops the compute, not the reads)."""
         if not stores or in_body:
             return {}  # the stages run in series on the engines (or there is no store)
         reads = self.pass_reads(scope.key)
@@ -146,7 +148,12 @@ class Banks(HegCore):
             # compute waits for the store (b_store), the writer stores while the engines
             # read the next pass's blocks
             return {"dram": maximum(banks, chain)}
-        drift = select(overlapped, chain, 0)
+        # one store block (b_store = 0) stops the compute, not the reads: in a
+        # straight-line pass whose store engine loads nothing, the other engine reads
+        # the next pass when the body pops its blocks, i.e. with the write
+        # (`Stores.store_chain`), whatever b_store is
+        reader_only = not loops and self.store_engine not in reads.engines
+        drift = chain if reader_only else select(overlapped, chain, 0)
         chain = load_cycles + add(*(trip * latency(pipe.load) for trip, pipe in loops))
         lockstep = chain.ge(latency(body))
         paced: Expr = select(lockstep, wait, 0)

@@ -21,6 +21,7 @@ from loom.ir.tile import (
 )
 from loom.model import primitives as prim
 from loom.model.compute import Compute
+from loom.model.statements import lowered_statements
 from loom.model.transfers import Transfers
 from loom.symbolic import Const, Expr, add, maximum
 
@@ -185,18 +186,15 @@ class Slots(Compute, Transfers):
         loaded = [op.result.name for op in ops if isinstance(op, Load)]
         if len(loaded) < 2 or not set(loaded) <= set(loads):
             return Const(0)
-        body = [op for op in ops if not isinstance(op, (Load, Store))]
-        readers = {
-            v: [i for i, op in enumerate(body) if v in {x.name for x in op.operands()}]
-            for v in sorted(loaded)
-        }
+        body = lowered_statements(self, [op for op in ops if not isinstance(op, (Load, Store))])
+        readers = {v: [i for i, st in enumerate(body) if v in st.reads] for v in sorted(loaded)}
         spans = {v: (idx[0], idx[-1]) for v, idx in readers.items() if idx}
         if all(span == (0, len(body) - 1) for span in spans.values()):
             return Const(0)
         stage = tuple(loads.values())
         cycles = []
         for v, (first, last) in spans.items():
-            hold = (t.cycles for i in range(first, last + 1) for t in self.op_terms(body[i]))
+            hold = (c for i in range(first, last + 1) for c in body[i].cycles)
             cycles.append(add(prim.refill_cycles(self.arch, loads[v], stage), *hold))
         m = latency(pipe_body)
         return ell + m - maximum(ell, m, *cycles)

@@ -11,6 +11,7 @@ from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.model import primitives as prim
 from loom.model.compute import Compute
 from loom.model.core import knob
+from loom.model.statements import lowered_statements
 from loom.symbolic import Const, Expr, add, maximum, minimum, select
 
 
@@ -32,7 +33,7 @@ class Stores(Compute):
         stores it, and only then loads its blocks of pass i + 1, so neither buffer lets
         its loads overlap its stores. Per pass: its loads (`engine_read_stage`, sharing
         the banks and links with the other engine's) + the compute from the first
-        statement that reads one of its blocks (`statements`) to the end of the body + the
+        statement that reads one of its blocks (`lowered_statements`) to the end of the body + the
         store stage (0 when the store already runs in the body). The compute before that
         statement runs while the engine stores the previous pass. A body with loops,
         gathers or merges: all of it. 0 (no floor) when nothing is stored.
@@ -57,20 +58,21 @@ class Stores(Compute):
         if not mine:
             if not loads or any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
                 return Const(0)
-            # one store block: the body of pass i + 1 waits for pass i's write, which
-            # runs beside the other engine's reads of the next pass (nothing alone)
-            serial = latency(body) + self._shared_store(loads, store, stores, Const(0))
-            return select(knob("b_store", scope).eq(0), serial, 0)
+            return select(
+                knob("b_store", scope).eq(0), self._one_store_block(ops, loads, stores), 0
+            )
         load = prim.engine_read_stage(self.arch, tuple(loads), self.store_engine)
         compute = latency(body)
         alone: Expr = Const(0)
         if not any(isinstance(op, (ForLoop, Gather, If)) for op in ops):
             names = {op.result.name for op in mine}
-            statements = self.statements([op for op in ops if not isinstance(op, (Load, Store))])
-            first = next(
-                (i for i, (reads, _) in enumerate(statements) if names & reads), len(statements)
+            statements = lowered_statements(
+                self, [op for op in ops if not isinstance(op, (Load, Store))]
             )
-            before = [c for _, cycles in statements[:first] for c in cycles]
+            first = next(
+                (i for i, st in enumerate(statements) if names & st.reads), len(statements)
+            )
+            before = [c for st in statements[:first] for c in st.cycles]
             if before:
                 compute = maximum(compute - add(*before), 0)
             theirs = {
@@ -78,46 +80,35 @@ class Stores(Compute):
                 for op, t in zip(self.own_loads(ops), loads, strict=True)
                 if t.engine != self.store_engine
             }
-            readers = [i for i, (reads, _) in enumerate(statements) if theirs & reads]
+            readers = [i for i, st in enumerate(statements) if theirs & st.reads]
             after = statements[readers[-1] + 1 :] if readers else []
-            alone = add(*(c for _, cycles in after for c in cycles))
+            alone = add(*(c for st in after for c in st.cycles))
         return load + compute + self._shared_store(loads, store, stores, alone)
 
-    def statements(self, body: list[Op]) -> list[tuple[set[str], list[Expr]]]:
-        """The lowered Compute statements of a straight-line body, in program order: each
-        op whose result has a buffer (or is read by no later op) with the ops computed
-        inline in it (`loom.dataflow` fuses a chain of unbuffered values into their
-        reader's statement), as the names the statement reads and its ops' terms. A block
-        is popped when the statement that reads it ends, and a block's first reader starts
-        with its statement's inline ops, so the store chain's cuts fall between
-        statements, not between ops (RMSNorm's `x * inv * w`: one statement reads the
-        row and the weight)."""
-        later: set[str] = set()
-        inline: set[int] = set()
-        for i in range(len(body) - 1, -1, -1):
-            results = body[i].results()
-            if results and all(not self.buffered_value(v) and v.name in later for v in results):
-                inline.add(i)
-            later |= {v.name for v in body[i].operands()}
-        statements: list[tuple[set[str], list[Expr]]] = []
-        taken: set[int] = set()
-        index = {id(op): i for i, op in enumerate(body)}
-        for i, op in enumerate(body):
-            if i in inline:
-                continue
-            reads = {v.name for v in op.operands()}
-            cycles = [t.cycles for t in self.op_terms(op)]
-            todo = [v for v in op.operands() if not self.buffered_value(v)]
-            while todo:
-                j = index.get(id(self.producers.get(todo.pop().name)))
-                if j is None or j not in inline or j in taken:
-                    continue
-                taken.add(j)
-                reads |= {v.name for v in body[j].operands()}
-                cycles += [t.cycles for t in self.op_terms(body[j])]
-                todo += [v for v in body[j].operands() if not self.buffered_value(v)]
-            statements.append((reads, cycles))
-        return statements
+    def _one_store_block(
+        self,
+        ops: tuple[Op, ...],
+        loads: list[prim.TransferSpec],
+        stores: list[prim.TransferSpec],
+    ) -> Expr:
+        """With one block per stored value (b_store = 0), the statement that computes a
+        stored block in pass i + 1 reserves it only once pass i's write of it has left:
+        per pass at least that statement (with its inline ops) and the write, beside the
+        other engine's reads of the next pass, which start when the body pops their
+        blocks, i.e. with it (nothing alone). The largest over the stored values; the
+        body's other statements run during the write (the compute runs in program
+        order, so those before the statement wait only for their own blocks)."""
+        statements = lowered_statements(
+            self, [op for op in ops if not isinstance(op, (Load, Store))]
+        )
+        chains: list[Expr] = []
+        stored = [op.value.name for op in ops if isinstance(op, Store)]
+        for name, t in zip(stored, stores, strict=True):
+            made = [add(*st.cycles) for st in statements if name in st.computes]
+            terms, cycles = prim.dram_write_stage(self.arch, (t,))
+            write = self._shared_store(loads, Stage("store", terms, cycles), [t], Const(0))
+            chains.append(add(*made, write))
+        return maximum(*chains)
 
     def _shared_store(
         self,
