@@ -17,7 +17,8 @@ The latency of a node is assembled bottom-up (paper §2.6, eqs. 1–3):
         (an overlapped pipe repeats at its steady-state rate, but the first load and the
         last body and store of the loop are not hidden behind anything: software
         pipelining fills and drains once per loop); with a floor D on the banks' time
-        of one pass (`Pipe.dram`): max((i - 1) * T(p without D) + (l + m + s), i * D)
+        of one pass (`Pipe.dram`): max((i - 1) * T(p without D) + (l + m + s),
+        (i - 1) * D + l + s), the first body hidden behind the next pass's loads
     T(pipe(l, m, s)), b = (b_load, b_store):
         (0, 0): l + m + s        (0, 1): max(l + m, s)
         (1, 0): max(l, m + s)    (1, 1): max(l, m, s)
@@ -181,9 +182,12 @@ def _latency(node: HegNode) -> Expr:
         case For(trip=trip, body=Pipe() as pipe, steady=True):
             return trip * latency(pipe)
         case For(trip=trip, body=Pipe(dram=d) as pipe) if d != Const(0):
-            # the banks' floor bounds the loop, not each pass: the first pass's loads and
-            # the last one's stores are the banks' work too, not a fill on top of it
-            return maximum((trip - 1) * _pass(pipe, False) + sequential(pipe), trip * d)
+            # bound by the banks, the first body runs beside the next pass's loads: the
+            # loop's fill is its first load and last store, its body hidden
+            edges = latency(pipe.load) + latency(pipe.store)
+            return maximum(
+                (trip - 1) * _pass(pipe, False) + sequential(pipe), (trip - 1) * d + edges
+            )
         case For(trip=trip, body=Pipe() as pipe):
             return (trip - 1) * latency(pipe) + sequential(pipe)
         case For(trip=trip, body=body):
