@@ -286,20 +286,10 @@ class Compute(HegCore):
         return out
 
     def inline_cycles(self, op: Op) -> list[Expr]:
-        """The terms of the ops computed inline in `op`'s statement: the producers of
-        its operands that have no buffer (`loom.dataflow` fuses them into one Compute
-        statement), recursively; a value read through a conversion counts its source."""
-        cycles: list[Expr] = []
-        seen: set[int] = set()
-        todo = [v for v in op.operands() if not self.buffered_value(v)]
-        while todo:
-            producer = self.producers.get(todo.pop().name)
-            if producer is None or id(producer) in seen:
-                continue
-            seen.add(id(producer))
-            cycles += [t.cycles for t in self.op_terms(producer)]
-            todo += [v for v in producer.operands() if not self.buffered_value(v)]
-        return cycles
+        """The terms of the ops computed inline in `op`'s statement (`statement_ops`: the
+        producers of its operands that have no buffer, recursively)."""
+        ops = self.statement_ops.get(id(op), (op,))
+        return [t.cycles for o in ops[1:] for t in self.op_terms(o)] if ops[0] is op else []
 
     @functools.cached_property
     def producers(self) -> dict[str, Op]:
