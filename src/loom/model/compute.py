@@ -219,6 +219,7 @@ class Compute(HegCore):
             copies, parts = self.broadcasts(o)
             unpack += [tiles * per for tiles, per in parts]
             sums += copies
+            per_tile += [0] * len(copies)  # a copy's tile-operations unpack nothing
             terms = [] if o is op else self.op_terms(o)
             sums += [t.cycles for t in terms]
             if o is op or terms:
