@@ -76,7 +76,32 @@ def test_a_block_converted_into_a_block_of_its_own_is_a_copy(wormhole) -> None: 
     (tile_m,) = (a.tile.name for a in b.program.grid)
     tiles = env[tile_m] // 32 * (spec.default_shape["x[1]"] // 32)
     c = wormhole.compute
-    assert copies[0].cycles.eval(env) == tiles * c.pack_cycles(4096) + c.op_overhead_cycles
+    # its statement's pipeline fills with one bf16 tile's unpack and drains one fp32 pack
+    edges = c.unpack_cycles(2048) + c.pack_cycles(4096)
+    assert copies[0].cycles.eval(env) == tiles * c.pack_cycles(4096) + c.op_overhead_cycles + edges
+
+
+def test_a_fused_statement_costs_its_threads_over_the_whole_chain(wormhole) -> None:  # type: ignore[no-untyped-def]
+    """Softmax's `exp(x - bcast(max(x)))` is one lowered statement: overhead + max(Σ
+    unpack, Σ math, pack) + the pipeline's fill and drain, as the simulator costs it, not
+    three operations each charged the busier of its own unpack and math."""
+    spec = resolve_kernel(str(EXAMPLES_DIR / "softmax.py"))
+    b = build_buffers(run_frontend(spec, spec.default_shape, StageLog()))
+    cand = enumerate_candidates(b, wormhole).candidates[0]
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
+    env = {n: d[0] for n, d in problem.domains.items()}
+    terms = [t for t in _terms(problem.heg) if t.what.split()[0] in ("reduce-max", "sub", "exp")]
+    assert [t.what.split()[0] for t in terms] == ["reduce-max", "sub", "exp"]
+    (tile_m,) = (a.tile.name for a in b.program.grid)
+    tiles = env[tile_m] // 32 * (spec.default_shape["x[1]"] // 32)
+    c = wormhole.compute
+    unpack = 2 * tiles * c.unpack_cycles(4096)  # x read by the max and by the subtraction
+    math = tiles * (c.reduce("max") + c.eltwise("sub"))
+    math += tiles * (c.eltwise("copy") + c.eltwise("exp"))  # the broadcast, the exponent
+    fill = (c.unpack_cycles(4096) * 2) // 4  # the four ops' mean unpack per tile
+    drain = c.pack_cycles(4096)
+    expected = max(unpack, math, tiles * c.pack_cycles(4096)) + c.op_overhead_cycles
+    assert sum(t.cycles.eval(env) for t in terms) == expected + fill + drain
 
 
 def _causal_terms(wormhole):  # type: ignore[no-untyped-def]

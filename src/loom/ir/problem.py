@@ -16,7 +16,9 @@ The latency of a node is assembled bottom-up (paper §2.6, eqs. 1–3):
     T(for(i, p)), p a pipe = (i - 1) * T(p) + (l + m + s)
         (an overlapped pipe repeats at its steady-state rate, but the first load and the
         last body and store of the loop are not hidden behind anything: software
-        pipelining fills and drains once per loop)
+        pipelining fills and drains once per loop); with a floor D on the banks' time
+        of one pass (`Pipe.dram`): max((i - 1) * T(p without D) + (l + m + s),
+        (i - 1) * D + l + s), the first body hidden behind the next pass's loads
     T(pipe(l, m, s)), b = (b_load, b_store):
         (0, 0): l + m + s        (0, 1): max(l + m, s)
         (1, 0): max(l, m + s)    (1, 1): max(l, m, s)
@@ -179,33 +181,37 @@ def _latency(node: HegNode) -> Expr:
             return add(*(latency(c) for c in children)) if children else Const(0)
         case For(trip=trip, body=Pipe() as pipe, steady=True):
             return trip * latency(pipe)
+        case For(trip=trip, body=Pipe(dram=d) as pipe) if d != Const(0):
+            # bound by the banks, the first body runs beside the next pass's loads: the
+            # loop's fill is its first load and last store, its body hidden
+            edges = latency(pipe.load) + latency(pipe.store)
+            return maximum(
+                (trip - 1) * _pass(pipe, False) + sequential(pipe), (trip - 1) * d + edges
+            )
         case For(trip=trip, body=Pipe() as pipe):
             return (trip - 1) * latency(pipe) + sequential(pipe)
         case For(trip=trip, body=body):
             return trip * latency(body)
-        case Pipe(
-            load=load,
-            body=body,
-            store=store,
-            b_load=bl,
-            b_store=bs,
-            unheld=free,
-            dram=d,
-            stall=w,
-            chain=c,
-        ):
-            ell, m, s = latency(load), latency(body), latency(store)
-            serial = ell + m if free == Const(0) else ell + m - minimum(free, ell)
-            overlapped = select(
-                bl.eq(1),
-                select(bs.eq(1), maximum(ell, m, s), maximum(ell, m + s)),
-                select(bs.eq(1), maximum(serial, s), serial + s),
-            )
-            if w != Const(0):
-                overlapped = overlapped + w
-            floors = [f for f in (d, c) if f != Const(0)]
-            return maximum(overlapped, *floors) if floors else overlapped
+        case Pipe():
+            return _pass(node, True)
     raise TypeError(f"not an HEG node: {node!r}")
+
+
+def _pass(pipe: Pipe, banks: bool) -> Expr:
+    """One pass of a pipe at its steady-state rate; `banks`: at least the banks' time for
+    the pass's DRAM traffic (`Pipe.dram`)."""
+    ell, m, s = latency(pipe.load), latency(pipe.body), latency(pipe.store)
+    bl, bs, free = pipe.b_load, pipe.b_store, pipe.unheld
+    serial = ell + m if free == Const(0) else ell + m - minimum(free, ell)
+    overlapped = select(
+        bl.eq(1),
+        select(bs.eq(1), maximum(ell, m, s), maximum(ell, m + s)),
+        select(bs.eq(1), maximum(serial, s), serial + s),
+    )
+    if pipe.stall != Const(0):
+        overlapped = overlapped + pipe.stall
+    floors = [f for f in (pipe.dram if banks else Const(0), pipe.chain) if f != Const(0)]
+    return maximum(overlapped, *floors) if floors else overlapped
 
 
 def sequential(pipe: Pipe) -> Expr:

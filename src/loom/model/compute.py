@@ -116,6 +116,10 @@ class Compute(HegCore):
                 what = f"{r.dtype} copy {r.name} ({where})"
                 terms.append(prim.eltwise_term(arch, "copy", what, self.tiles(r)))
             case Convert() | ExpandDims():
+                ops = self.fused(op)
+                if ops is not None and ops[0] is op and len(ops) > 1:
+                    # the root of a statement (a result converted into its block)
+                    return [self.statement(op, [], ops)]
                 return terms
             case _:
                 return terms
@@ -148,6 +152,9 @@ class Compute(HegCore):
         packed after it ends (one tile-matmul's unpack plus one tile's pack), a fixed cost
         per K step that makes many thin K blocks slower than a few deep ones."""
         arch = self.arch
+        fused = self.fused(op)
+        if fused is not None:
+            return self.statement(op, math, fused)
         unpack: list[Expr] = []
         edges: Expr = Const(0)
         if isinstance(op, Matmul):
@@ -160,10 +167,7 @@ class Compute(HegCore):
             drain = [self.pack_cycles(v) for v in op.results() if self.buffered_value(v)]
             edges = add(Const(per), *drain)
         else:
-            for value in op.operands():
-                if self.buffered_value(value):
-                    size = self.tile_bytes(value.dtype)
-                    unpack.append(self.tiles(value) * arch.compute.unpack_cycles(size))
+            unpack += [self.tiles(v) * per for v, per in self.unpacked(op)]
         pack: list[Expr] = [
             self.tiles(v) * self.pack_cycles(v) for v in op.results() if self.buffered_value(v)
         ]
@@ -178,21 +182,115 @@ class Compute(HegCore):
         what = first.what + (" (unpack, math and pack overlapped)" if len(parts) > 1 else "")
         return Term(first.kind, what, maximum(*parts) + overhead + edges)
 
-    def inline_cycles(self, op: Op) -> list[Expr]:
-        """The terms of the ops computed inline in `op`'s statement: the producers of
-        its operands that have no buffer (`loom.dataflow` fuses them into one Compute
-        statement), recursively; a value read through a conversion counts its source."""
-        cycles: list[Expr] = []
-        seen: set[int] = set()
-        todo = [v for v in op.operands() if not self.buffered_value(v)]
-        while todo:
-            producer = self.producers.get(todo.pop().name)
-            if producer is None or id(producer) in seen:
+    def unpacked(self, op: Op) -> list[tuple[Value, int]]:
+        """The operands of an elementwise op or a reduction that the unpackers read from
+        L1 (those kept in a buffer), with the cycles of one tile's unpack."""
+        return [
+            (v, self.arch.compute.unpack_cycles(self.tile_bytes(v.dtype)))
+            for v in op.operands()
+            if self.buffered_value(v)
+        ]
+
+    def fused(self, op: Op) -> tuple[Op, ...] | None:
+        """The lowered Compute statement `op` belongs to, when it is one without a
+        matmul: its root (the op whose result has a buffer) first, then the ops computed
+        inline in it (`inline_cycles`); None for a statement with a matmul, whose
+        accumulator and per-K-step fill and drain `overlapped` costs op by op."""
+        ops = self.statement_ops.get(id(op))
+        if ops is None or any(isinstance(o, Matmul) for o in ops):
+            return None
+        return ops
+
+    def statement(self, op: Op, math: list[Term], ops: tuple[Op, ...]) -> Term:
+        """One op of a fused statement, as the Tensix runs it: the three threads run over
+        the whole chain tile by tile, so the statement costs its overhead + max(Σ unpack,
+        Σ math, pack) + the pipeline's fill (one tile-operation's unpack, the ops' mean)
+        and drain (one result tile's pack) (`loom.sim.compute_cost`). An inline op keeps
+        its math where it stands; the root charges the rest, with the copies the lowering
+        adds (`broadcasts`)."""
+        own = add(Const(0), *(t.cycles for t in math))
+        if op is not ops[0]:
+            return Term(math[0].kind, math[0].what + " (inline)", own)
+        compute = self.arch.compute
+        sums: list[Expr] = [own]
+        unpack: list[Expr] = []
+        per_tile: list[int] = []
+        for o in ops:
+            copies, parts = self.broadcasts(o)
+            unpack += [tiles * per for tiles, per in parts]
+            sums += copies
+            per_tile += [0] * len(copies)  # a copy's tile-operations unpack nothing
+            terms = [] if o is op else self.op_terms(o)
+            sums += [t.cycles for t in terms]
+            if o is op or terms:
+                per_tile.append(sum(per for _, per in parts))
+        results = [v for v in op.results() if self.buffered_value(v)]
+        pack = add(*(self.tiles(v) * self.pack_cycles(v) for v in results))
+        fill = Const(sum(per_tile) // max(len(per_tile), 1))
+        drain = add(*(self.pack_cycles(v) for v in results))
+        busiest = maximum(add(*sums), add(Const(0), *unpack), pack)
+        inline = add(Const(0), *(t.cycles for o in ops[1:] for t in self.op_terms(o)))
+        edges = Const(compute.op_overhead_cycles) + fill + drain
+        first = (
+            math[0] if math else Term("pack", f"{type(op).__name__.lower()} {results[0].name}", own)
+        )
+        what = first.what + " (its statement: unpack, math and pack overlapped)"
+        return Term(first.kind, what, busiest + edges - inline)
+
+    def broadcasts(self, op: Op) -> tuple[list[Expr], list[tuple[Expr, int]]]:
+        """What an op's operands cost its statement beyond the op's own math: each
+        operand kept in L1 is unpacked (a column or row vector broadcast over the result
+        unpacks a result's worth of tiles), and the math thread copies a broadcast vector
+        and fills a scalar over the result's tiles (`loom.lower.exprs`: `BroadcastExpr`,
+        `FillExpr`); the tiles and one tile's unpack cycles of each read."""
+        if not isinstance(op, Elementwise):
+            return [], [(self.tiles(v), per) for v, per in self.unpacked(op)]
+        out = self.layout(op.result)
+        copy = self.arch.compute.eltwise("copy")
+        copies: list[Expr] = []
+        reads: list[tuple[Expr, int]] = []
+        for arg in op.args:
+            if not isinstance(arg, Value):
+                copies.append(out.tiles * copy)
                 continue
-            seen.add(id(producer))
-            cycles += [t.cycles for t in self.op_terms(producer)]
-            todo += [v for v in producer.operands() if not self.buffered_value(v)]
-        return cycles
+            lay = self.layout(arg)
+            row = not lay.vector and lay.rows == Const(1) and lay.batch == Const(1)
+            wide = not out.vector and (lay.vector or (row and out.rows != Const(1)))
+            tiles = out.tiles if wide else lay.tiles
+            if wide:
+                copies.append(out.tiles * copy)
+            if self.buffered_value(arg):
+                reads.append((tiles, self.arch.compute.unpack_cycles(self.tile_bytes(arg.dtype))))
+        return copies, reads
+
+    @functools.cached_property
+    def statement_ops(self) -> dict[int, tuple[Op, ...]]:
+        """Each op's lowered Compute statement, by op identity: a root (an op with a
+        buffered result) and the ops computed inline in it, root first."""
+        out: dict[int, tuple[Op, ...]] = {}
+        for root in walk(self.program.body):
+            if isinstance(root, (Load, ForLoop)) or not any(
+                self.buffered_value(v) for v in root.results()
+            ):
+                continue
+            ops, seen = [root], {id(root)}
+            todo = [v for v in root.operands() if not self.buffered_value(v)]
+            while todo:
+                producer = self.producers.get(todo.pop().name)
+                if producer is None or id(producer) in seen:
+                    continue
+                seen.add(id(producer))
+                ops.append(producer)
+                todo += [v for v in producer.operands() if not self.buffered_value(v)]
+            for o in ops:
+                out.setdefault(id(o), tuple(ops))
+        return out
+
+    def inline_cycles(self, op: Op) -> list[Expr]:
+        """The terms of the ops computed inline in `op`'s statement (`statement_ops`: the
+        producers of its operands that have no buffer, recursively)."""
+        ops = self.statement_ops.get(id(op), (op,))
+        return [t.cycles for o in ops[1:] for t in self.op_terms(o)] if ops[0] is op else []
 
     @functools.cached_property
     def producers(self) -> dict[str, Op]:
