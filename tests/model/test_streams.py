@@ -11,10 +11,11 @@ from model_graphs import grid_pipe, on_reader
 from loom.dataflow import build_buffers
 from loom.flows.helion import run_frontend
 from loom.flows.stages import StageLog
-from loom.ir.problem import Stage, latency
+from loom.ir.problem import Stage, latency, pipes
 from loom.kernels.examples import EXAMPLES_DIR
 from loom.kernels.registry import resolve_kernel
 from loom.mapping import enumerate_candidates
+from loom.model import build_problem
 from loom.symbolic import Const
 
 
@@ -83,3 +84,43 @@ def test_each_blocking_read_of_a_unicast_pass_waits_its_latency(swiglu, wormhole
     (floor,) = floors
     assert late.dram.eval(env) == floor + 2000
     assert latency(grid).eval(env) >= floor
+
+
+@pytest.fixture(scope="module")
+def layer_norm(wormhole):  # type: ignore[no-untyped-def]
+    """LayerNorm 1024x16384 looped (a statistics pass over the row's chunks, then a store
+    pass re-reading them), and its candidates on Wormhole."""
+    from loom.dataflow.looped_rows import loop_rows
+    from loom.eval.cases import FAMILIES_DIR
+
+    spec = resolve_kernel(str(FAMILIES_DIR / "layer_norm.py"))
+    looped = loop_rows(run_frontend(spec, {"M": 1024, "N": 16384}, StageLog()))
+    assert looped is not None
+    buffered = build_buffers(looped.program)
+    return buffered, enumerate_candidates(buffered, wormhole).candidates
+
+
+@pytest.mark.parametrize(("weights", "ahead"), [("w-mc4x8_b-mc4x8", True), ("w-n_b-n", False)])
+def test_a_reader_ending_its_pass_with_a_multicast_reads_the_next_pass_with_the_compute(
+    layer_norm, wormhole, weights: str, ahead: bool
+) -> None:  # type: ignore[no-untyped-def]
+    """The store pass: the reader loads the row's chunk x then the bias b, the writer the
+    weight w, then it stores `(x - mean) * inv * w + b` (one statement). With b
+    multicast, its sender reads b as one stream against the 32 cores' writes, so the
+    read ends with the store; the compute waits for b's sends, and the reader reads the
+    next x (two slots) beside the statement, not beside the store. Simulator trace
+    (x8_y4, [32, 2048]): per chunk x 16 µs from the statement's start, b 24 µs beside
+    the 27 µs write, the period 55 µs; the chain charged x's whole bank time beside
+    the write: 71 248 cycles, now 59 547. With b unicast the rule does not apply."""
+    buffered, candidates = layer_norm
+    name = f"layer_norm__x8_y4__x0m_y0m__f01__x-n_x-n_{weights}_out-n"
+    cand = next(c for c in candidates if c.name == name)
+    problem = build_problem(buffered, cand, wormhole, "HiFi4", 1)
+    store_pass = pipes(problem.heg)[-1]
+    env = {n: d[0] for n, d in problem.domains.items()} | {"tile_m": 32, "tile_x_d1": 2048}
+    one, two = ({**env, store_pass.b_load.name: b} for b in (0, 1))
+    body = latency(store_pass.body).eval(two)
+    # x's bank time (15 744) is below the write's (26 240): with the compute ahead of
+    # the store the reads run alone through the whole body, one statement
+    saved = store_pass.chain.eval(one) - store_pass.chain.eval(two)
+    assert saved == (body if ahead else 0)

@@ -11,7 +11,7 @@ from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
 from loom.model import primitives as prim
 from loom.model.compute import Compute
 from loom.model.core import knob
-from loom.model.statements import lowered_statements
+from loom.model.statements import Statement, lowered_statements
 from loom.symbolic import Const, Expr, add, maximum, minimum, select
 
 
@@ -83,7 +83,39 @@ class Stores(Compute):
             readers = [i for i, st in enumerate(statements) if theirs & st.reads]
             after = statements[readers[-1] + 1 :] if readers else []
             alone = add(*(c for st in after for c in st.cycles))
+            alone = self._behind_sends(ops, loads, statements, alone, scope)
         return load + compute + self._shared_store(loads, store, stores, alone)
+
+    def _behind_sends(
+        self,
+        ops: tuple[Op, ...],
+        loads: list[prim.TransferSpec],
+        statements: list[Statement],
+        popped: Expr,
+        scope: Scope,
+    ) -> Expr:
+        """How long the other engine's reads of the next pass run before the store
+        starts, when that engine ends its part of each pass with a multicast (LayerNorm's
+        bias after the row's chunk, on the reader) and its blocks have two slots
+        (b_load = 1): its sender reads that block as one stream against every core's
+        writes, so a read that meets the store ends with it, and its sends follow; the
+        compute waits for them, and only then does the engine start the next pass's
+        reads, into the other slot. They run alone through the compute from the first
+        statement that reads the multicast block to the end of the body, not from the
+        pop of their blocks (`popped`, one slot: b_load = 0)."""
+        theirs = [
+            (op, t)
+            for op, t in zip(self.own_loads(ops), loads, strict=True)
+            if t.engine != self.store_engine
+        ]
+        if not theirs or not theirs[-1][1].multicast:
+            return popped
+        name = theirs[-1][0].result.name
+        first = next((i for i, st in enumerate(statements) if name in st.reads), None)
+        if first is None:
+            return popped
+        ahead = add(*(c for st in statements[first:] for c in st.cycles))
+        return select(knob("b_load", scope).eq(1), maximum(popped, ahead), popped)
 
     def _one_store_block(
         self,
