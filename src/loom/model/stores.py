@@ -47,7 +47,9 @@ class Stores(Compute):
 
         The other engine's reads of the next pass start when the body pops its blocks,
         after the last statement that reads one of them: they run alone through the
-        compute after it, and the store shares the banks with the rest (`_shared_store`)."""
+        compute after it, and the store shares the banks with the rest (`_shared_store`);
+        behind a multicast of that engine, with two slots, from the compute's start
+        (`_behind_sends`)."""
         mine = [
             op
             for op, t in zip(self.own_loads(ops), loads, strict=True)
