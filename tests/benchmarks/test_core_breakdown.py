@@ -9,7 +9,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from core_breakdown import binding_engine, breakdown
+from core_breakdown import TABLE_HEADER, binding_engine, breakdown, table, table_row
 from loom.sim.result import EngineBusy
 
 
@@ -42,3 +42,18 @@ def test_a_layer_op_against_its_ttnn_op_and_one_without() -> None:
     assert text.count("% of the 288.0 GB/s peak") == 2 and "loom / ttnn-softmax: " in text
     alone = "\n".join(breakdown("rms_norm_residual", "wormhole_n150", "M=64,N=512", None))
     assert alone.count("busy cycles per core") == 3 and "loom / " not in alone
+
+
+def test_the_table_mode_gives_one_markdown_row_per_case_in_order() -> None:
+    """`--table`: the header, then kernel x arch x shape in that order, each row the pick in
+    short, its cycles and DRAM share, and the ratio to TTNN's op (`-`: none exists)."""
+    lines = list(table(["rms_norm_residual", "softmax"], ["wormhole_n150"], ["M=64,N=512"], 2))
+    assert tuple(lines[:2]) == TABLE_HEADER and len(lines) == 4
+    residual, softmax = (row.split(" | ") for row in lines[2:])
+    assert residual[0] == "| RMSNorm + residual, WH, 64×512" and residual[-1] == "- |"
+    assert softmax[0] == "| softmax, WH, 64×512" and re.fullmatch(r"[\d.]+ \|", softmax[-1])
+    for row in (residual, softmax):
+        assert re.fullmatch(r"x\d+_y\d+( `__rd`)? (persistent|looped) \[[\d,]+\]", row[1])
+        assert re.fullmatch(r"[\d.]+ \(\d+%\)", row[3])
+        assert row[4].startswith("cores ") and " rd " in row[4] and "sim/model" in row[4]
+    assert lines[2] == table_row("rms_norm_residual", "wormhole_n150", "M=64,N=512")
