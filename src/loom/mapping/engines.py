@@ -53,7 +53,8 @@ def assign_engines(
     reader, beside the writer's multicast key indices, whose next wave's loads otherwise
     wait behind the previous wave's stores). When the writer issues a unicast load of a
     tile loop that also stores (`stored`, `stored_loop_loads`), the `__rd` variant moves
-    those loads to the reader too (with the split loads as above). Unicast loads are read
+    those loads to the reader too (with the split loads as above), each with every load
+    that shares its allocation (`_allocation_mates`). Unicast loads are read
     by every core: on one engine they double each core's reads on one NoC, and without
     the multicast handshakes the cores drift apart, so the stores' wait the model charges
     (`loom.model.banks.Banks.pass_dram`) would not describe a `__sl` twin of them;
@@ -66,7 +67,7 @@ def assign_engines(
     out = [_with_engines(candidate, engines)]
     multicast = all(plans[i][0] == "multicast" for i in split)
     unicast = (i for i in stored if plans[i][0] == "unicast")
-    moved = {*(split if split and multicast else ()), *unicast}
+    moved = _allocation_mates(buffered, {*(split if split and multicast else ()), *unicast})
     if any(engines.get(i) == "writer" for i in moved):
         reader_only = {i: "reader" if i in moved else e for i, e in engines.items()}
         out.append(_with_engines(candidate, reader_only, f"{candidate.name}{READER_ONLY}"))
@@ -114,6 +115,24 @@ def late_loads(buffered: BufferedProgram) -> tuple[int, ...]:
     return tuple(
         i for i, op in enumerate(accesses(body)) if isinstance(op, Load) and id(op) not in grid
     )
+
+
+def _allocation_mates(buffered: BufferedProgram, moved: set[int]) -> set[int]:
+    """`moved` and every other load into an allocation one of them fills. A circular
+    buffer has one producer, so the lowering gives an allocation the engine of its first
+    load (`loom.lower.engines`): a looped row's store-pass load that shares its buffer
+    with the statistics pass (RMSNorm + residual's `res`) moves to the reader only with
+    the first pass's load, or the variant would be charged a reader the program lacks."""
+    ops = accesses(buffered.program.body)
+    owner = {b: a.name for a in buffered.allocations for b in a.buffers}
+
+    def allocation(i: int) -> str | None:
+        op = ops[i]
+        vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
+        return owner.get(vb.name, vb.name) if vb is not None and vb.role == "load" else None
+
+    shared = {allocation(i) for i in moved} - {None}
+    return moved | {i for i in range(len(ops)) if allocation(i) in shared}
 
 
 def _with_engines(candidate: Candidate, engines: dict[int, str], name: str = "") -> Candidate:
