@@ -8,7 +8,6 @@ from loom.dataflow import build_buffers
 from loom.dataflow.looped_rows import loop_rows
 from loom.flows.helion import run_frontend
 from loom.flows.stages import StageLog
-from loom.ir.tile import Load, accesses
 from loom.kernels.examples import EXAMPLES_DIR
 from loom.kernels.registry import resolve_kernel
 from loom.mapping import enumerate_candidates
@@ -25,12 +24,7 @@ def test_a_reader_only_variant_moves_a_shared_allocation_whole(wormhole: Arch) -
     looped = loop_rows(run_frontend(spec, spec.default_shape, StageLog()))
     assert looped is not None
     buffered = build_buffers(looped.program)
-    owner = {b: a.name for a in buffered.allocations for b in a.buffers}
-    allocation: dict[int, str] = {}
-    for i, op in enumerate(accesses(buffered.program.body)):
-        vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
-        if vb is not None and vb.role == "load":
-            allocation[i] = owner.get(vb.name, vb.name)
+    allocation = buffered.load_allocations()
     (res,) = {a for a in allocation.values() if a.startswith("res")}
     assert list(allocation.values()).count(res) == 2  # both passes' loads share it
     candidates = enumerate_candidates(buffered, wormhole).candidates

@@ -18,7 +18,7 @@ from functools import cached_property
 
 from loom.ir.geometry import TILE
 from loom.ir.scope import Scope
-from loom.ir.tile import Load, TileProgram, loops_enclosing, walk
+from loom.ir.tile import Load, TileProgram, accesses, loops_enclosing, walk
 from loom.symbolic import Const, Expr, ceildiv, mul
 
 TILE_DIM = TILE
@@ -191,6 +191,18 @@ class BufferedProgram:
             if alloc.name == name:
                 return alloc
         raise KeyError(name)
+
+    def load_allocations(self) -> dict[int, str]:
+        """Access index (`loom.ir.tile.accesses`) -> the allocation its load fills, for
+        every load into a load buffer. An allocation is one circular buffer, with a
+        single producer: all its loads are issued by one engine."""
+        owner = {b: a.name for a in self.allocations for b in a.buffers}
+        out: dict[int, str] = {}
+        for i, op in enumerate(accesses(self.program.body)):
+            vb = self.buffer_of(op.result.name) if isinstance(op, Load) else None
+            if vb is not None and vb.role == "load":
+                out[i] = owner.get(vb.name, vb.name)
+        return out
 
     def l1_terms(self) -> tuple[tuple[Allocation, Expr], ...]:
         """(allocation, tiles per block) pairs; bytes = tiles x tile bytes x depth."""

@@ -16,7 +16,6 @@ from loom.arch import Arch
 from loom.arch.noc import choose_load_engines
 from loom.ir.buffers import BufferedProgram
 from loom.ir.schedule import Schedule
-from loom.ir.tile import Load, accesses
 
 
 def assign_load_engines(
@@ -31,10 +30,9 @@ def assign_load_engines(
         chosen = choose_load_engines(buffered, cores, plans, arch)
     owner = {b: a.name for a in buffered.allocations for b in a.buffers}
     wanted: dict[str, str] = {}
-    for i, op in enumerate(accesses(buffered.program.body)):
-        vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
-        if vb is not None and vb.role == "load" and i in by_index and chosen.get(i):
-            wanted.setdefault(owner.get(vb.name, vb.name), chosen[i])
+    for i, allocation in buffered.load_allocations().items():
+        if i in by_index and chosen.get(i):
+            wanted.setdefault(allocation, chosen[i])
     if not wanted:
         return buffered
     buffers = tuple(

@@ -123,16 +123,9 @@ def _allocation_mates(buffered: BufferedProgram, moved: set[int]) -> set[int]:
     load (`loom.lower.engines`): a looped row's store-pass load that shares its buffer
     with the statistics pass (RMSNorm + residual's `res`) moves to the reader only with
     the first pass's load, or the variant would be charged a reader the program lacks."""
-    ops = accesses(buffered.program.body)
-    owner = {b: a.name for a in buffered.allocations for b in a.buffers}
-
-    def allocation(i: int) -> str | None:
-        op = ops[i]
-        vb = buffered.buffer_of(op.result.name) if isinstance(op, Load) else None
-        return owner.get(vb.name, vb.name) if vb is not None and vb.role == "load" else None
-
-    shared = {allocation(i) for i in moved} - {None}
-    return moved | {i for i in range(len(ops)) if allocation(i) in shared}
+    allocation = buffered.load_allocations()
+    shared = {allocation[i] for i in moved if i in allocation}
+    return moved | {i for i, a in allocation.items() if a in shared}
 
 
 def _with_engines(candidate: Candidate, engines: dict[int, str], name: str = "") -> Candidate:
