@@ -87,8 +87,10 @@ def stored_loop_loads(buffered: BufferedProgram) -> tuple[int, ...]:
     reader they stream ahead while the writer only stores, at the price of one NoC
     carrying them all. Both are candidates (`READER_ONLY`) for the unicast ones, and the
     model decides. Multicast ones stay where the chooser puts them: the model rates a
-    reader that also reads and sends a norm's weights too fast (LayerNorm 1024x16384 on
-    Wormhole, weight and bias moved too: picked at sim/model 1.24, 24% slower)."""
+    reader that also reads and sends a norm's weights too fast with one store block
+    (LayerNorm 1024x16384 on Wormhole, weight and bias moved too: picked at sim/model
+    1.15, 21% slower), and the simulator finds them at most 1.4% faster for LayerNorm,
+    2.7% for RMSNorm (docs/model.md, Known gaps)."""
     body = buffered.program.body
     index = {id(op): i for i, op in enumerate(accesses(body))}
     return tuple(
