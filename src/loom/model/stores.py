@@ -86,7 +86,7 @@ class Stores(Compute):
             after = statements[readers[-1] + 1 :] if readers else []
             alone = add(*(c for st in after for c in st.cycles))
         if scope == Scope.grid():
-            self.lone_chain = load + compute + latency(store)
+            self.lone_chain = self._beside_load(loads, load) + compute + latency(store)
         return load + compute + self._shared_store(loads, store, stores, alone)
 
     def lone_store(self, pipe: Pipe) -> None:
@@ -107,6 +107,18 @@ class Stores(Compute):
         what = "the store before the last wave's, alone: the other engine read ahead"
         once = minimum(self.waves - 1, 1) * select(pipe.b_load.eq(1), saved, 0)
         self.fills.append(Term("fill", what, Const(0) - once))
+
+    def _beside_load(self, loads: list[prim.TransferSpec], load: Expr) -> Expr:
+        """The store engine's loads of a pass beside the other engine's reads of the
+        next one (`lone_store`): a bank serves each stream fairly, so at least the read
+        latency + ω_l + min(ω_l, ω_r), ω_l its loads' DRAM-wide time, ω_r theirs; at least
+        its own load stage `load` (a load bound by its links leaves the banks room)."""
+        own = [prim.dram_wide(self.arch, t) for t in loads if t.engine == self.store_engine]
+        theirs = [prim.dram_wide(self.arch, t) for t in loads if t.engine != self.store_engine]
+        if not own or not theirs:
+            return load
+        beside = add(*own) + minimum(add(*own), add(*theirs))
+        return maximum(load, self.arch.dram.read_latency_cycles + beside)
 
     def _one_store_block(
         self,
