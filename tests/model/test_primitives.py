@@ -38,6 +38,25 @@ def test_blocks_on_a_few_banks_are_served_by_those_banks_only() -> None:
     assert even == 12 * math.ceil(2048 * 24 / prim.dram_grid_rate(BH))
 
 
+def test_a_block_every_core_reads_loads_its_busiest_bank_more() -> None:
+    # RMSNorm's weight chunk of 16 tiles, read by every one of 16 Wormhole cores (one
+    # block, 12 banks): two of its pages sit on 4 banks, which serve 2 · 16 reads of
+    # 2 KB while the mean bank serves 16 · 16 / 12 (the simulator: those 4 banks busy,
+    # the others at 75%, for the read's 3 330 cycles).
+    wh = load_arch("wormhole_n150")
+    one = prim.BankSpread(rows=Const(1), period=4, col_blocks=1, row_blocks=1)
+    t = prim.TransferSpec("load w", 2048, Const(16), 16, banks=one)
+    page = math.ceil(2048 * 16 / prim.dram_grid_rate(wh))
+    assert prim.dram_wide(wh, replace(t, banks=None)).eval({}) == 16 * page
+    assert prim.dram_wide(wh, t).eval({}) == 2 * 12 * page
+    # 24 pages fill every bank twice; 3 pages a bank for 32 of them (32 / 12 = 2.67)
+    assert prim.dram_wide(wh, replace(t, tiles=Const(24))).eval({}) == 24 * page
+    assert prim.dram_wide(wh, replace(t, tiles=Const(32))).eval({}) == 3 * 12 * page
+    # blocks of different cores spread their pages over the banks: the mean
+    rows = prim.BankSpread(rows=Const(1), period=4, col_blocks=1, row_blocks=16)
+    assert prim.dram_wide(wh, replace(t, banks=rows)) == prim.dram_wide(wh, replace(t, banks=None))
+
+
 def test_a_width_coprime_with_the_banks_spreads_every_block() -> None:
     spread = prim.BankSpread(rows=Const(3), period=1, col_blocks=1, row_blocks=24)
     assert prim.dram_wide(BH, transfer(banks=spread)) == prim.dram_wide(BH, transfer())

@@ -9,9 +9,10 @@ import pytest
 from model_graphs import grid_pipe, on_reader
 
 from loom.dataflow import build_buffers
+from loom.eval.cases import FAMILIES_DIR
 from loom.flows.helion import run_frontend
 from loom.flows.stages import StageLog
-from loom.ir.problem import Stage, latency, pipes
+from loom.ir.problem import For, Leaf, Pipe, Seq, Stage, latency, pipes
 from loom.kernels.examples import EXAMPLES_DIR
 from loom.kernels.registry import resolve_kernel
 from loom.mapping import enumerate_candidates
@@ -124,3 +125,45 @@ def test_a_reader_ending_its_pass_with_a_multicast_reads_the_next_pass_with_the_
     # the store the reads run alone through the whole body, one statement
     saved = store_pass.chain.eval(one) - store_pass.chain.eval(two)
     assert saved == (body if ahead else 0)
+
+
+def test_with_two_load_blocks_the_store_before_the_last_waves_runs_alone(wormhole) -> None:  # type: ignore[no-untyped-def]
+    # RMSNorm with a residual, 4096×2048 on Wormhole, 64 cores in two waves: the writer
+    # loads `res`, so the chain charges each wave's stores beside the reader's reads of
+    # the next wave. With two load blocks the reader read wave 2 right after wave 1
+    # (beside the writer's load), and reads wave i + 2 beside wave i's stores: the stores
+    # of the wave before the last run alone too, once per program (the simulator: 422 032
+    # cycles with two load blocks, 452 068 with one).
+    spec = resolve_kernel(str(FAMILIES_DIR / "rms_norm_residual.py"))
+    b = build_buffers(run_frontend(spec, {"M": 4096, "N": 2048}, StageLog()))
+    cand = next(
+        c
+        for c in enumerate_candidates(b, wormhole).candidates
+        if c.num_cores == 64
+        and {p.engine for p in c.copies if p.kind == "load"} == {"reader", "writer"}
+    )
+    problem = build_problem(b, cand, wormhole, "HiFi4", 1)
+    assert isinstance(problem.heg, Seq)
+    _, waves, once = problem.heg.children
+    assert isinstance(waves, For) and isinstance(waves.body, Pipe) and isinstance(once, Leaf)
+    grid = waves.body
+    (lone,) = (t for t in once.terms if "alone" in t.what)
+    env = {n: d[0] for n, d in problem.domains.items()} | {"tile_m": 32}
+    env |= {grid.b_store.name: 0}
+    assert waves.trip.eval(env) == 2
+    assert lone.cycles.eval(env | {grid.b_load.name: 0}) == 0
+    env |= {grid.b_load.name: 1}
+    saved = -lone.cycles.eval(env)
+    # at most the stores' wait for the reads; that pass still takes at least the pipe's
+    # own overlap
+    assert 0 < saved <= grid.chain.eval(env) - latency(grid.store).eval(env)
+    assert latency(grid).eval(env) - saved >= latency(replace(grid, chain=Const(0))).eval(env)
+    # two load blocks also let a reader that ends its pass with a multicast (the weight)
+    # read the next wave beside the compute (`_behind_sends`): each pass but the last
+    # (the loop's sequential one, without the chain) is faster by that, and the
+    # once-per-program term takes off the rest
+    zero = env | {grid.b_load.name: 0}
+    per_wave = latency(grid).eval(zero) - latency(grid).eval(env)
+    one = problem.objective.eval(zero)
+    steady = (waves.trip.eval(env) - 1) * per_wave
+    assert per_wave > 0 and problem.objective.eval(env) == one - steady - saved

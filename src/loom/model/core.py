@@ -70,6 +70,9 @@ class HegCore:
         compute around such a loop runs while the engine loads the next wave's blocks."""
         self.fills: list[Term] = []
         """Fills of the grid's steady loops, exposed once per program (`steady_fill`)."""
+        self.lone_chain: Expr | None = None
+        """The grid pipe's store chain with its store alone (`Stores.lone_store`); None
+        where its store engine loads nothing of the grid body."""
         self.late_fills: set[str] = set()
         """Grid loops whose store engine also loads them: primed from the previous wave
         only when the stores go one wave late (`Candidate.stores_late`, `steady_fill`)."""

@@ -108,7 +108,7 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
         body = Seq(f"body@{scope}", tuple(items))
         unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
         chain = self.store_chain(ops, loads, body, store, stores, scope)
-        return Pipe(
+        pipe = Pipe(
             name=scope.key,
             load=Stage(
                 f"load@{scope}",
@@ -125,3 +125,5 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
             chain=chain,
             **self.pass_dram(stores, serial, scope, load_cycles, body, loops),
         )
+        self.lone_store(pipe)
+        return pipe

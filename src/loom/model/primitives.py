@@ -129,7 +129,11 @@ def dram_wide(arch: Arch, t: TransferSpec, write: bool = False) -> Expr:
     tiles wide (W = tiles / rows of one block), f = col_blocks · W / period below one, so
     the bound is rows · B · concurrent · period / (col_blocks · peak): linear in the
     block's rows. Over fewer than nb / period rows in all, f ≤ rows_all · cols_all / nb,
-    which makes the bound a constant."""
+    which makes the bound a constant. One block that every concurrent core reads (a
+    weight's chunk: its consecutive pages, every core's at once) puts ceil(T / nb) of
+    its T pages on the busiest bank, each read by every core: that bank serves
+    ceil(T / nb) · nb / T of the mean, e.g. 16 pages on Wormhole's 12 banks put two on 4
+    of them (1.5x)."""
     size = t.tile_bytes * t.concurrent / (arch.dram.write_efficiency if write else 1.0)
     base = t.tiles * per_tile(size, dram_grid_rate(arch))
     spread = t.banks
@@ -139,8 +143,11 @@ def dram_wide(arch: Arch, t: TransferSpec, write: bool = False) -> Expr:
     bounds = [base]
     if spread.period > spread.col_blocks:
         bounds.append(spread.rows * per_tile(size * spread.period / spread.col_blocks, peak))
-    if spread.row_blocks * spread.col_blocks < nb:
-        bounds.append(Const(per_tile(size * nb / (spread.row_blocks * spread.col_blocks), peak)))
+    blocks = spread.row_blocks * spread.col_blocks
+    if blocks == 1:
+        bounds.append(ceildiv(t.tiles, nb) * (nb * per_tile(size, peak)))
+    elif blocks < nb:
+        bounds.append(Const(per_tile(size * nb / blocks, peak)))
     return maximum(*bounds)
 
 
