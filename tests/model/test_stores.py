@@ -91,3 +91,17 @@ def test_the_first_and_last_waves_of_late_stores_are_not_occupied(buffered, worm
         if extra > 0:
             seen.add(within)
     assert seen == {True, False}
+
+
+def test_a_writer_that_gathers_is_not_apart_from_the_pass(buffered, wormhole) -> None:  # type: ignore[no-untyped-def]
+    """A split reduction's writer gathers the partials in the body before it stores, so a
+    single store block holds it back as a load would: its pipes keep l + m + s at
+    b_load = b_store = 0 (`Pipe.store_apart` False)."""
+    b = buffered["flash_decode"]
+    storing = 0
+    for cand in enumerate_candidates(b, wormhole).candidates[:40]:
+        assert any(c.mode == "gather" for c in cand.copies)
+        grid, _ = grid_pipe(b, cand, wormhole)
+        storing += bool(grid.store.terms)
+        assert not grid.store_apart
+    assert storing

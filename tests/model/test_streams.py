@@ -167,3 +167,32 @@ def test_with_two_load_blocks_the_store_before_the_last_waves_runs_alone(wormhol
     one = problem.objective.eval(zero)
     steady = (waves.trip.eval(env) - 1) * per_wave
     assert per_wave > 0 and problem.objective.eval(env) == one - steady - saved
+
+
+def test_a_single_store_block_apart_from_the_loads_holds_back_only_the_next_body(
+    swiglu, wormhole
+) -> None:  # type: ignore[no-untyped-def]
+    """With one block each way (b_load = b_store = 0) and a writer that only stores, the
+    writer stores pass i while the reader fetches pass i + 1: a pass is max(l + m, m + s)
+    (the simulator: SwiGLU and residual add on Wormhole take as long with b_store = 0 as
+    with 1 at b_load = 0), not l + m + s as where the writer also loads."""
+    cand = next(c for c in enumerate_candidates(swiglu, wormhole).candidates if c.num_cores > 8)
+    grid, domains = grid_pipe(swiglu, on_reader(cand), wormhole)
+    assert grid.store_apart
+    env = {n: d[0] for n, d in domains.items()} | {grid.b_load.name: 0}
+    ell, m, s = (latency(x).eval(env) for x in (grid.load, grid.body, grid.store))
+    bare = replace(grid, dram=Const(0), chain=Const(0), unheld=Const(0))
+    single = latency(bare).eval(env | {grid.b_store.name: 0})
+    assert single == max(ell + m, m + s) < ell + m + s
+    assert single == latency(bare).eval(env | {grid.b_store.name: 1}) or s > ell
+    in_series = replace(bare, store_apart=False)
+    assert latency(in_series).eval(env | {grid.b_store.name: 0}) == ell + m + s
+    # `up` on the writer: it loads pass i + 1 only after storing pass i
+    split = replace(
+        cand,
+        copies=tuple(
+            replace(c, engine="writer") if c.kind == "load" and i == 1 else c
+            for i, c in enumerate(cand.copies)
+        ),
+    )
+    assert not grid_pipe(swiglu, split, wormhole)[0].store_apart

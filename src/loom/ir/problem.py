@@ -22,6 +22,8 @@ The latency of a node is assembled bottom-up (paper §2.6, eqs. 1–3):
     T(pipe(l, m, s)), b = (b_load, b_store):
         (0, 0): l + m + s        (0, 1): max(l + m, s)
         (1, 0): max(l, m + s)    (1, 1): max(l, m, s)
+        with (0, 0) max(l + m, m + s) when the store's engine does nothing else in the
+        pass (`Pipe.store_apart`)
 """
 
 from __future__ import annotations
@@ -97,6 +99,12 @@ class Pipe(HegNode):
     """The least one pass takes when the engine that stores also loads in this scope: it
     loads, waits for the body, then stores, in program order, so no buffer overlaps
     those (`loom.model.stores.Stores.store_chain`); 0: no floor."""
+    store_apart: bool = False
+    """The store stage's engine does nothing else in the pass (none of its loads, its
+    inner loops' or its gathers): with one block each way (b_load = b_store = 0) it
+    writes pass i while the loading engine fetches pass i + 1 (from when the body pops
+    its blocks), so only the next body waits for the write: that pass is
+    max(l + m, m + s), not l + m + s."""
 
 
 @dataclass(frozen=True)
@@ -206,7 +214,9 @@ def _pass(pipe: Pipe, banks: bool) -> Expr:
     overlapped = select(
         bl.eq(1),
         select(bs.eq(1), maximum(ell, m, s), maximum(ell, m + s)),
-        select(bs.eq(1), maximum(serial, s), serial + s),
+        select(
+            bs.eq(1), maximum(serial, s), maximum(serial, m + s) if pipe.store_apart else serial + s
+        ),
     )
     if pipe.stall != Const(0):
         overlapped = overlapped + pipe.stall

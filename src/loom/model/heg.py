@@ -123,6 +123,7 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
             scope=self.b.scope(scope),
             unheld=unheld,
             chain=chain,
+            store_apart=self.store_apart(loads, stores, ops, serial),
             **self.pass_dram(stores, serial, scope, load_cycles, body, loops),
         )
         self.lone_store(pipe)

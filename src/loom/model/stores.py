@@ -9,7 +9,7 @@ from dataclasses import replace
 
 from loom.ir.problem import For, HegNode, Leaf, Pipe, Stage, Term, latency
 from loom.ir.scope import Scope
-from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store
+from loom.ir.tile import ForLoop, Gather, If, Load, Op, Store, walk
 from loom.model import primitives as prim
 from loom.model.compute import Compute
 from loom.model.core import knob
@@ -201,6 +201,21 @@ class Stores(Compute):
         rest = maximum(add(*reads) - alone, 0)
         shared = written + minimum(written, rest) + self.arch.dram.write_latency_cycles
         return maximum(latency(store), shared)
+
+    def store_apart(
+        self,
+        loads: list[prim.TransferSpec],
+        stores: list[prim.TransferSpec],
+        ops: tuple[Op, ...],
+        in_body: bool,
+    ) -> bool:
+        """Whether the pipe's store stage runs on an engine that does nothing else in
+        the pass: none of its loads, its inner loops' or its gathers (the writer
+        gathers; `Pipe.store_apart`). Then a single store block holds back only the next
+        body, not the next loads."""
+        engines = {t.engine for t in loads} | self.inner_load_engines(ops)
+        gathers = any(isinstance(op, Gather) for op in walk(ops))
+        return bool(stores) and not in_body and not gathers and self.store_engine not in engines
 
     @staticmethod
     def own_loads(ops: tuple[Op, ...]) -> list[Load]:
