@@ -3,7 +3,7 @@
 from dataclasses import replace
 
 from loom.dataflow.accumulate import find_accumulators
-from loom.dataflow.concretize import concretize, spread_loads
+from loom.dataflow.concretize import concretize, spread_loads, unshare_stored_loads
 from loom.dataflow.layout import infer_layouts
 from loom.dataflow.reify import reify
 from loom.ir.buffers import BufferedProgram, VirtualBuffer
@@ -18,6 +18,7 @@ def build_buffers(program: TileProgram, accumulate: str = "strict") -> BufferedP
     scopes = _scopes(buffers)
     buffers = tuple(replace(vb, scope=scopes[vb.scope]) for vb in buffers)
     allocations = tuple(replace(a, scope=scopes[a.scope]) for a in concretize(buffers))
+    allocations = unshare_stored_loads(program, buffers, allocations)
     return BufferedProgram(
         program=program,
         layouts={name: vl.layout for name, vl in layouts.items()},
