@@ -120,8 +120,7 @@ def unshare_stored_loads(
             out.append(alloc)
             continue
         loops = [
-            next((loop_of[v] for v in by_name[b].values if v in loop_of), 0)
-            for b in alloc.buffers
+            next((loop_of[v] for v in by_name[b].values if v in loop_of), 0) for b in alloc.buffers
         ]
         groups: dict[int, list[VirtualBuffer]] = {}
         for name, loop in zip(alloc.buffers, loops, strict=True):
