@@ -15,10 +15,11 @@ from loom.mapping.engines import READER_ONLY
 
 
 def test_a_reader_only_variant_moves_a_shared_allocation_whole(wormhole: Arch) -> None:
-    """RMSNorm + residual looped: both passes load the row chunk `x` into one allocation
-    (on the reader), and `res` into one each (the plan deals the first pass's to the
-    writer, where the store pass's would wait behind the stores,
-    `loom.dataflow.concretize.unshare_stored_loads`). Every candidate names one engine
+    """RMSNorm + residual looped, its store pass loading apart (`build_buffers`): both
+    passes load the row chunk `x` into one allocation (on the reader), and `res` into
+    one each (the plan deals the first pass's to the writer, where the store pass's
+    would wait behind the stores, `loom.dataflow.concretize.unshare_stored_loads`;
+    the shared plan is the other candidate plan). Every candidate names one engine
     per allocation (a circular buffer has one producer: the lowering gives it the
     engine of its first load, and the model must charge that), and a `__rd` variant
     moves the store pass's `res` to the reader while the first pass's stays on the
@@ -26,7 +27,9 @@ def test_a_reader_only_variant_moves_a_shared_allocation_whole(wormhole: Arch) -
     spec = resolve_kernel(str(EXAMPLES_DIR / "rms_norm_residual.py"), None)
     looped = loop_rows(run_frontend(spec, spec.default_shape, StageLog()))
     assert looped is not None
-    buffered = build_buffers(looped.program)
+    shared = build_buffers(looped.program).load_allocations()
+    assert len(set(shared.values())) == 3  # x, res and the weight
+    buffered = build_buffers(looped.program, apart=True)
     allocation = buffered.load_allocations()
     (x,) = {a for a in allocation.values() if a.startswith("x")}
     assert list(allocation.values()).count(x) == 2  # both passes' loads share it

@@ -14,8 +14,9 @@ load keeps its own allocation, so `spread_loads` can give the two to different e
 the price, a second load block in L1 (doubled with `b_load`), is charged by the model's
 L1 constraint, which reads these allocations, so the solver sizes the blocks for it.
 Loads of one tensor in sequential loops share (a looped row's two passes, causal
-attention's two key loops), except a later loop's that stores beside a shared
-allocation on the writer (`unshare_stored_loads`).
+attention's two key loops); the plan that loads apart (`build_buffers(apart=True)`)
+splits off a later loop's that stores beside a shared allocation on the writer
+(`unshare_stored_loads`).
 """
 
 from __future__ import annotations
@@ -104,8 +105,10 @@ def unshare_stored_loads(
     peak). Apart, the store pass deals its own loads, and the reader-only variant
     (`loom.mapping.engines`) can move them off the writer without moving the
     statistics pass's. The price, a second block of the tensor in L1, is charged by the
-    model's L1 constraint like any allocation's. Shares on the reader, or across loops
-    that do not store (causal attention's two key loops), are kept: they cost nothing."""
+    model's L1 constraint like any allocation's, so this is a second plan the flow
+    weighs beside the shared one (`loom.flows.helion`): on Wormhole the shared plan's
+    larger chunks win. Shares on the reader, or across loops that do not store (causal
+    attention's two key loops), are kept: they cost nothing."""
     engine = {vb.name: vb.producer for vb in spread_loads(program, buffers, allocations)}
     loop_of = load_loops(program)
     stores = {
