@@ -64,3 +64,28 @@ def test_looped_where_nothing_loops_is_an_error() -> None:
 
     with pytest.raises(ScheduleError, match="no full-extent dim"):
         _compile("add", "looped")
+
+
+def test_a_store_pass_loading_apart_verifies_and_round_trips() -> None:
+    """RMSNorm + residual's store pass loading its residual into a buffer of its own
+    (`Schedule.buffering`, the plan the model weighs beside the shared one): the schedule
+    file keeps the choice, and the lowered program matches torch on tt-lang-sim."""
+    from loom.flows.helion import load_schedule
+    from loom.flows.lowered import verify_lowered
+    from loom.flows.stages import StageLog
+    from loom.ir.schedule_file import parse_schedule
+
+    spec, arch, looped = _compile("rms_norm_residual", "looped")
+    s = dataclasses.replace(
+        looped.schedule,
+        buffering="apart",
+        block_sizes={**looped.schedule.block_sizes, "tile_x_d1": 64},
+    )
+    s = parse_schedule(s.to_json(), "test")
+    assert s.buffering == "apart"
+    log = StageLog()
+    lowered = load_schedule(spec, s, arch, log)
+    res = {a.name for a in lowered.buffered.allocations if a.name.startswith("residual")}
+    assert len(res) == 2  # one buffer per pass
+    outcome = verify_lowered(spec, lowered, log)
+    assert outcome.passed, outcome.message

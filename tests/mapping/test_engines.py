@@ -15,21 +15,29 @@ from loom.mapping.engines import READER_ONLY
 
 
 def test_a_reader_only_variant_moves_a_shared_allocation_whole(wormhole: Arch) -> None:
-    """RMSNorm + residual looped: both passes load `res` into one allocation, the store
-    pass's load being one a `__rd` variant moves to the reader. The variant moves the
-    statistics pass's load with it, so every candidate names one engine per allocation
-    (the lowering would otherwise keep the first pass's engine for both, and the model
-    charge a reader the program lacks)."""
+    """RMSNorm + residual looped, its store pass loading apart (`build_buffers`): both
+    passes load the row chunk `x` into one allocation (on the reader), and `res` into
+    one each (the plan deals the first pass's to the writer, where the store pass's
+    would wait behind the stores, `loom.dataflow.concretize.unshare_stored_loads`;
+    the shared plan is the other candidate plan). Every candidate names one engine
+    per allocation (a circular buffer has one producer: the lowering gives it the
+    engine of its first load, and the model must charge that), and a `__rd` variant
+    moves the store pass's `res` to the reader while the first pass's stays on the
+    writer, the two streaming in parallel."""
     spec = resolve_kernel(str(EXAMPLES_DIR / "rms_norm_residual.py"), None)
     looped = loop_rows(run_frontend(spec, spec.default_shape, StageLog()))
     assert looped is not None
-    buffered = build_buffers(looped.program)
+    shared = build_buffers(looped.program).load_allocations()
+    assert len(set(shared.values())) == 3  # x, res and the weight
+    buffered = build_buffers(looped.program, apart=True)
     allocation = buffered.load_allocations()
-    (res,) = {a for a in allocation.values() if a.startswith("res")}
-    assert list(allocation.values()).count(res) == 2  # both passes' loads share it
+    (x,) = {a for a in allocation.values() if a.startswith("x")}
+    assert list(allocation.values()).count(x) == 2  # both passes' loads share it
+    res_stats, res_store = sorted({a for a in allocation.values() if a.startswith("res")})
     candidates = enumerate_candidates(buffered, wormhole).candidates
     reader_only = [c for c in candidates if c.name.endswith(READER_ONLY)]
     assert reader_only
+    apart = 0
     for c in candidates:
         engines: dict[str, set[str]] = {}
         for copy in c.copies:
@@ -37,4 +45,6 @@ def test_a_reader_only_variant_moves_a_shared_allocation_whole(wormhole: Arch) -
                 engines.setdefault(allocation[copy.op], set()).add(copy.engine)
         assert all(len(e) == 1 for e in engines.values()), c.name
         if c in reader_only:
-            assert engines[res] == {"reader"}, c.name
+            assert engines[res_store] == {"reader"}, c.name
+            apart += engines[res_stats] == {"writer"}
+    assert apart

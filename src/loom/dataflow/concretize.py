@@ -6,13 +6,17 @@ engines (a circular buffer has one of each) and the same role and pipe node (so 
 pipeline knobs double them together). Sharing is a greedy first-fit colouring of the
 interference graph of each such bucket, visiting buffers in order of birth.
 
-Loads never share. Two loads of one pipe node stream in every iteration of its loop
-(flash attention's K and V blocks); one circular buffer has one producer, so a shared
-one would put both on one data-movement engine and one NoC, and an operand that waits
-behind the other is the bottleneck of a link-bound kernel. Each load keeps its own
-allocation, so `spread_loads` can give the two to different engines; the price, a
-second load block in L1 (doubled with `b_load`), is charged by the model's L1
-constraint, which reads these allocations, so the solver sizes the blocks for it.
+Loads of different tensors never share. Two loads of one pipe node stream in every
+iteration of its loop (flash attention's K and V blocks); one circular buffer has one
+producer, so a shared one would put both on one data-movement engine and one NoC, and
+an operand that waits behind the other is the bottleneck of a link-bound kernel. Each
+load keeps its own allocation, so `spread_loads` can give the two to different engines;
+the price, a second load block in L1 (doubled with `b_load`), is charged by the model's
+L1 constraint, which reads these allocations, so the solver sizes the blocks for it.
+Loads of one tensor in sequential loops share (a looped row's two passes, causal
+attention's two key loops); the plan that loads apart (`build_buffers(apart=True)`)
+splits off a later loop's that stores beside a shared allocation on the writer
+(`unshare_stored_loads`).
 """
 
 from __future__ import annotations
@@ -20,8 +24,14 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import replace
 
-from loom.ir.buffers import Allocation, VirtualBuffer, allocation_loops, load_streams
-from loom.ir.tile import TileProgram
+from loom.ir.buffers import (
+    Allocation,
+    VirtualBuffer,
+    allocation_loops,
+    load_loops,
+    load_streams,
+)
+from loom.ir.tile import ForLoop, Store, TileProgram, walk
 
 
 def _bucket(vb: VirtualBuffer) -> tuple[str, ...]:
@@ -58,21 +68,72 @@ def concretize(buffers: tuple[VirtualBuffer, ...]) -> tuple[Allocation, ...]:
                     break
             else:
                 colours.append([vb])
-        for colour in colours:
-            first = colour[0]
-            allocations.append(
-                Allocation(
-                    name=first.name if len(colour) == 1 else "_".join(v.name for v in colour),
-                    buffers=tuple(v.name for v in colour),
-                    layout=first.layout,
-                    dtype=first.dtype,
-                    role=first.role,
-                    scope=first.scope,
-                    base_depth=max(v.base_depth for v in colour),
-                )
-            )
+        allocations += [_allocation(colour) for colour in colours]
+    return _in_order(allocations, buffers)
+
+
+def _allocation(colour: list[VirtualBuffer]) -> Allocation:
+    first = colour[0]
+    return Allocation(
+        name=first.name if len(colour) == 1 else "_".join(v.name for v in colour),
+        buffers=tuple(v.name for v in colour),
+        layout=first.layout,
+        dtype=first.dtype,
+        role=first.role,
+        scope=first.scope,
+        base_depth=max(v.base_depth for v in colour),
+    )
+
+
+def _in_order(
+    allocations: list[Allocation], buffers: tuple[VirtualBuffer, ...]
+) -> tuple[Allocation, ...]:
     order = {vb.name: i for i, vb in enumerate(buffers)}
     return tuple(sorted(allocations, key=lambda a: order[a.buffers[0]]))
+
+
+def unshare_stored_loads(
+    program: TileProgram, buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
+) -> tuple[Allocation, ...]:
+    """`allocations` with a load allocation that sequential loops share split by loop
+    where `spread_loads` deals it to the writer and a later loop stores: that loop's
+    loads get an allocation of their own. One circular buffer has one producer, so a
+    shared one puts the loads of every pass on the first pass's engine; on the writer, a
+    store pass's load waits behind each chunk's stores (RMSNorm + residual looped: the
+    statistics pass streams the row on the reader and the residual on the writer, and
+    the store pass's residual on the writer left it 0.92 busy at 79% of Blackhole's DRAM
+    peak). Apart, the store pass deals its own loads, and the reader-only variant
+    (`loom.mapping.engines`) can move them off the writer without moving the
+    statistics pass's. The price, a second block of the tensor in L1, is charged by the
+    model's L1 constraint like any allocation's, so this is a second plan the flow
+    weighs beside the shared one (`loom.flows.helion`): on Wormhole the shared plan's
+    larger chunks win. Shares on the reader, or across loops that do not store (causal
+    attention's two key loops), are kept: they cost nothing."""
+    engine = {vb.name: vb.producer for vb in spread_loads(program, buffers, allocations)}
+    loop_of = load_loops(program)
+    stores = {
+        id(op)
+        for op in walk(program.body)
+        if isinstance(op, ForLoop) and any(isinstance(o, Store) for o in op.body)
+    }
+    by_name = {vb.name: vb for vb in buffers}
+    out: list[Allocation] = []
+    for alloc in allocations:
+        if alloc.role != "load" or engine[alloc.buffers[0]] != "writer":
+            out.append(alloc)
+            continue
+        loops = [
+            next((loop_of[v] for v in by_name[b].values if v in loop_of), 0) for b in alloc.buffers
+        ]
+        groups: dict[int, list[VirtualBuffer]] = {}
+        for name, loop in zip(alloc.buffers, loops, strict=True):
+            key = loop if loop in stores else loops[0]
+            groups.setdefault(key, []).append(by_name[name])
+        if len(groups) == 1:
+            out.append(alloc)
+        else:
+            out += [_allocation(colour) for colour in groups.values()]
+    return _in_order(out, buffers)
 
 
 def spread_loads(

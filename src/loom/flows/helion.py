@@ -96,6 +96,9 @@ class CompileOptions:
 
 REALIZATIONS = ("auto", "persistent", "looped")
 
+APART = "the store pass's loads in buffers of their own"
+"""How a realization note names a looped program whose store pass loads apart."""
+
 
 @dataclass
 class CompileResult:
@@ -168,10 +171,13 @@ def compile_traced(
     log.artifacts.setdefault("00_frontend.mlir", print_tile_program(program))
     _check_options(options)
     solved = [
-        (_solve(p, traced.flops, fidelity, options, log), looped)
+        (s, looped, apart)
         for p, looped in _realizations(program, options, log)
+        for apart in ((False, True) if looped is not None else (False,))
+        if (s := _solve(p, traced.flops, fidelity, options, log, apart)) is not None
     ]
-    (program, buffered, candidates, ranking), looped = min(solved, key=_best_cycles)
+    picked = min(solved, key=_best_cycles)
+    (program, buffered, candidates, ranking), looped, apart = picked
     if not ranking.top:
         raise InfeasibleError(_infeasible_message(program, arch, ranking))
     stats = CompileStats(
@@ -194,9 +200,11 @@ def compile_traced(
     schedule = log.timed(
         "materialize", lambda: materialize(best_problem, best_solution, ranking.top, stats, arch)
     )
-    schedule = dataclasses.replace(schedule, formats=traced.formats_label)
+    schedule = dataclasses.replace(
+        schedule, formats=traced.formats_label, buffering="apart" if apart else ""
+    )
     if len(solved) > 1 or looped is not None:
-        note = _realization_note(solved, looped, schedule)
+        note = _realization_note(solved, picked, schedule)
         schedule = dataclasses.replace(
             schedule,
             realization="looped" if looped is not None else "",
@@ -249,21 +257,26 @@ def _realizations(
     return [(program, None), (looped.program, looped)]
 
 
-def _realization_note(
-    solved: list[tuple[Solved, LoopedRows | None]],
-    picked: LoopedRows | None,
-    schedule: Schedule,
-) -> str:
-    """Which realization runs, its chunk size in source terms, and what the other one
-    was modeled at (or why none of its schedules is legal)."""
-    if picked is not None:
-        text = picked.describe(schedule.block_sizes.get(picked.tile.name))
+Realized = tuple[Solved, LoopedRows | None, bool]
+"""One realization's ranked candidates, its looped rows (None: the program as written)
+and whether its store pass loads apart (`build_buffers`)."""
+
+
+def _realization_note(solved: list[Realized], picked: Realized, schedule: Schedule) -> str:
+    """Which realization runs, its chunk size in source terms, and what the others were
+    modeled at (or why none of their schedules is legal)."""
+    _, rows, apart = picked
+    if rows is not None:
+        text = rows.describe(schedule.block_sizes.get(rows.tile.name))
+        text += f", {APART}" if apart else ""
     else:
         text = "persistent: the kernel as written (the whole row in L1)"
-    for (_, _, _, ranking), looped in solved:
-        if looped is picked:
+    for entry in solved:
+        (_, _, _, ranking), looped, loads_apart = entry
+        if entry is picked:
             continue
         other = "the looped one" if looped is not None else "the persistent one"
+        other += f" {APART}" if loads_apart else ""
         if ranking.top:
             text += f"; {other} was modeled at {ranking.top[0][0].cycles:,} cycles"
         else:
@@ -272,9 +285,9 @@ def _realization_note(
     return text
 
 
-def _best_cycles(solved: tuple[Solved, LoopedRows | None]) -> tuple[int, int]:
+def _best_cycles(solved: Realized) -> tuple[int, int]:
     """The modeled cycles of a realization's best schedule (none: last); ties keep the
-    persistent program, which comes first."""
+    persistent program, which comes first, and the looped one's shared buffers."""
     top = solved[0][3].top
     return (0, top[0][0].cycles) if top else (1, 0)
 
@@ -295,11 +308,21 @@ def _check_options(options: CompileOptions) -> None:
 
 
 def _solve(
-    program: TileProgram, flops: int, fidelity: str, options: CompileOptions, log: StageLog
-) -> Solved:
-    """Dataflow -> mapping -> model -> solve: one realization's ranked candidates."""
+    program: TileProgram,
+    flops: int,
+    fidelity: str,
+    options: CompileOptions,
+    log: StageLog,
+    apart: bool = False,
+) -> Solved | None:
+    """Dataflow -> mapping -> model -> solve: one realization's ranked candidates. With
+    `apart`, those of its buffer plan whose store pass loads apart, None when that plan
+    is the shared one (`build_buffers`): a second block of a tensor in L1 is worth it
+    where the two passes' loads then stream on two engines, which the model weighs."""
     arch = options.arch
-    buffered = log.timed("dataflow", lambda: build_buffers(program, options.accumulate))
+    buffered = log.timed("dataflow", lambda: build_buffers(program, options.accumulate, apart))
+    if apart and buffered.allocations == build_buffers(program, options.accumulate).allocations:
+        return None
     candidates = log.timed("mapping", lambda: enumerate_candidates(buffered, arch))
     dram_bytes = _compulsory_bytes(program, arch)
     depth = _loop_depth(program)
@@ -371,7 +394,8 @@ def load_schedule(spec: KernelSpec, schedule: Schedule, arch: Arch, log: StageLo
     # the schedule file records its accumulators' placements: one in the output's format
     # is the explicit choice of the output accumulation policy
     policy = "output" if "output" in schedule.accumulators.values() else "strict"
-    buffered = log.timed("dataflow", lambda: build_buffers(program, policy))
+    apart = schedule.buffering == "apart"
+    buffered = log.timed("dataflow", lambda: build_buffers(program, policy, apart))
     return lower_schedule(program, buffered, schedule, arch, log)
 
 

@@ -209,17 +209,24 @@ class BufferedProgram:
         return tuple((a, a.tiles) for a in self.allocations)
 
 
+def load_loops(program: TileProgram) -> dict[str, int]:
+    """Each loaded value -> the innermost loop around its load (by id, 0 for the grid
+    body)."""
+    loop_of: dict[str, int] = {}
+    for op in walk(program.body):
+        if isinstance(op, Load):
+            loops = loops_enclosing(program.body, op) or ()
+            loop_of[op.result.name] = id(loops[-1]) if loops else 0
+    return loop_of
+
+
 def allocation_loops(
     program: TileProgram, buffers: tuple[VirtualBuffer, ...], allocations: tuple[Allocation, ...]
 ) -> dict[str, tuple[int, ...]]:
     """The loops (by id, 0 for the grid body) whose loads fill each allocation, in program
     order: one, unless sequential loops load one tensor into a shared allocation (the two
     key loops of causal attention, a looped row's statistics and store passes)."""
-    loop_of: dict[str, int] = {}
-    for op in walk(program.body):
-        if isinstance(op, Load):
-            loops = loops_enclosing(program.body, op) or ()
-            loop_of[op.result.name] = id(loops[-1]) if loops else 0
+    loop_of = load_loops(program)
     values = {vb.name: vb.values for vb in buffers}
     return {
         a.name: tuple(

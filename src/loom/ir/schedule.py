@@ -203,6 +203,10 @@ class Schedule:
     """``looped`` when the kernel's full-extent reduction dim runs as inner loops over
     chunks (`loom.dataflow.looped_rows`; the chunk size is in `block_sizes`, the sentence
     in `notes`); empty for the program as written."""
+    buffering: str = ""
+    """``apart`` when a store pass loads a tensor that an earlier pass loads on the writer
+    into a buffer of its own (`loom.dataflow.concretize.unshare_stored_loads`), so the
+    two passes' loads may take different engines; empty: one shared buffer."""
     deal: str = ""
     """How the grid blocks are dealt to the cores: a `DEALS` key; empty (Loom's own
     schedules): round-robin over each axis's levels."""
@@ -222,6 +226,8 @@ class Schedule:
             del data["realization"]
         if not self.deal:
             del data["deal"]
+        if not self.buffering:
+            del data["buffering"]
         data["version"] = SCHEDULE_VERSION
         data["mapping"]["cores"] = [self.mapping.cores_y, self.mapping.cores_x]
         data["mapping"]["view"] = self.mapping.label()

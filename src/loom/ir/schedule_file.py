@@ -109,6 +109,7 @@ class ScheduleFile(_Strict):
     formats: Annotated[str, Field(max_length=400)] = ""
     accumulators: dict[Name, Literal["separate", "l1", "output"]] = {}
     realization: Literal["", "looped"] = ""
+    buffering: Literal["", "apart"] = ""
 
     @field_validator("modeled_us", "modeled_tflops", "modeled_dram_gbps", "compile_seconds")
     @classmethod
@@ -188,6 +189,7 @@ class ScheduleFile(_Strict):
             formats=self.formats,
             accumulators=dict(self.accumulators),
             realization=self.realization,
+            buffering=self.buffering,
         )
 
 
