@@ -46,3 +46,19 @@ def test_gemm_operands_are_never_put_on_one_engine(buffered) -> None:  # type: i
     for name, cores in (("wormhole_n150", (8, 8)), ("blackhole_p150_13x10", (10, 13))):
         chosen = choose_load_engines(b, cores, plans, load_arch(name))
         assert sorted(chosen.values()) == ["reader", "writer"]
+
+
+def test_two_descriptions_with_one_name_keep_their_own_routes() -> None:
+    # a variant with fewer banks and rows under another's name (a user's edit of a
+    # built-in, a property test's draw): the NoC map's caches must not serve one the
+    # other's route matrix (2 banks x 2 rows, then indexed at bank 11, row 5)
+    from dataclasses import replace
+
+    from loom.arch.noc import bank_read_peak
+
+    full = replace(load_arch("wormhole_n150"), name="one name")
+    small = replace(full, grid_y=2, worker_noc_y=full.worker_noc_y[:2])
+    small = replace(small, dram=replace(small.dram, banks=small.dram.banks[:2]))
+    assert small.key != full.key and replace(full, name="one name").key == full.key
+    assert bank_read_peak(small, 0, (((1, 0), (0, 1)),)) > 0
+    assert bank_read_peak(full, 0, (((5, 0), (0, 11)),)) > 0

@@ -96,7 +96,7 @@ def bank_read_peak(arch: Arch, noc: int, reads: tuple[tuple[Core, tuple[int, ...
     `dram.banks`) on `noc`: the busiest link's bytes, summed over the cores, per byte one
     core reads. A block narrower than the banks' period keeps every core on a few banks
     (`loom.model.primitives.BankSpread`), so its bytes crowd those banks' routes."""
-    key = (arch.name, noc, reads, "bank peak")
+    key = (arch.key, noc, reads, "bank peak")
     if key not in _PEAK:
         pairs = [(b, y, x, 1.0 / len(banks)) for (y, x), banks in reads for b in banks]
         b, y, x, w = (np.array(v) for v in zip(*pairs, strict=True))
@@ -109,7 +109,7 @@ _PEAK: dict[tuple[object, ...], float] = {}
 
 def _bank_matrix(arch: Arch, noc: int) -> np.ndarray:
     """[bank, y, x, link]: 1 where the route from the bank to core (y, x) on `noc` runs."""
-    key = (arch.name, noc, "banks")
+    key = (arch.key, noc, "banks")
     if key not in _VECTORS:
         matrix = np.zeros((len(arch.dram.banks), arch.grid_y, arch.grid_x, _link_count(arch)))
         for i, bank in enumerate(arch.dram.banks):
@@ -122,7 +122,7 @@ def _bank_matrix(arch: Arch, noc: int) -> np.ndarray:
 
 
 def _dram_link_load(arch: Arch, noc: int, cores: tuple[Core, ...], write: bool) -> LinkLoad:
-    key = (arch.name, noc, cores, write)
+    key = (arch.key, noc, cores, write)
     if key not in _CACHE:
         matrix = _core_matrix(arch, noc, write)
         ys = np.fromiter((c[0] for c in cores), dtype=np.int64, count=len(cores))
@@ -154,7 +154,7 @@ def _as_load(arch: Arch, vector: np.ndarray) -> LinkLoad:
 def _core_matrix(arch: Arch, noc: int, write: bool) -> np.ndarray:
     """[y, x, link]: bytes per link per byte core (y, x) reads (writes), interleaved
     over all banks."""
-    key = (arch.name, noc, write)
+    key = (arch.key, noc, write)
     if key not in _VECTORS:
         banks = [(b.noc_x, b.noc_y) for b in arch.dram.banks]
         matrix = np.zeros((arch.grid_y, arch.grid_x, _link_count(arch)))
@@ -177,7 +177,7 @@ def multicast_link_load(
 ) -> LinkLoad:
     """Every group's sender multicasts to its aligned `area` block on `noc` (sending
     corner as in `group_senders`): bytes per link per byte one sender sends."""
-    key = (arch.name, noc, cores, area, "mcast")
+    key = (arch.key, noc, cores, area, "mcast")
     if key in _CACHE:
         return _CACHE[key]
     usage: dict[Link, float] = {}
@@ -213,7 +213,7 @@ def load_link_load(
     noc = NOC_OF_ENGINE.get(engine, 0)
     if mode != "multicast" or area == (1, 1):
         return dram_link_load(arch, noc, all_cores(cores), write=False)
-    key = (arch.name, noc, cores, area, "load")
+    key = (arch.key, noc, cores, area, "load")
     if key not in _CACHE:
         merged = dict(load_read_link_load(arch, engine, cores, mode, area))
         for link, share in multicast_link_load(arch, noc, cores, area):
@@ -275,7 +275,7 @@ def choose_load_engines(
     Starts from the buffer plan's engines; in every stream with two load allocations,
     the other orders (the two traded; both on one engine, for interchangeable blocks)
     are taken when one lowers the busiest link of either NoC (ties keep the plan's)."""
-    key = (id(buffered), arch.name, cores, tuple(sorted(plans.items())))
+    key = (id(buffered), arch.key, cores, tuple(sorted(plans.items())))
     hit = _CHOICES.get(key)
     if hit is not None and hit[0] is buffered:
         return dict(hit[1])

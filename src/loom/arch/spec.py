@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 from dataclasses import dataclass
+from functools import cached_property
 
 from loom.ir.formats import tile_bytes
 
@@ -221,6 +222,13 @@ class Arch:
     sources: tuple[tuple[str, str], ...] = ()
     """Field path -> where its number comes from."""
 
+    @cached_property
+    def key(self) -> int:
+        """The same small integer for equal descriptions, another for any other: caches
+        of derived figures (routes, bank peaks) key on it, not on the name, which two
+        descriptions may share (a user's edit of a built-in, a grid or bank variant)."""
+        return _KEYS.setdefault(self, len(_KEYS))
+
     @property
     def num_cores(self) -> int:
         return self.grid_x * self.grid_y
@@ -245,6 +253,9 @@ class Arch:
         n = self.num_cores if cores is None else cores
         flops_per_cycle = 2 * self.tile.rows * self.tile.cols * self.tile.cols
         return n * self.clock_ghz * 1e9 * flops_per_cycle / self.matmul.peak_cycles(fidelity) / 1e12
+
+
+_KEYS: dict[Arch, int] = {}
 
 
 def _lookup(table: tuple[tuple[str, int], ...], key: str, what: str) -> int:

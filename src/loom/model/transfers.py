@@ -132,7 +132,7 @@ class Transfers(HegCore):
         axis, m = grid.tile, self.c.mapping
         split = axis.name in self.c.gather_axes
         pattern = (engine, plan.mode, plan.area, m.levels, split)
-        key = (self.arch.name, *pattern, axis.key, grid.extent, period)
+        key = (self.arch.key, *pattern, axis.key, grid.extent, period)
         if key not in _NARROW:
             readers = nocmap.load_readers(engine, (m.cores_y, m.cores_x), plan.mode, plan.area)
             index = [(core, m.spatial_index(axis.name, *core)) for core in readers]
