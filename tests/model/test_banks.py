@@ -8,6 +8,7 @@ from model_graphs import grid_pipe
 
 from loom.ir.problem import For, Pipe, latency
 from loom.mapping import enumerate_candidates
+from loom.model.banks import Reads
 from loom.symbolic import Const
 
 
@@ -48,3 +49,19 @@ def test_a_reader_only_candidate_stores_alone_and_each_pass_shares_the_banks(  #
     assert wait > 0 and grid.stall.eval(single | {grid.b_store.name: 0}) == 0
     stalled = latency(replace(grid, dram=Const(0))).eval(single)
     assert stalled == latency(replace(grid, stall=Const(0), dram=Const(0))).eval(single) + wait
+
+
+def test_a_pass_s_latencies_overlap_the_other_cores_bank_time() -> None:
+    """A one-tile residual add pass on 64 Wormhole cores: two one-page reads (ω_e 982,
+    latencies 768, 188 alone at the banks) and a write (818)."""
+    reads = Reads(Const(982), Const(0), 64, Const(768), Const(188))
+    lockstep = 768 + 982 + 818
+    chain = reads.chain(Const(818), 64).eval({})
+    # the others' bank time (1 772) delays it by their share at the banks, 1 960 / 2 728
+    assert chain == 768 + 188 + 1274 < lockstep
+    # with no latency to overlap, or the banks held throughout, the cores run in lockstep
+    assert reads._replace(waits=Const(0)).chain(Const(818), 64).eval({}) == 982 + 818
+    assert reads._replace(alone=Const(10**6)).chain(Const(818), 64).eval({}) == lockstep
+    # one core queues behind no other: its latencies and its own reads
+    alone = reads._replace(streams=1, own=Const(188))
+    assert alone.chain(Const(0), 1).eval({}) == 768 + 188

@@ -28,6 +28,8 @@ class Reads(NamedTuple):
     """The latencies the engine waits for its loads of this pass itself, one per load
     (each a blocking read: `primitives.dram_read_stage`); an inner loop's are its own
     pipe's (`times`)."""
+    alone: Expr
+    """D_e: the engine's reads with no other core at the banks (`primitives.dram_alone`)."""
 
     def plus(self, other: Reads) -> Reads:
         return Reads(
@@ -35,10 +37,34 @@ class Reads(NamedTuple):
             self.sends + other.sends,
             max(self.streams, other.streams),
             self.waits + other.waits,
+            self.alone + other.alone,
         )
 
+    def chain(self, written: Expr, writers: int) -> Expr:
+        """The least one pass takes on this engine. In lockstep (every core waits its
+        latencies L_e at once, then all read together) it is L_e + S_e + ω_e + W. But a
+        core's reads are a closed network's customer: it waits L_e (think time) and holds
+        the banks D_e, and queues there only behind the other cores that are at the banks,
+        not waiting their own latencies. The other cores' bank time, B = (ω_e + W) ·
+        (n_e - 1) / n_e, then delays it by B times the share of their pass they spend at
+        the banks, which in lockstep is (D_e + B) / (D_e + B + L_e): one step of the
+        fixed point R = D_e + B · R / (R + L_e) from the lockstep start, so never below
+        that fixed point nor above lockstep (whose sum holds D_e twice when the engine's
+        stream is slower than the banks, hence the minimum). A one-tile residual add pass
+        of 64 Wormhole cores: lockstep 768 + 982 + 818 = 2 568, this 2 229 (simulated
+        1 870, of which the one-page write at 1 / write_efficiency, 818 against the
+        simulator's 491, holds 286)."""
+        wait = minimum(written, ceildiv(self.own * writers, self.streams))
+        n = max(self.streams, 1)
+        lockstep = self.waits + self.sends + self.own + wait
+        others = ceildiv((self.own + wait) * (n - 1), n)
+        held = self.alone + others
+        queued = ceildiv(others * held, held + self.waits)
+        drift = self.waits + self.sends + self.alone + select(held.gt(0), queued, 0)
+        return minimum(lockstep, drift)
 
-_NO_READS = Reads(Const(0), Const(0), 0, Const(0))
+
+_NO_READS = Reads(Const(0), Const(0), 0, Const(0), Const(0))
 
 
 @dataclass(frozen=True)
@@ -56,6 +82,7 @@ class EngineReads:
                 prim.send_time(arch, t),
                 t.concurrent,
                 Const(prim.load_latency(arch, t)),
+                prim.dram_alone(arch, t),
             )
             out[t.engine] = out.get(t.engine, _NO_READS).plus(read)
         return EngineReads(out)
@@ -63,7 +90,7 @@ class EngineReads:
     def times(self, trip: Expr) -> EngineReads:
         return EngineReads(
             {
-                e: Reads(trip * r.own, trip * r.sends, r.streams, Const(0))
+                e: Reads(trip * r.own, trip * r.sends, r.streams, Const(0), trip * r.alone)
                 for e, r in self.engines.items()
             }
         )
@@ -115,7 +142,8 @@ class Banks(HegCore):
         * A pass bound by its compute, or whose reads are unicast, lets the cores drift
           apart: the stores spread over the pass, which lasts at least the engine's sends
           S_e plus ω_e + W (it cannot read while it sends) plus the latency of each of the
-          pass's own loads (blocking reads: the banks serve other cores meanwhile). With
+          pass's own loads (blocking reads: the banks serve other cores meanwhile), less
+          the other cores' bank time those latencies overlap (`Reads.chain`). With
           unicast reads that holds whatever b_store is: the compute waiting for the
           store does not stop the engines reading the next pass. Where multicasts keep the
           cores together until then, the first wave's stores, every core's at once, still
@@ -132,17 +160,13 @@ class Banks(HegCore):
         written = add(*(prim.dram_wide(self.arch, t, write=True) for t in stores))
         banks = add(written, *(r.own for r in reads.engines.values()))
         writers = sum(t.concurrent for t in stores)
-        own, sends, streams, _ = max(reads.engines.values(), key=lambda r: r.streams)
+        own, sends, streams, _, _ = max(reads.engines.values(), key=lambda r: r.streams)
         wait = minimum(written, ceildiv(own * writers, streams))
         overlapped = knob("b_store", scope).eq(1)
         # every loading engine reads, sends and waits for the banks in turn (one engine
         # but for a writer that loads in the body, `place_store`), and for each of its
         # own loads' latency: a blocking read, so the banks serve others meanwhile
-        chains = (
-            r.waits + r.sends + r.own + minimum(written, ceildiv(r.own * writers, r.streams))
-            for r in reads.engines.values()
-        )
-        chain = maximum(*chains)
+        chain = maximum(*(r.chain(written, writers) for r in reads.engines.values()))
         if sends == Const(0):
             # unicast reads: nothing paces the cores together, and whether or not the
             # compute waits for the store (b_store), the writer stores while the engines

@@ -151,6 +151,15 @@ def dram_wide(arch: Arch, t: TransferSpec, write: bool = False) -> Expr:
     return maximum(*bounds)
 
 
+def dram_alone(arch: Arch, t: TransferSpec) -> Expr:
+    """Cycles one core's block of transfer `t` takes with no other core at the banks: its
+    engine's stream (`dram_read_tile`), or its pages spread over the banks, each bank
+    serving its share of the grid rate, whichever is slower."""
+    nb = len(arch.dram.banks)
+    spread = ceildiv(t.tiles, nb) * per_tile(t.tile_bytes, dram_grid_rate(arch) / nb)
+    return maximum(t.tiles * dram_read_tile(arch, t.tile_bytes), spread)
+
+
 def link_bound(arch: Arch, transfers: tuple[TransferSpec, ...]) -> Expr:
     """Cycles the busiest NoC link needs for the stage's bytes.
 
