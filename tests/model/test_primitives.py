@@ -121,6 +121,34 @@ def test_the_cores_stores_hold_the_banks_longer_than_their_reads() -> None:
     assert stage.eval({}) >= wh.dram.write_latency_cycles + write
 
 
+def test_a_read_beside_writes_that_start_with_it_waits_at_equal_byte_rates() -> None:
+    # 16 cores read 112 pages each while each writes 112: a bank gives every stream the
+    # same byte rate and a written byte holds it 1 / 0.6 as long on Wormhole, so the
+    # read ends with the write, after both DRAM times (the simulator: SwiGLU's `up`
+    # 15.7k cycles alone, 37.1k beside `out`'s write); a write of a quarter of the pages
+    # ends first and the read waits its whole DRAM time; Blackhole's writes cost a read's
+    wh = load_arch("wormhole_n150")
+    read = prim.TransferSpec("load up", 2048, Const(112), 16)
+    own = prim.dram_wide(wh, read)
+    write = prim.TransferSpec("store out", 2048, Const(112), 16)
+    omega_w = prim.dram_wide(wh, write, write=True).eval({})
+    wait = prim.write_wait(wh, own, 16, (write,)).eval({})
+    assert wait == omega_w > own.eval({})
+    short = prim.TransferSpec("store out", 2048, Const(28), 16)
+    assert prim.write_wait(wh, own, 16, (short,)).eval({}) == prim.dram_wide(
+        wh, short, write=True
+    ).eval({})
+    long = prim.TransferSpec("store out", 2048, Const(448), 16)
+    assert prim.write_wait(wh, own, 16, (long,)).eval({}) == math.ceil(own.eval({}) / 0.6)
+    assert prim.write_wait(BH, prim.dram_wide(BH, read), 16, (long,)).eval({}) == (
+        prim.dram_wide(BH, read).eval({})
+    )
+    # refetching beside the write: at least both DRAM times, never less than alone
+    alone = prim.refill_cycles(wh, read, (read,)).eval({})
+    beside = prim.refill_cycles(wh, read, (read,), (write,)).eval({})
+    assert beside == alone + omega_w
+
+
 def test_each_blocking_read_of_an_engine_waits_its_own_latency() -> None:
     # K then V on the reader: two blocking copies, two barriers, one after the other;
     # a load on the other engine waits in parallel

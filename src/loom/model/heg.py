@@ -106,7 +106,9 @@ class HegBuilder(Steady, Stores, Banks, Reductions):
         store, serial = self.place_store(items, store, stores, ops, scope, hidden, loops)
         self.passes[scope.key] = (loads, loops)
         body = Seq(f"body@{scope}", tuple(items))
-        unheld = self.unheld(ops, dict(zip(names, loads, strict=True)), load_cycles, body)
+        unheld = self.unheld(
+            ops, dict(zip(names, loads, strict=True)), load_cycles, body, tuple(stores)
+        )
         chain = self.store_chain(ops, loads, body, store, stores, scope)
         pipe = Pipe(
             name=scope.key,
