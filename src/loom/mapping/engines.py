@@ -123,8 +123,10 @@ def _allocation_mates(buffered: BufferedProgram, moved: set[int]) -> set[int]:
     """`moved` and every other load into an allocation one of them fills. A circular
     buffer has one producer, so the lowering gives an allocation the engine of its first
     load (`loom.lower.engines`): a looped row's store-pass load that shares its buffer
-    with the statistics pass (RMSNorm + residual's `res`) moves to the reader only with
-    the first pass's load, or the variant would be charged a reader the program lacks."""
+    with the statistics pass (RMSNorm + residual's `res` in the shared plan) moves to the
+    reader only with the first pass's load, or the variant would be charged a reader the
+    program lacks. In the plan that loads apart (`build_buffers(apart=True)`) the store
+    pass's `res` has a buffer of its own and moves alone."""
     allocation = buffered.load_allocations()
     shared = {allocation[i] for i in moved if i in allocation}
     return moved | {i for i, a in allocation.items() if a in shared}
