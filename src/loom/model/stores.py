@@ -52,11 +52,9 @@ class Stores(Compute):
         compute after it, and the store shares the banks with the rest (`_shared_store`);
         behind a multicast of that engine, with two slots, from the compute's start
         (`_behind_sends`)."""
-        mine = [
-            op
-            for op, t in zip(self.own_loads(ops), loads, strict=True)
-            if t.engine == self.store_engine
-        ]
+        pairs = list(zip(self.own_loads(ops), loads, strict=True))
+        mine = [op for op, t in pairs if t.engine == self.store_engine]
+        theirs = [(op, t) for op, t in pairs if t.engine != self.store_engine]
         if not any(isinstance(op, Store) for op in ops):
             return Const(0)
         if not mine:
@@ -79,23 +77,18 @@ class Stores(Compute):
             before = [c for st in statements[:first] for c in st.cycles]
             if before:
                 compute = maximum(compute - add(*before), 0)
-            theirs = {
-                op.result.name
-                for op, t in zip(self.own_loads(ops), loads, strict=True)
-                if t.engine != self.store_engine
-            }
-            readers = [i for i, st in enumerate(statements) if theirs & st.reads]
+            read = {op.result.name for op, _ in theirs}
+            readers = [i for i, st in enumerate(statements) if read & st.reads]
             after = statements[readers[-1] + 1 :] if readers else []
             alone = add(*(c for st in after for c in st.cycles))
-            alone = self._behind_sends(ops, loads, statements, alone, scope)
+            alone = self._behind_sends(theirs, statements, alone, scope)
         if scope == Scope.grid():
             self.lone_chain = self._beside_load(loads, load) + compute + latency(store)
         return load + compute + self._shared_store(loads, store, stores, alone)
 
+    @staticmethod
     def _behind_sends(
-        self,
-        ops: tuple[Op, ...],
-        loads: list[prim.TransferSpec],
+        theirs: list[tuple[Load, prim.TransferSpec]],
         statements: list[Statement],
         popped: Expr,
         scope: Scope,
@@ -108,12 +101,8 @@ class Stores(Compute):
         compute waits for them, and only then does the engine start the next pass's
         reads, into the other slot. They run alone through the compute from the first
         statement that reads the multicast block to the end of the body, not from the
-        pop of their blocks (`popped`, one slot: b_load = 0)."""
-        theirs = [
-            (op, t)
-            for op, t in zip(self.own_loads(ops), loads, strict=True)
-            if t.engine != self.store_engine
-        ]
+        pop of their blocks (`popped`, one slot: b_load = 0). `theirs`: the other
+        engine's loads of the scope, in program order."""
         if not theirs or not theirs[-1][1].multicast:
             return popped
         name = theirs[-1][0].result.name
